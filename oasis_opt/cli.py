@@ -1,0 +1,364 @@
+"""``oasis-opt``: the command line (SPEC §6).
+
+Exit status: 0 success, 1 a schedule that breaks a rule of the model (``validate``), 2 bad input
+or usage. With ``--json`` a command prints one JSON object on stdout and nothing else; messages
+and progress go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import __version__
+from .errors import InputError
+
+EPILOG = """\
+examples:
+  oasis-opt generate --preset testbed --seed 1 -o testbed.json
+  oasis-opt solve instances/testbed-s1.json -o opt.json        # exact offline optimum
+  oasis-opt run instances/testbed-s1.json --algorithm oasis -o oasis.json
+  oasis-opt validate instances/testbed-s1.json oasis.json
+  oasis-opt ratio instances/testbed-s1.json                    # OPT/ALG for every algorithm
+
+exit status: 0 success, 1 schedule breaks a rule (validate), 2 bad input or usage
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors: one line, exit 2
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _positive(name: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            x = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if not x > 0 or x == float("inf"):
+            raise argparse.ArgumentTypeError(f"{name} must be a positive number, got {text!r}")
+        return x
+    return parse
+
+
+def _nonneg_int(name: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            x = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if x < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be at least 0, got {text!r}")
+        return x
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="oasis-opt", description="Schedule distributed ML training jobs on a shared "
+                "cluster: exact offline optimum, the OASiS online algorithm, baselines, and their "
+                "competitive ratios.", epilog=EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"oasis-opt {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def cmd(name: str, help_: str) -> argparse.ArgumentParser:
+        c = sub.add_parser(name, help=help_, description=help_)
+        c.add_argument("--json", action="store_true",
+                       help="print one JSON object on stdout and nothing else")
+        return c
+
+    g = cmd("generate", "write a random instance from a preset")
+    g.add_argument("--preset", required=True, choices=["small", "testbed", "paper"],
+                   help="small: exact-solvable; testbed: 12 jobs, 10 slots; paper: 100 slots, "
+                        "40+40 servers, contended")
+    g.add_argument("--jobs", type=_nonneg_int("--jobs"), help="number of jobs (preset default)")
+    g.add_argument("--horizon", type=_nonneg_int("--horizon"), help="number of slots")
+    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    g.add_argument("--name", help="instance name (default PRESET-sSEED)")
+    g.add_argument("-o", "--output", required=True, metavar="FILE", help="instance file to write")
+
+    v = cmd("validate", "check a schedule against an instance and recompute its utility")
+    v.add_argument("instance", metavar="INSTANCE")
+    v.add_argument("schedule", metavar="SCHEDULE")
+
+    s = cmd("solve", "compute the offline optimum (or, with a time limit, incumbent and bound)")
+    s.add_argument("instance", metavar="INSTANCE")
+    s.add_argument("--modeler", choices=["pyomo", "pulp"], default="pyomo",
+                   help="modelling layer for the compact MILP (default pyomo)")
+    s.add_argument("--method", choices=["auto", "compact", "colgen"], default="auto",
+                   help="compact MILP, column generation (bound + price-and-branch), or auto "
+                        "by size (default)")
+    s.add_argument("--time-limit", type=_positive("--time-limit"), metavar="S",
+                   help="stop after S seconds with the incumbent and the best bound")
+    s.add_argument("--mip-gap", type=float, default=0.0, metavar="G",
+                   help="relative gap at which to stop (default 0: proven optimal)")
+    s.add_argument("-o", "--output", metavar="FILE", help="schedule file to write")
+
+    r = cmd("run", "run one online algorithm or baseline")
+    r.add_argument("instance", metavar="INSTANCE")
+    r.add_argument("--algorithm", "-a", required=True, metavar="NAME",
+                   help="oasis, fifo, drf, rrh or tetris")
+    r.add_argument("--u-scale", type=_positive("--u-scale"), default=1.0, metavar="X",
+                   help="OASiS: multiply the price upper bounds U by X (default 1)")
+    r.add_argument("--l-scale", type=_positive("--l-scale"), default=1.0, metavar="Y",
+                   help="OASiS: multiply the price lower bounds L by Y (default 1)")
+    r.add_argument("-o", "--output", metavar="FILE", help="schedule file to write")
+
+    q = cmd("ratio", "OPT (or its bound), each algorithm's utility, OPT/ALG and the 2α bound")
+    q.add_argument("instance", metavar="INSTANCE")
+    q.add_argument("--algorithms", default=None, metavar="A,B,…",
+                   help="comma-separated algorithms (default: all)")
+    q.add_argument("--time-limit", type=_positive("--time-limit"), metavar="S",
+                   help="time limit of the offline solve")
+    q.add_argument("--modeler", choices=["pyomo", "pulp"], default="pyomo")
+
+    e = cmd("experiment", "reproduce one of the paper's findings: CSV + PNG figure")
+    e.add_argument("name", metavar="NAME",
+                   help="ratio, utility-vs-jobs, estimation-error or runtime")
+    e.add_argument("--seeds", type=_nonneg_int("--seeds"), default=None, metavar="K",
+                   help="number of seeds (default per experiment)")
+    e.add_argument("--out", default="results", metavar="DIR", help="output folder (results/)")
+    e.add_argument("--quick", action="store_true", help="a tiny configuration, for a smoke run")
+
+    w = cmd("sweep", "run a sweep from a config file on a process pool or a Dask cluster")
+    w.add_argument("config", metavar="CONFIG")
+    w.add_argument("--workers", type=_nonneg_int("--workers"), default=None,
+                   help="local worker processes (default: number of cores)")
+    w.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
+    w.add_argument("--out", default=None, metavar="FILE", help="results CSV (config default)")
+
+    b = cmd("bench", "measure OASiS, baselines and the solver on this machine, with targets")
+    b.add_argument("--quick", action="store_true", help="fewer rounds and smaller instances")
+    return p
+
+
+# --- commands ----------------------------------------------------------------------------
+
+
+def _emit(args: argparse.Namespace, data: dict[str, Any], human: Callable[[], None]) -> None:
+    if args.json:
+        from .io import dumps
+        (_json_out or sys.stdout).write(dumps(data) + "\n")
+    else:
+        human()
+
+
+def _console():
+    from rich.console import Console
+    return Console(highlight=False)
+
+
+def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str | None = None):
+    from rich.table import Table
+    t = Table(title=title)
+    for c in columns:
+        t.add_column(c, justify="left" if c in ("algorithm", "job", "name") else "right")
+    for row in rows:
+        t.add_row(*(_cell(row.get(c)) for c in columns))
+    _console().print(t)
+
+
+def _cell(x: Any) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float):
+        return f"{x:.4g}" if abs(x) < 1e5 else f"{x:.6g}"
+    return str(x)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .generator import demand_ratio, generate
+    from .io import save_instance
+    if args.horizon == 0:
+        raise InputError("--horizon", "must be at least 1, got 0")
+    inst = generate(args.preset, seed=args.seed, jobs=args.jobs, horizon=args.horizon,
+                    name=args.name)
+    save_instance(inst, args.output)
+    ratio = demand_ratio(inst)
+    data = {"output": args.output, "name": inst.name, "jobs": inst.num_jobs,
+            "horizon": inst.horizon, "worker_servers": len(inst.worker_names),
+            "ps_servers": len(inst.ps_names), "demand_over_capacity": ratio}
+    _emit(args, data, lambda: print(
+        f"wrote {args.output}: {inst.describe()}; demand/capacity "
+        + ", ".join(f"{k} {v:.2f}" for k, v in ratio.items())))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .io import load_instance, load_schedule
+    from .validate import validate
+    inst = load_instance(args.instance)
+    sched = load_schedule(args.schedule)
+    rep = validate(inst, sched)
+
+    def human() -> None:
+        for w in rep.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        if rep.feasible:
+            print(f"feasible: total utility {rep.total_utility:.10g} "
+                  f"({rep.completed} of {inst.num_jobs} jobs completed)")
+        else:
+            print(f"infeasible: {len(rep.violations)} violation(s)")
+            for v in rep.violations:
+                print(f"  [{v.rule}] {v}")
+    _emit(args, rep.to_dict(), human)
+    return 0 if rep.feasible else 1
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from .io import load_instance, save_schedule
+    from .offline import solve
+    if not 0 <= args.mip_gap < 1:
+        raise InputError("--mip-gap", f"must be in [0, 1), got {args.mip_gap}")
+    inst = load_instance(args.instance)
+    sched, report = solve(inst, modeler=args.modeler, time_limit=args.time_limit,
+                          mip_gap=args.mip_gap, method=args.method)
+    if args.output:
+        save_schedule(sched, args.output)
+    data = report.to_dict()
+
+    def human() -> None:
+        gap = "–" if data["gap"] is None else f"{data['gap']:.3%}"
+        print(f"{inst.name}: {data['status']}, total utility {data['total_utility']:.10g}, "
+              f"bound {data['bound']:.10g}, gap {gap}, {data['seconds']:.2f} s "
+              f"({sched.completed} of {inst.num_jobs} jobs completed)")
+    _emit(args, data, human)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from . import algorithms
+    from .io import load_instance, save_schedule
+    if args.algorithm not in algorithms.REGISTRY:
+        raise InputError("--algorithm", f"unknown algorithm {args.algorithm!r}; choose from "
+                                        f"{', '.join(algorithms.REGISTRY)}")
+    inst = load_instance(args.instance)
+    params: dict[str, Any] = {}
+    if args.algorithm == "oasis":
+        params = {"u_scale": args.u_scale, "l_scale": args.l_scale}
+    elif args.u_scale != 1.0 or args.l_scale != 1.0:
+        raise InputError("--u-scale", "price scales apply to --algorithm oasis only")
+    sched = algorithms.run(args.algorithm, inst, **params)
+    if args.output:
+        save_schedule(sched, args.output)
+    data = {"algorithm": args.algorithm, "total_utility": sched.total_utility,
+            "completed": sched.completed, **sched.extras}
+    data["seconds"] = sched.extras.get("seconds")
+    _emit(args, data, lambda: print(
+        f"{inst.name}: {args.algorithm} total utility {sched.total_utility:.10g}, "
+        f"{sched.completed} of {inst.num_jobs} jobs completed, {data['seconds']:.3f} s"))
+    return 0
+
+
+def cmd_ratio(args: argparse.Namespace) -> int:
+    from . import algorithms
+    from .io import load_instance
+    from .ratio import compare
+    names = args.algorithms.split(",") if args.algorithms else algorithms.names()
+    for n in names:
+        if n not in algorithms.REGISTRY:
+            raise InputError("--algorithms", f"unknown algorithm {n!r}; choose from "
+                                             f"{', '.join(algorithms.REGISTRY)}")
+    inst = load_instance(args.instance)
+    report = compare(inst, names, time_limit=args.time_limit, modeler=args.modeler)
+    data = report.to_dict()
+
+    def human() -> None:
+        print(report.headline())
+        _table(data["rows"], report.columns, title=f"{inst.name}")
+        for note in report.notes:
+            print(note)
+    _emit(args, data, human)
+    return 0
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from .experiments import run_experiment
+    result = run_experiment(args.name, seeds=args.seeds, out=args.out, quick=args.quick,
+                            progress=not args.json)
+    _emit(args, result, lambda: print(
+        f"{args.name}: {result['rows']} rows in {result['csv']} "
+        f"({result['new_rows']} new); figure {result['figure']}"))
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import run_sweep_cli
+    result = run_sweep_cli(args.config, workers=args.workers, dask=args.dask, out=args.out,
+                           progress=not args.json)
+    _emit(args, result, lambda: print(
+        f"sweep: {result['done']} tasks done ({result['new']} new) -> {result['csv']}"))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench
+    result = run_bench(quick=args.quick, progress=not args.json)
+    _emit(args, result, lambda: _table(result["rows"], result["columns"],
+                                       title=f"oasis-opt bench ({result['machine']})"))
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "generate": cmd_generate, "validate": cmd_validate, "solve": cmd_solve, "run": cmd_run,
+    "ratio": cmd_ratio, "experiment": cmd_experiment, "sweep": cmd_sweep, "bench": cmd_bench,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        with _stdout_guard(args.json):
+            return COMMANDS[args.command](args)
+    except InputError as err:
+        print(f"oasis-opt {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+_json_out: Any = None  # the real stdout while --json redirects everything else
+
+
+@contextlib.contextmanager
+def _stdout_guard(json_mode: bool):
+    """With --json, whatever libraries print on stdout (solver banners, from Python or C) goes
+    to stderr at the file-descriptor level; only ``_emit`` writes the JSON object to stdout."""
+    global _json_out
+    if not json_mode:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    _json_out = os.fdopen(os.dup(saved), "w")
+    os.dup2(2, 1)
+    old = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        _json_out.flush()
+        _json_out.close()
+        _json_out = None
+        sys.stdout = old
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

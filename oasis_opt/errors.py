@@ -1,0 +1,16 @@
+"""The one exception type for bad input: it names the place in the file that is wrong."""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """A malformed or inconsistent instance, schedule or parameter.
+
+    ``place`` is a JSON path such as ``jobs[3].worker_demand`` (empty when the whole input is
+    wrong); ``str(err)`` is the one-line message the command line prints before exiting with 2.
+    """
+
+    def __init__(self, place: str, message: str) -> None:
+        self.place = place
+        self.message = message
+        super().__init__(f"{place}: {message}" if place else message)

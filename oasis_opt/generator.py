@@ -1,0 +1,170 @@
+"""Instance generator: presets ``small``, ``testbed`` and ``paper`` (SPEC §1, issue 2).
+
+Jobs are drawn from a table of real models, not from arbitrary ranges: each model has its
+parameter count (which fixes the gradient size g pushed and pulled per minibatch), its compute
+seconds per minibatch τ on one GPU worker, and its minibatches per epoch on the training set
+used here. A job picks a model, a number of epochs E and of data chunks (= max workers), and its
+workload follows from SPEC §1: ``V = ceil(E · chunks · M · (τ + 2g/b) / slot_seconds)`` with
+``M = minibatches_per_epoch / chunks``.
+
+Model figures (parameters from the original papers; τ is the order of magnitude reported for
+one GPU of the K80/P100 generation at batch size 32 in public benchmarks, e.g. the TensorFlow
+``tf_cnn_benchmarks`` and DAWNBench reports; the table is meant to give realistic *relative*
+sizes, not a benchmark):
+
+| model | params (M) | τ (s) | minibatches / epoch | worker GPU, CPU, GB | PS CPU, GB |
+|---|---|---|---|---|---|
+| ResNet-50     | 25.6  | 0.25 | 5000 | 1, 4, 12 | 2, 6  |
+| VGG-16        | 138.4 | 0.45 | 5000 | 1, 4, 16 | 4, 16 |
+| Inception-v3  | 23.9  | 0.30 | 5000 | 1, 4, 12 | 2, 6  |
+| AlexNet       | 61.1  | 0.10 | 5000 | 1, 2, 8  | 2, 8  |
+| Seq2seq (NMT) | 160.0 | 0.35 | 4000 | 1, 4, 16 | 4, 16 |
+| DeepSpeech2   | 38.0  | 0.50 | 3000 | 1, 4, 16 | 2, 8  |
+| Transformer   | 65.0  | 0.20 | 4000 | 1, 4, 12 | 2, 8  |
+
+Gradient size g = 32 bits × parameters. A worker's bandwidth b is drawn from {5, 10, 20} Gbps
+and is also its bandwidth demand; a PS serving γ workers holds γ·b/2 Gbps (it receives pushes
+from γ workers and serves their pulls; half-duplex accounting is the paper's simplification).
+
+Utilities are sigmoids (SPEC §1): γ1 ~ U[10, 100] (priority); a third of the jobs are
+time-critical with γ2 ~ U[1, 4], the rest time-insensitive with γ2 ~ U[0.05, 0.5]; γ3 (the
+target duration) = the fastest possible duration ``ceil(V/N)`` times U[1, 2.5].
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+from .model import Instance, Job, ServerGroup, Training
+from .utility import Sigmoid
+
+RESOURCES = ("gpu", "cpu", "mem_gb", "bw_gbps")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    params_m: float
+    minibatch_seconds: float
+    minibatches_per_epoch: int
+    worker: tuple[float, float, float]  # gpu, cpu, mem_gb
+    ps: tuple[float, float]  # cpu, mem_gb
+
+    @property
+    def gradient_gbit(self) -> float:
+        return self.params_m * 1e6 * 32 / 1e9
+
+
+MODELS: tuple[ModelSpec, ...] = (
+    ModelSpec("ResNet-50", 25.6, 0.25, 5000, (1, 4, 12), (2, 6)),
+    ModelSpec("VGG-16", 138.4, 0.45, 5000, (1, 4, 16), (4, 16)),
+    ModelSpec("Inception-v3", 23.9, 0.30, 5000, (1, 4, 12), (2, 6)),
+    ModelSpec("AlexNet", 61.1, 0.10, 5000, (1, 2, 8), (2, 8)),
+    ModelSpec("Seq2seq", 160.0, 0.35, 4000, (1, 4, 16), (4, 16)),
+    ModelSpec("DeepSpeech2", 38.0, 0.50, 3000, (1, 4, 16), (2, 8)),
+    ModelSpec("Transformer", 65.0, 0.20, 4000, (1, 4, 12), (2, 8)),
+)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Sizes and ranges of one preset; ``(lo, hi)`` pairs are inclusive integer ranges."""
+
+    jobs: tuple[int, int]
+    horizon: tuple[int, int]
+    worker_servers: tuple[int, int]
+    ps_servers: tuple[int, int]
+    worker_capacity: tuple[float, ...]  # gpu, cpu, mem_gb, bw_gbps
+    ps_capacity: tuple[float, ...]
+    max_workers: tuple[int, int]
+    ps_ratio: tuple[int, int]
+    epochs: tuple[float, float]
+    slot_seconds: float
+    arrival_span: float  # arrivals fall in the first fraction of the horizon
+
+
+PRESETS: dict[str, Preset] = {
+    # Exact-solvable in seconds: few jobs, few slots, tight servers.
+    "small": Preset(jobs=(4, 8), horizon=(6, 10), worker_servers=(2, 4), ps_servers=(1, 2),
+                    worker_capacity=(2, 8, 32, 40), ps_capacity=(0, 8, 32, 40),
+                    max_workers=(1, 4), ps_ratio=(1, 4), epochs=(3, 12), slot_seconds=3600,
+                    arrival_span=0.6),
+    # The paper's testbed scale: 12 jobs, 10 slots.
+    "testbed": Preset(jobs=(12, 12), horizon=(10, 10), worker_servers=(4, 4), ps_servers=(2, 2),
+                      worker_capacity=(4, 16, 64, 40), ps_capacity=(0, 16, 64, 40),
+                      max_workers=(2, 8), ps_ratio=(2, 4), epochs=(6, 24), slot_seconds=3600,
+                      arrival_span=0.6),
+    # The paper's simulation scale: 100 slots, 40 + 40 servers, demand ≥ 1.5 × capacity.
+    "paper": Preset(jobs=(200, 200), horizon=(100, 100), worker_servers=(40, 40),
+                    ps_servers=(40, 40), worker_capacity=(4, 16, 64, 40),
+                    ps_capacity=(0, 16, 64, 40), max_workers=(2, 12), ps_ratio=(2, 4),
+                    epochs=(40, 200), slot_seconds=3600, arrival_span=0.8),
+}
+
+BANDWIDTHS = (5.0, 10.0, 20.0)
+
+
+def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
+             horizon: int | None = None, name: str | None = None) -> Instance:
+    """A random instance of ``preset``; the same arguments give the same instance."""
+    if preset not in PRESETS:
+        raise InputError("--preset", f"unknown preset {preset!r}; choose from "
+                                     f"{', '.join(PRESETS)}")
+    if jobs is not None and jobs < 0:
+        raise InputError("--jobs", f"must be at least 0, got {jobs}")
+    if horizon is not None and horizon < 1:
+        raise InputError("--horizon", f"must be at least 1, got {horizon}")
+    p = PRESETS[preset]
+    rng = np.random.default_rng([seed, _stable_hash(preset)])
+    T = horizon if horizon is not None else int(rng.integers(p.horizon[0], p.horizon[1] + 1))
+    n_jobs = jobs if jobs is not None else int(rng.integers(p.jobs[0], p.jobs[1] + 1))
+    n_w = int(rng.integers(p.worker_servers[0], p.worker_servers[1] + 1))
+    n_ps = int(rng.integers(p.ps_servers[0], p.ps_servers[1] + 1))
+    workers = (ServerGroup("w", tuple(p.worker_capacity), n_w),)
+    pss = (ServerGroup("ps", tuple(p.ps_capacity), n_ps),)
+    last_arrival = max(0, min(T - 1, int(p.arrival_span * T) - 1))
+    arrivals = np.sort(rng.integers(0, last_arrival + 1, size=n_jobs))
+    out = [_job(rng, p, f"j{i}", int(arrivals[i])) for i in range(n_jobs)]
+    return Instance(name or f"{preset}-s{seed}", T, RESOURCES, workers, pss, tuple(out),
+                    {"generator": {"preset": preset, "seed": seed}})
+
+
+def _job(rng: np.random.Generator, p: Preset, job_id: str, arrival: int) -> Job:
+    m = MODELS[int(rng.integers(len(MODELS)))]
+    n = int(rng.integers(p.max_workers[0], p.max_workers[1] + 1))
+    gamma = int(rng.integers(p.ps_ratio[0], p.ps_ratio[1] + 1))
+    b = float(rng.choice(BANDWIDTHS))
+    epochs = float(round(rng.uniform(*p.epochs), 1))
+    training = Training(
+        epochs=epochs, chunks=n, minibatches_per_chunk=m.minibatches_per_epoch / n,
+        minibatch_seconds=m.minibatch_seconds, gradient_gbit=round(m.gradient_gbit, 4),
+        bandwidth_gbps=b, slot_seconds=p.slot_seconds, model=m.name)
+    v = training.workload()
+    fastest = math.ceil(v / n)
+    critical = rng.random() < 1 / 3
+    utility = Sigmoid(
+        gamma1=round(float(rng.uniform(10, 100)), 2),
+        gamma2=round(float(rng.uniform(1, 4) if critical else rng.uniform(0.05, 0.5)), 3),
+        gamma3=round(fastest * float(rng.uniform(1.0, 2.5)), 2),
+    )
+    worker_demand = np.array([*m.worker, b])
+    ps_demand = np.array([0.0, *m.ps, gamma * b / 2])
+    requested = int(rng.integers(max(1, n // 2), n + 1))
+    return Job(job_id, arrival, v, n, float(gamma), worker_demand, ps_demand, utility,
+               requested, training)
+
+
+def _stable_hash(text: str) -> int:
+    return sum((k + 1) * ord(c) for k, c in enumerate(text))
+
+
+def demand_ratio(instance: Instance) -> dict[str, float]:
+    """Total demand over total capacity per worker resource, if every job ran at its workload:
+    ``Σ_i V_i·α_i[r] / (T·Σ_h C_h[r])``. Above 1, not every job can finish: admission matters."""
+    cap = instance.worker_capacity.sum(axis=0) * instance.horizon
+    need = (instance.workload[:, None] * instance.worker_demand).sum(axis=0)
+    return {r: float(need[k] / cap[k]) for k, r in enumerate(instance.resources) if cap[k] > 0}

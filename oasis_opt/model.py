@@ -1,0 +1,309 @@
+"""The in-memory model: an ``Instance`` (SPEC §1) and a ``Schedule`` (SPEC §5).
+
+Instances keep the file's structure (server groups, job records) for lossless round trips and
+expose numpy arrays that algorithms index (shapes in the property docstrings):
+``H`` worker servers, ``K`` PS servers, ``R`` resources, ``J`` jobs, ``T`` slots.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from .utility import Utility
+
+#: Two floats are equal when they differ by at most this, relative (SPEC §2, §3).
+REL_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class ServerGroup:
+    """One server entry of a pool; ``count`` servers named ``<name>0 … <name>{count-1}``."""
+
+    name: str
+    capacity: tuple[float, ...]
+    count: int | None = None
+
+    @property
+    def names(self) -> list[str]:
+        if self.count is None:
+            return [self.name]
+        return [f"{self.name}{i}" for i in range(self.count)]
+
+
+@dataclass(frozen=True)
+class Training:
+    """Where a workload comes from (SPEC §1):
+    ``V = ceil(E · chunks · M · (τ + 2g/b) / slot_seconds)`` worker-slots."""
+
+    epochs: float
+    chunks: int
+    minibatches_per_chunk: float
+    minibatch_seconds: float  # τ: compute seconds per minibatch
+    gradient_gbit: float  # g: gradient (= parameter) size pushed and pulled per minibatch
+    bandwidth_gbps: float  # b: a worker's bandwidth
+    slot_seconds: float
+    model: str | None = None
+
+    def workload(self) -> int:
+        seconds = (self.epochs * self.chunks * self.minibatches_per_chunk
+                   * (self.minibatch_seconds + 2.0 * self.gradient_gbit / self.bandwidth_gbps))
+        return max(1, math.ceil(seconds / self.slot_seconds - 1e-9))
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training job; demand vectors have shape (R,)."""
+
+    id: str
+    arrival: int
+    workload: int
+    max_workers: int
+    ps_ratio: float
+    worker_demand: np.ndarray
+    ps_demand: np.ndarray
+    utility: Utility
+    requested_workers: int
+    training: Training | None = None
+
+    def ps_needed(self, workers: int) -> int:
+        """PSs that ``workers`` workers need: ``ceil(workers / γ)``."""
+        return ps_needed(workers, self.ps_ratio)
+
+
+def ps_needed(workers: Any, ratio: float) -> Any:
+    """``ceil(workers / ratio)`` (scalar or array), robust to float noise in the ratio."""
+    out = np.ceil(np.asarray(workers, dtype=float) / ratio - 1e-9).astype(np.int64)
+    return int(out) if out.ndim == 0 else out
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """A scheduling instance (SPEC §1, §5)."""
+
+    name: str
+    horizon: int
+    resources: tuple[str, ...]
+    worker_groups: tuple[ServerGroup, ...]
+    ps_groups: tuple[ServerGroup, ...]
+    jobs: tuple[Job, ...]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    # --- servers -------------------------------------------------------------------------
+    @cached_property
+    def worker_names(self) -> list[str]:
+        return [n for g in self.worker_groups for n in g.names]
+
+    @cached_property
+    def ps_names(self) -> list[str]:
+        return [n for g in self.ps_groups for n in g.names]
+
+    @cached_property
+    def worker_capacity(self) -> np.ndarray:
+        """(H, R) capacity of each worker server."""
+        return _expand(self.worker_groups, len(self.resources))
+
+    @cached_property
+    def ps_capacity(self) -> np.ndarray:
+        """(K, R) capacity of each PS server."""
+        return _expand(self.ps_groups, len(self.resources))
+
+    @cached_property
+    def worker_index(self) -> dict[str, int]:
+        return {n: i for i, n in enumerate(self.worker_names)}
+
+    @cached_property
+    def ps_index(self) -> dict[str, int]:
+        return {n: i for i, n in enumerate(self.ps_names)}
+
+    # --- jobs ----------------------------------------------------------------------------
+    @property
+    def num_jobs(self) -> int:
+        return len(self.jobs)
+
+    @cached_property
+    def job_index(self) -> dict[str, int]:
+        return {j.id: i for i, j in enumerate(self.jobs)}
+
+    @cached_property
+    def arrival(self) -> np.ndarray:
+        """(J,) first slot each job may run in."""
+        return np.array([j.arrival for j in self.jobs], dtype=np.int64)
+
+    @cached_property
+    def workload(self) -> np.ndarray:
+        """(J,) worker-slots each job needs."""
+        return np.array([j.workload for j in self.jobs], dtype=np.int64)
+
+    @cached_property
+    def max_workers(self) -> np.ndarray:
+        """(J,) most concurrent workers per slot."""
+        return np.array([j.max_workers for j in self.jobs], dtype=np.int64)
+
+    @cached_property
+    def requested_workers(self) -> np.ndarray:
+        """(J,) worker count of static schedulers."""
+        return np.array([j.requested_workers for j in self.jobs], dtype=np.int64)
+
+    @cached_property
+    def ps_ratio(self) -> np.ndarray:
+        """(J,) workers one PS serves."""
+        return np.array([j.ps_ratio for j in self.jobs], dtype=float)
+
+    @cached_property
+    def worker_demand(self) -> np.ndarray:
+        """(J, R) resources one worker holds for one slot."""
+        return _stack([j.worker_demand for j in self.jobs], len(self.resources))
+
+    @cached_property
+    def ps_demand(self) -> np.ndarray:
+        """(J, R) resources one PS holds for one slot."""
+        return _stack([j.ps_demand for j in self.jobs], len(self.resources))
+
+    @cached_property
+    def utility_table(self) -> np.ndarray:
+        """(J, T): ``utility_table[i, d-1] = f_i(d)`` for durations d = 1 … T."""
+        if not self.jobs:
+            return np.zeros((0, self.horizon))
+        return np.vstack([j.utility.values(self.horizon) for j in self.jobs])
+
+    def utility_at(self, i: int, last_slot: int) -> float:
+        """f_i for a job whose last slot is ``last_slot``."""
+        return float(self.utility_table[i, last_slot - self.jobs[i].arrival])
+
+    def describe(self) -> str:
+        return (f"{self.name}: {self.num_jobs} jobs, {self.horizon} slots, "
+                f"{len(self.worker_names)} worker + {len(self.ps_names)} PS servers, "
+                f"resources {', '.join(self.resources)}")
+
+
+def _expand(groups: Sequence[ServerGroup], r: int) -> np.ndarray:
+    rows = [g.capacity for g in groups for _ in g.names]
+    return np.array(rows, dtype=float).reshape(len(rows), r)
+
+
+def _stack(vectors: Sequence[np.ndarray], r: int) -> np.ndarray:
+    return np.array(vectors, dtype=float).reshape(len(vectors), r)
+
+
+# --- schedules ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """What one job holds in one slot: worker and PS counts by server name."""
+
+    slot: int
+    workers: Mapping[str, int]
+    ps: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class JobResult:
+    id: str
+    completed: bool
+    completion_slot: int | None
+    utility: float
+    allocations: tuple[Allocation, ...] = ()
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """An algorithm's output (SPEC §5). ``extras`` holds algorithm-specific figures."""
+
+    instance: str
+    algorithm: str
+    total_utility: float
+    jobs: tuple[JobResult, ...]
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def completed(self) -> int:
+        return sum(1 for j in self.jobs if j.completed)
+
+    def job(self, job_id: str) -> JobResult:
+        for j in self.jobs:
+            if j.id == job_id:
+                return j
+        raise KeyError(job_id)
+
+    def with_extras(self, **extras: Any) -> Schedule:
+        return Schedule(self.instance, self.algorithm, self.total_utility, self.jobs,
+                        {**self.extras, **extras})
+
+    @classmethod
+    def from_arrays(
+        cls,
+        instance: Instance,
+        algorithm: str,
+        workers: Mapping[int, np.ndarray],
+        ps: Mapping[int, np.ndarray],
+        extras: Mapping[str, Any] | None = None,
+        *,
+        trim: bool = False,
+    ) -> Schedule:
+        """Build a schedule from per-job count arrays.
+
+        ``workers[i]`` is a (T, H) integer array of job i's workers per slot and server,
+        ``ps[i]`` a (T, K) array; jobs absent from ``workers`` did not run. Completion slot and
+        utility are derived from the work done. With ``trim``, everything after the completion
+        slot is dropped (the MILP lets work continue past completion, SPEC §2).
+        """
+        results = []
+        total = 0.0
+        for i, job in enumerate(instance.jobs):
+            y = workers.get(i)
+            if y is None:
+                results.append(JobResult(job.id, False, None, 0.0, ()))
+                continue
+            z = ps[i]
+            done = np.cumsum(y.sum(axis=1))
+            hit = np.flatnonzero(done >= job.workload)
+            slot = int(hit[0]) if hit.size else None
+            if trim and slot is not None:
+                y = y.copy()
+                z = z.copy()
+                y[slot + 1:] = 0
+                z[slot + 1:] = 0
+            u = instance.utility_at(i, slot) if slot is not None else 0.0
+            total += u
+            results.append(JobResult(job.id, slot is not None, slot, u,
+                                     _allocations(instance, y, z)))
+        return cls(instance.name, algorithm, total, tuple(results), dict(extras or {}))
+
+    def to_arrays(self, instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+        """(J, T, H) workers and (J, T, K) PSs, summed over repeated slots.
+
+        Names must be known (``validate.check_names``); slots past the horizon are left out
+        (the validator reports them)."""
+        t, h, k = instance.horizon, len(instance.worker_names), len(instance.ps_names)
+        y = np.zeros((instance.num_jobs, t, h), dtype=np.int64)
+        z = np.zeros((instance.num_jobs, t, k), dtype=np.int64)
+        for jr in self.jobs:
+            i = instance.job_index[jr.id]
+            for a in jr.allocations:
+                if a.slot >= t:
+                    continue
+                for name, n in a.workers.items():
+                    y[i, a.slot, instance.worker_index[name]] += n
+                for name, n in a.ps.items():
+                    z[i, a.slot, instance.ps_index[name]] += n
+        return y, z
+
+
+def _allocations(instance: Instance, y: np.ndarray, z: np.ndarray) -> tuple[Allocation, ...]:
+    wn, pn = instance.worker_names, instance.ps_names
+    slots = np.flatnonzero(y.any(axis=1) | z.any(axis=1))
+    return tuple(
+        Allocation(
+            int(t),
+            {wn[h]: int(y[t, h]) for h in np.flatnonzero(y[t])},
+            {pn[k]: int(z[t, k]) for k in np.flatnonzero(z[t])},
+        )
+        for t in slots
+    )

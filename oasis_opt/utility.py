@@ -1,0 +1,90 @@
+"""Utility families f(d): the value of finishing a job with duration d = last_slot - arrival + 1.
+
+Every family is non-negative and non-increasing in d (SPEC §1). ``values(n)`` returns
+``[f(1), …, f(n)]`` as one numpy array, which is how algorithms read utilities.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Union
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Sigmoid:
+    """``f(d) = gamma1 / (1 + exp(gamma2·(d − gamma3)))``: priority, urgency, target duration."""
+
+    gamma1: float
+    gamma2: float
+    gamma3: float
+    kind: ClassVar[str] = "sigmoid"
+
+    def values(self, n: int) -> np.ndarray:
+        d = np.arange(1, n + 1, dtype=float)
+        with np.errstate(over="ignore"):
+            return self.gamma1 / (1.0 + np.exp(self.gamma2 * (d - self.gamma3)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "gamma1": self.gamma1, "gamma2": self.gamma2,
+                "gamma3": self.gamma3}
+
+
+@dataclass(frozen=True)
+class Table:
+    """``f(d) = values[d-1]``; durations past the table are worth 0."""
+
+    table: tuple[float, ...]
+    kind: ClassVar[str] = "table"
+
+    def values(self, n: int) -> np.ndarray:
+        out = np.zeros(n)
+        k = min(n, len(self.table))
+        out[:k] = self.table[:k]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "values": list(self.table)}
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """``f(d) = value`` if ``d ≤ deadline`` else 0: a hard deadline."""
+
+    value: float
+    deadline: int
+    kind: ClassVar[str] = "deadline"
+
+    def values(self, n: int) -> np.ndarray:
+        d = np.arange(1, n + 1)
+        return np.where(d <= self.deadline, float(self.value), 0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "value": self.value, "deadline": self.deadline}
+
+
+@dataclass(frozen=True)
+class Linear:
+    """``f(d) = max(0, value − decay·(d − 1))``: linear decay from the fastest finish."""
+
+    value: float
+    decay: float
+    kind: ClassVar[str] = "linear"
+
+    def values(self, n: int) -> np.ndarray:
+        d = np.arange(1, n + 1, dtype=float)
+        return np.maximum(0.0, self.value - self.decay * (d - 1.0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "value": self.value, "decay": self.decay}
+
+
+Utility = Union[Sigmoid, Table, Deadline, Linear]
+
+
+def value(utility: Utility, d: int) -> float:
+    """f(d) for one duration ``d ≥ 1``."""
+    if d < 1:
+        raise ValueError(f"duration must be at least 1, got {d}")
+    return float(utility.values(d)[-1])

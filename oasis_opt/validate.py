@@ -1,0 +1,166 @@
+"""The validator: one place that checks every schedule any code produces (SPEC §1, §5).
+
+Unknown jobs or servers make the schedule malformed (``InputError``, exit 2); every broken rule
+of the model is listed as a ``Violation`` (exit 1); otherwise the schedule is feasible and its
+utility is recomputed from the instance (exit 0).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import InputError
+from .model import REL_TOL, Instance, Schedule, ps_needed
+
+#: Capacity rows allow this much float noise, relative to the capacity.
+CAP_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str  # capacity | arrival | horizon | max_workers | ps_ratio | completion | after_completion | utility
+    place: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.place}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    feasible: bool
+    total_utility: float  # recomputed from the instance
+    completed: int
+    job_utility: dict[str, float]
+    violations: list[Violation] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "feasible": self.feasible, "total_utility": self.total_utility,
+            "completed": self.completed, "job_utility": self.job_utility,
+            "violations": [{"rule": v.rule, "place": v.place, "message": v.message}
+                           for v in self.violations],
+            "warnings": self.warnings,
+        }
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= REL_TOL * max(1.0, abs(a), abs(b))
+
+
+def check_names(instance: Instance, schedule: Schedule) -> None:
+    """Raise ``InputError`` for a job or server the instance does not have."""
+    for n, jr in enumerate(schedule.jobs):
+        if jr.id not in instance.job_index:
+            raise InputError(f"jobs[{n}].id", f"unknown job {jr.id!r}")
+        for m, a in enumerate(jr.allocations):
+            for pool, names, known in (("workers", a.workers, instance.worker_index),
+                                       ("ps", a.ps, instance.ps_index)):
+                for name in names:
+                    if name not in known:
+                        kind = "worker" if pool == "workers" else "PS"
+                        raise InputError(f"jobs[{n}].allocations[{m}].{pool}",
+                                         f"unknown {kind} server {name!r}")
+
+
+def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
+    """Check every rule; list every violation (not just the first)."""
+    check_names(instance, schedule)
+    v: list[Violation] = []
+    warnings: list[str] = []
+    if schedule.instance != instance.name:
+        warnings.append(f"schedule is for instance {schedule.instance!r}, "
+                        f"validated against {instance.name!r}")
+    T = instance.horizon
+
+    # Allocations outside [arrival, horizon) are rule violations; keep them out of the arrays.
+    for n, jr in enumerate(schedule.jobs):
+        job = instance.jobs[instance.job_index[jr.id]]
+        for m, a in enumerate(jr.allocations):
+            if not (any(a.workers.values()) or any(a.ps.values())):
+                continue
+            at = f"jobs[{n}].allocations[{m}]"
+            if a.slot >= T:
+                v.append(Violation("horizon", at, f"job {jr.id!r} runs in slot {a.slot}, "
+                                                  f"past the horizon (last slot {T - 1})"))
+            elif a.slot < job.arrival:
+                v.append(Violation("arrival", at, f"job {jr.id!r} runs in slot {a.slot}, "
+                                                  f"before its arrival {job.arrival}"))
+    y, z = schedule.to_arrays(instance)  # (J,T,H), (J,T,K)
+
+    _check_capacity(instance, y, z, v)
+
+    job_utility: dict[str, float] = {}
+    total = 0.0
+    completed = 0
+    for n, jr in enumerate(schedule.jobs):
+        i = instance.job_index[jr.id]
+        job = instance.jobs[i]
+        at = f"jobs[{n}]"
+        w = y[i].sum(axis=1)  # (T,) workers per slot
+        p = z[i].sum(axis=1)
+        for t in np.flatnonzero(w > job.max_workers):
+            v.append(Violation("max_workers", at, f"job {jr.id!r} has {w[t]} workers in slot "
+                                                  f"{t}, more than max_workers {job.max_workers}"))
+        need = ps_needed(w, job.ps_ratio)
+        for t in np.flatnonzero(p < need):
+            v.append(Violation("ps_ratio", at, f"job {jr.id!r} has {w[t]} workers and {p[t]} PSs "
+                                               f"in slot {t}; ps_ratio {job.ps_ratio:g} needs "
+                                               f"{need[t]}"))
+        done = np.cumsum(w)
+        hit = np.flatnonzero(done >= job.workload)
+        slot = int(hit[0]) if hit.size else None
+        if jr.completion_slot != slot:
+            v.append(Violation("completion", f"{at}.completion_slot",
+                               f"job {jr.id!r} reports completion slot {jr.completion_slot}, "
+                               f"but its work ({int(done[-1])} of {job.workload}) "
+                               + (f"first reaches the workload in slot {slot}" if slot is not None
+                                  else "never reaches the workload")))
+        if jr.completed != (slot is not None):
+            v.append(Violation("completion", f"{at}.completed",
+                               f"job {jr.id!r} reports completed={str(jr.completed).lower()}, "
+                               f"but it {'does' if slot is not None else 'does not'} complete"))
+        if slot is not None and (y[i, slot + 1:].any() or z[i, slot + 1:].any()):
+            late = int(np.flatnonzero(y[i, slot + 1:].any(axis=1) | z[i, slot + 1:].any(axis=1))[0])
+            v.append(Violation("after_completion", at,
+                               f"job {jr.id!r} holds servers in slot {slot + 1 + late}, after its "
+                               f"completion slot {slot}"))
+        u = instance.utility_at(i, slot) if slot is not None else 0.0
+        if not _close(jr.utility, u):
+            v.append(Violation("utility", f"{at}.utility",
+                               f"job {jr.id!r} reports utility {jr.utility:.10g}, "
+                               f"recomputed {u:.10g}"))
+        job_utility[jr.id] = u
+        total += u
+        completed += slot is not None
+    if not _close(schedule.total_utility, total):
+        v.append(Violation("utility", "total_utility",
+                           f"reported {schedule.total_utility:.10g}, recomputed {total:.10g}"))
+    return ValidationReport(not v, total, completed, job_utility, v, warnings)
+
+
+def _check_capacity(instance: Instance, y: np.ndarray, z: np.ndarray, v: list[Violation]) -> None:
+    """Per (server, resource, slot): Σ_i α_i[r]·y_iht ≤ C_h[r], and alike for PSs."""
+    for pool, counts, demand, cap, names in (
+        ("worker", y, instance.worker_demand, instance.worker_capacity, instance.worker_names),
+        ("PS", z, instance.ps_demand, instance.ps_capacity, instance.ps_names),
+    ):
+        if counts.size == 0:
+            continue
+        used = np.einsum("jts,jr->tsr", counts.astype(float), demand)  # (T, S, R)
+        over = used > cap[None] + CAP_TOL * np.maximum(1.0, cap[None])
+        for t, s, r in zip(*np.nonzero(over)):
+            holders = ", ".join(f"{instance.jobs[i].id}:{counts[i, t, s]}"
+                                for i in np.flatnonzero(counts[:, t, s]))
+            v.append(Violation(
+                "capacity", f"slot {t}",
+                f"{pool} server {names[s]!r}, resource {instance.resources[r]}: "
+                f"used {_fmt(used[t, s, r])} > capacity {_fmt(cap[s, r])} (jobs {holders})"))
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if math.isclose(x, round(x), abs_tol=1e-9) else f"{x:.6g}"
