@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -375,8 +376,14 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
+_NUMBER_LIST = re.compile(r"\[\s*((?:-?[\d.eE+-]+|null)(?:,\s*(?:-?[\d.eE+-]+|null))*)\s*\]")
+
+
 def dumps(data: Any) -> str:
-    return json.dumps(_jsonable(data), indent=1, allow_nan=False)
+    """Indented JSON with lists of numbers kept on one line, as people write vectors."""
+    text = json.dumps(_jsonable(data), indent=1, allow_nan=False)
+    return _NUMBER_LIST.sub(lambda m: "[" + ", ".join(re.split(r",\s*", m.group(1))) + "]",
+                            text)
 
 
 def write_json_atomic(path: str | Path, data: Any) -> None:
@@ -391,7 +398,14 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
