@@ -15,7 +15,7 @@ import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -61,7 +61,7 @@ class _LinearIn(_Strict):
     decay: NonNeg
 
 
-_UtilityIn = Annotated[Union[_SigmoidIn, _TableIn, _DeadlineIn, _LinearIn],
+_UtilityIn = Annotated[_SigmoidIn | _TableIn | _DeadlineIn | _LinearIn,
                        Field(discriminator="kind")]
 _UTILITY_KINDS = {"sigmoid", "table", "deadline", "linear"}
 
@@ -328,7 +328,8 @@ def schedule_from_dict(data: Any) -> Schedule:
     jobs = []
     for n, j in enumerate(raw.jobs):
         if j.id in seen:
-            raise InputError(f"jobs[{n}].id", f"duplicate job id {j.id!r} (also jobs[{seen[j.id]}])")
+            raise InputError(f"jobs[{n}].id",
+                             f"duplicate job id {j.id!r} (also jobs[{seen[j.id]}])")
         seen[j.id] = n
         allocs = tuple(Allocation(a.slot, dict(a.workers), dict(a.ps)) for a in j.allocations)
         jobs.append(JobResult(j.id, j.completed, j.completion_slot, j.utility, allocs))

@@ -7,7 +7,7 @@ Every family is non-negative and non-increasing in d (SPEC §1). ``values(n)`` r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -80,7 +80,7 @@ class Linear:
         return {"kind": self.kind, "value": self.value, "decay": self.decay}
 
 
-Utility = Union[Sigmoid, Table, Deadline, Linear]
+Utility = Sigmoid | Table | Deadline | Linear
 
 
 def value(utility: Utility, d: int) -> float:

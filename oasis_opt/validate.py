@@ -21,7 +21,8 @@ CAP_TOL = 1e-9
 
 @dataclass(frozen=True)
 class Violation:
-    rule: str  # capacity | arrival | horizon | max_workers | ps_ratio | completion | after_completion | utility
+    #: capacity, arrival, horizon, max_workers, ps_ratio, completion, after_completion, utility
+    rule: str
     place: str
     message: str
 
@@ -153,7 +154,7 @@ def _check_capacity(instance: Instance, y: np.ndarray, z: np.ndarray, v: list[Vi
             continue
         used = np.einsum("jts,jr->tsr", counts.astype(float), demand)  # (T, S, R)
         over = used > cap[None] + CAP_TOL * np.maximum(1.0, cap[None])
-        for t, s, r in zip(*np.nonzero(over)):
+        for t, s, r in zip(*np.nonzero(over), strict=True):
             holders = ", ".join(f"{instance.jobs[i].id}:{counts[i, t, s]}"
                                 for i in np.flatnonzero(counts[:, t, s]))
             v.append(Violation(

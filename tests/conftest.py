@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTANCES = ROOT / "instances"
+
+
+def tiny_instance_dict() -> dict[str, Any]:
+    """The SPEC §5 example, small enough to reason about by hand."""
+    return {
+        "format": "oasis-instance/1",
+        "name": "tiny",
+        "horizon": 4,
+        "resources": ["gpu", "cpu"],
+        "worker_servers": [{"name": "big", "capacity": [4, 16]},
+                           {"name": "w", "count": 2, "capacity": [2, 8]}],
+        "ps_servers": [{"name": "p0", "capacity": [0, 8]}],
+        "jobs": [
+            {"id": "j0", "arrival": 0, "workload": 6, "max_workers": 4, "ps_ratio": 2,
+             "worker_demand": [1, 2], "ps_demand": [0, 2], "requested_workers": 2,
+             "utility": {"kind": "sigmoid", "gamma1": 50, "gamma2": 0.8, "gamma3": 2}},
+            {"id": "j1", "arrival": 1, "workload": 2, "max_workers": 2, "ps_ratio": 1,
+             "worker_demand": [2, 4], "ps_demand": [0, 3],
+             "utility": {"kind": "table", "values": [10, 6, 0]}},
+        ],
+    }
+
+
+@pytest.fixture
+def tiny_dict() -> dict[str, Any]:
+    return copy.deepcopy(tiny_instance_dict())
+
+
+@pytest.fixture
+def tiny(tiny_dict):
+    from oasis_opt.io import instance_from_dict
+    return instance_from_dict(tiny_dict)

@@ -1,0 +1,91 @@
+"""The command line contract of SPEC §6 for generate and validate: exit codes, --json, messages,
+nothing written on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import INSTANCES
+
+from oasis_opt.cli import main
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """A real process, so that file-descriptor-level stdout hygiene is tested too."""
+    return subprocess.run([sys.executable, "-m", "oasis_opt", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_generate_json_and_file(tmp_path):
+    out = tmp_path / "p.json"
+    r = run_cli("generate", "--preset", "small", "--seed", "2", "-o", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["name"] == "small-s2" and out.exists()
+    again = tmp_path / "q.json"
+    assert main(["generate", "--preset", "small", "--seed", "2", "-o", str(again)]) == 0
+    assert again.read_text() == out.read_text()
+
+
+def test_validate_exit_codes(tmp_path):
+    inst = str(INSTANCES / "edge-zero-tail.json")
+    sched = {"format": "oasis-schedule/1", "instance": "edge-zero-tail", "algorithm": "hand",
+             "total_utility": 9,
+             "jobs": [{"id": "a", "completed": True, "completion_slot": 1, "utility": 9,
+                       "allocations": [{"slot": 0, "workers": {"w": 2}, "ps": {"p": 1}},
+                                       {"slot": 1, "workers": {"w": 2}, "ps": {"p": 1}}]}]}
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(sched))
+    r = run_cli("validate", inst, str(good), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["total_utility"] == 9
+
+    sched["jobs"][0]["allocations"][1]["workers"]["w"] = 3  # 3 > max_workers, 3 GPUs > 2
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(sched))
+    r = run_cli("validate", inst, str(bad))
+    assert r.returncode == 1
+    assert "max_workers" in r.stdout and "capacity" in r.stdout
+
+    sched["jobs"][0]["allocations"][1]["workers"] = {"nowhere": 1}
+    bad.write_text(json.dumps(sched))
+    r = run_cli("validate", inst, str(bad), "--json")
+    assert r.returncode == 2 and r.stdout == ""
+    assert "jobs[0].allocations[1].workers: unknown worker server 'nowhere'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["generate", "--preset", "small", "--jobs", "-3", "-o", "X"], "--jobs must be at least 0"),
+    (["generate", "--preset", "small", "--horizon", "0", "-o", "X"], "--horizon: must be at least 1"),
+    (["run", "INST", "--algorithm", "oasis", "--u-scale", "-1"], "--u-scale must be a positive"),
+    (["solve", "INST", "--time-limit", "0"], "--time-limit must be a positive"),
+    (["run", "INST", "--algorithm", "magic"], "--algorithm: unknown algorithm 'magic'"),
+])
+def test_bad_parameters_exit_2_and_write_nothing(tmp_path, args, message):
+    args = [a.replace("X", str(tmp_path / "out.json"))
+            .replace("INST", str(INSTANCES / "small-s0.json")) for a in args]
+    r = run_cli(*args)
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_bad_instance_exit_2(tmp_path):
+    p = tmp_path / "i.json"
+    d = json.loads((INSTANCES / "small-s0.json").read_text())
+    d["jobs"][3]["worker_demand"] = [1, 2]
+    p.write_text(json.dumps(d))
+    r = run_cli("validate", str(p), str(p))
+    assert r.returncode == 2
+    assert r.stderr.strip().endswith("jobs[3].worker_demand: expected 4 values, got 2")
+
+
+def test_help_is_there():
+    r = run_cli("--help")
+    assert r.returncode == 0 and "solve" in r.stdout and "exit status" in r.stdout
+    assert run_cli().returncode == 2

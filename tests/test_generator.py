@@ -1,0 +1,59 @@
+"""Generator: determinism per seed, preset sizes, workloads from the training formula."""
+
+from __future__ import annotations
+
+import pytest
+
+from oasis_opt.errors import InputError
+from oasis_opt.generator import MODELS, PRESETS, demand_ratio, generate
+from oasis_opt.io import instance_to_dict
+
+
+@pytest.mark.parametrize("preset", ["small", "testbed", "paper"])
+def test_same_seed_same_instance(preset):
+    a, b = generate(preset, seed=7), generate(preset, seed=7)
+    assert instance_to_dict(a) == instance_to_dict(b)
+    assert instance_to_dict(a) != instance_to_dict(generate(preset, seed=8))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_small_preset_sizes(seed):
+    inst = generate("small", seed=seed)
+    p = PRESETS["small"]
+    assert p.jobs[0] <= inst.num_jobs <= p.jobs[1]
+    assert 6 <= inst.horizon <= 10
+    assert 2 <= len(inst.worker_names) <= 4
+    assert 1 <= len(inst.ps_names) <= 2
+
+
+def test_testbed_and_paper_sizes():
+    t = generate("testbed", seed=1)
+    assert (t.num_jobs, t.horizon) == (12, 10)
+    p = generate("paper", seed=1)
+    assert (p.horizon, len(p.worker_names), len(p.ps_names)) == (100, 40, 40)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_paper_preset_is_contended(seed):
+    assert max(demand_ratio(generate("paper", seed=seed)).values()) >= 1.5
+
+
+def test_workloads_follow_training_formula():
+    inst = generate("testbed", seed=3)
+    names = {m.name for m in MODELS}
+    for job in inst.jobs:
+        assert job.training is not None and job.training.model in names
+        assert job.workload == job.training.workload()
+        assert job.training.chunks == job.max_workers
+        assert 1 <= job.requested_workers <= job.max_workers
+        assert job.arrival < inst.horizon
+
+
+def test_overrides_and_bad_parameters():
+    inst = generate("paper", seed=1, jobs=10, horizon=20)
+    assert (inst.num_jobs, inst.horizon) == (10, 20)
+    assert all(j.arrival < 20 for j in inst.jobs)
+    with pytest.raises(InputError, match="--preset: unknown preset 'huge'"):
+        generate("huge")
+    with pytest.raises(InputError, match="--horizon: must be at least 1"):
+        generate("small", horizon=0)

@@ -1,0 +1,179 @@
+"""File I/O: round trips and every bad input of SPEC §5, refused by message."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import INSTANCES
+
+from oasis_opt.errors import InputError
+from oasis_opt.io import (
+    instance_from_dict,
+    instance_to_dict,
+    load_instance,
+    load_schedule,
+    save_instance,
+    save_schedule,
+    schedule_from_dict,
+    schedule_to_dict,
+)
+from oasis_opt.model import Schedule
+
+
+def test_tiny_instance_arrays(tiny):
+    assert tiny.worker_names == ["big", "w0", "w1"]
+    assert tiny.ps_names == ["p0"]
+    assert tiny.worker_capacity.shape == (3, 2)
+    np.testing.assert_array_equal(tiny.worker_capacity[1], [2, 8])
+    assert tiny.worker_demand.shape == (2, 2)
+    assert tiny.requested_workers.tolist() == [2, 2]  # j1 defaults to max_workers
+    assert tiny.utility_table.shape == (2, 4)
+    assert tiny.utility_table[1].tolist() == [10, 6, 0, 0]  # missing tail = 0
+    assert tiny.utility_at(0, 1) == pytest.approx(50 / (1 + np.exp(0.8 * (2 - 2))))
+
+
+@pytest.mark.parametrize("path", sorted(INSTANCES.glob("*.json")), ids=lambda p: p.stem)
+def test_committed_instances_round_trip(path, tmp_path):
+    if path.name == "manifest.json":
+        pytest.skip("manifest is not an instance")
+    inst = load_instance(path)
+    out = tmp_path / "x.json"
+    save_instance(inst, out)
+    again = load_instance(out)
+    assert instance_to_dict(again) == instance_to_dict(inst)
+    assert json.loads(out.read_text()) == instance_to_dict(inst)
+
+
+def test_training_derives_workload(tiny_dict):
+    tiny_dict["jobs"][0].pop("workload")
+    tiny_dict["jobs"][0]["training"] = {
+        "epochs": 2, "chunks": 4, "minibatches_per_chunk": 100, "minibatch_seconds": 0.5,
+        "gradient_gbit": 1.0, "bandwidth_gbps": 4.0, "slot_seconds": 100}
+    inst = instance_from_dict(tiny_dict)
+    # ceil(2·4·100·(0.5 + 2·1/4) / 100) = 8
+    assert inst.jobs[0].workload == 8
+    tiny_dict["jobs"][0]["workload"] = 9
+    with pytest.raises(InputError, match=r"jobs\[0\]\.workload: 9 disagrees with training"):
+        instance_from_dict(tiny_dict)
+
+
+def _set(d, path, value):
+    *head, last = path
+    for p in head:
+        d = d[p]
+    if value is _DELETE:
+        del d[last]
+    else:
+        d[last] = value
+
+
+_DELETE = object()
+
+BAD_INSTANCES = [
+    (("format",), "oasis-instance/2", r"^format: expected 'oasis-instance/1', got 'oasis-instance/2'"),
+    (("horizon",), _DELETE, r"^horizon: missing field"),
+    (("jobs", 1, "worker_demand"), [1], r"^jobs\[1\]\.worker_demand: expected 2 values, got 1"),
+    (("jobs", 0, "ps_demand"), [0, 1, 2], r"^jobs\[0\]\.ps_demand: expected 2 values, got 3"),
+    (("worker_servers", 1, "capacity"), [2], r"^worker_servers\[1\]\.capacity: expected 2 values"),
+    (("jobs", 0, "worker_demand", 1), -2, r"^jobs\[0\]\.worker_demand\[1\]: .*greater than or equal to 0"),
+    (("ps_servers", 0, "capacity", 0), -1, r"^ps_servers\[0\]\.capacity\[0\]: .*greater than or equal"),
+    (("jobs", 1, "arrival"), 4, r"^jobs\[1\]\.arrival: 4 is not before the horizon 4"),
+    (("jobs", 1, "arrival"), -1, r"^jobs\[1\]\.arrival: .*greater than or equal to 0"),
+    (("jobs", 0, "workload"), 0, r"^jobs\[0\]\.workload: .*greater than or equal to 1"),
+    (("jobs", 0, "max_workers"), _DELETE, r"^jobs\[0\]\.max_workers: missing field"),
+    (("jobs", 0, "ps_ratio"), 0, r"^jobs\[0\]\.ps_ratio: .*greater than 0"),
+    (("jobs", 0, "requested_workers"), 5, r"^jobs\[0\]\.requested_workers: 5 exceeds max_workers 4"),
+    (("jobs", 1, "utility", "values"), [1, 3], r"^jobs\[1\]\.utility\.values\[1\]: 3 is greater than values\[0\] = 1: utility must not increase"),
+    (("jobs", 0, "utility", "gamma2"), -0.5, r"^jobs\[0\]\.utility\.gamma2: .*greater than or equal to 0"),
+    (("jobs", 0, "utility", "kind"), "cubic", r"^jobs\[0\]\.utility: unknown utility kind"),
+    (("jobs", 1, "id"), "j0", r"^jobs\[1\]\.id: duplicate job id 'j0' \(also jobs\[0\]\)"),
+    (("worker_servers", 0, "name"), "w1", r"^worker_servers\[1\]\.name: duplicate server name 'w1'"),
+    (("jobs", 0, "workers"), 3, r"^jobs\[0\]\.workers: unknown field"),
+    (("resources",), ["gpu", "gpu"], r"^resources\[1\]: duplicate resource name 'gpu'"),
+    (("jobs", 0, "workload"), 2.5, r"^jobs\[0\]\.workload: .*integer"),
+    (("horizon",), "ten", r"^horizon: .*integer"),
+]
+
+
+@pytest.mark.parametrize("path,value,message", BAD_INSTANCES,
+                         ids=[m.split(":")[0].strip("^\\").replace("\\", "") for _, _, m in BAD_INSTANCES])
+def test_bad_instance_is_refused_by_place(tiny_dict, path, value, message):
+    _set(tiny_dict, path, value)
+    with pytest.raises(InputError, match=message):
+        instance_from_dict(tiny_dict)
+
+
+def test_bad_json_names_the_file(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text('{"format": "oasis-instance/1", ')
+    with pytest.raises(InputError, match=r"bad\.json: not valid JSON"):
+        load_instance(p)
+    with pytest.raises(InputError, match="cannot read instance"):
+        load_instance(tmp_path / "missing.json")
+
+
+def _schedule_dict():
+    return {
+        "format": "oasis-schedule/1", "instance": "tiny", "algorithm": "hand",
+        "total_utility": 0.0,
+        "jobs": [{"id": "j0", "completed": False, "completion_slot": None, "utility": 0,
+                  "allocations": [{"slot": 0, "workers": {"big": 1}, "ps": {"p0": 1}}]}],
+    }
+
+
+BAD_SCHEDULES = [
+    (("format",), "oasis-instance/1", r"^format: expected 'oasis-schedule/1'"),
+    (("total_utility",), _DELETE, r"^total_utility: missing field"),
+    (("jobs", 0, "completed"), _DELETE, r"^jobs\[0\]\.completed: missing field"),
+    (("jobs", 0, "allocations", 0, "slot"), -1, r"^jobs\[0\]\.allocations\[0\]\.slot: .*greater than or equal to 0"),
+    (("jobs", 0, "allocations", 0, "workers", "big"), -1, r"^jobs\[0\]\.allocations\[0\]\.workers\.big: .*greater than or equal"),
+    (("jobs", 0, "allocations", 0, "workers", "big"), 1.5, r"^jobs\[0\]\.allocations\[0\]\.workers\.big: .*integer"),
+]
+
+
+@pytest.mark.parametrize("path,value,message", BAD_SCHEDULES)
+def test_bad_schedule_is_refused_by_place(path, value, message):
+    d = _schedule_dict()
+    _set(d, path, value)
+    with pytest.raises(InputError, match=message):
+        schedule_from_dict(d)
+
+
+def test_duplicate_job_in_schedule():
+    d = _schedule_dict()
+    d["jobs"].append(dict(d["jobs"][0]))
+    with pytest.raises(InputError, match=r"^jobs\[1\]\.id: duplicate job id 'j0'"):
+        schedule_from_dict(d)
+
+
+def test_schedule_round_trip(tmp_path, tiny):
+    y = {0: np.zeros((4, 3), dtype=int)}
+    z = {0: np.zeros((4, 1), dtype=int)}
+    y[0][0, 0] = 4
+    y[0][1, 1] = 2
+    z[0][0, 0] = 2
+    z[0][1, 0] = 1
+    s = Schedule.from_arrays(tiny, "hand", y, z, {"note": "x", "arr": np.arange(3),
+                                                   "inf": float("inf")})
+    assert s.jobs[0].completed and s.jobs[0].completion_slot == 1
+    out = tmp_path / "s.json"
+    save_schedule(s, out)
+    again = load_schedule(out)
+    assert schedule_to_dict(again) == schedule_to_dict(s)
+    assert again.extras == {"note": "x", "arr": [0, 1, 2], "inf": None}  # JSON has no inf
+
+
+def test_atomic_write_leaves_nothing_on_failure(tmp_path, tiny):
+    out = tmp_path / "x.json"
+    out.write_text("old")
+
+    class Boom:
+        pass
+
+    from oasis_opt.io import write_json_atomic
+    with pytest.raises(TypeError):
+        write_json_atomic(out, {"x": Boom()})
+    assert out.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
