@@ -1,0 +1,342 @@
+"""The one slot-by-slot simulator every baseline runs on (SPEC §4).
+
+One loop, five named stages per slot ``t`` (after Blox's scheduler loop and AdaptDL's
+``Cluster.step``):
+
+1. **arrive**   jobs with ``a_i = t`` enter the system;
+2. **admit**    the policy accepts or rejects each arrival (``Policy.admit``), once, irrevocably;
+3. **allocate** the policy maps the cluster state to this slot's allocations
+   (``Policy.allocate(state) -> {job: Placement}``); it places into a scratch copy of the free
+   capacity (``Packer``) with the shared placement helpers below;
+4. **place**    the simulator checks the allocations against the real free capacity, the
+   job's ``max_workers``, its remaining work and its PS ratio, and records them;
+5. **advance**  each job's remaining work drops by its worker count; jobs that reach their
+   workload are done and never allocate again; the slot ends.
+
+A policy is a function of the ``ClusterState``: free capacity of the current slot ((H, R) and
+(K, R) arrays), remaining work per job, each job's status, and what each job held in the
+previous slot (``held``, for schedulers that keep their placement, like FIFO).
+
+Placement helpers, written once:
+- ``fit_counts``: how many more units of a demand vector fit on each server;
+- ``first_fit``: n units placed by server index, each on the first server with room
+  (equivalently: fill server 0, then server 1, …);
+- ``Packer.place_gang``: ``w`` workers and ``ceil(w/γ)`` PSs, atomically or not at all;
+- ``Packer.grow``: one more worker, plus one PS when the ratio needs one, atomically.
+
+The schedule is built with ``Schedule.from_arrays``; since a job never holds more workers than
+its remaining work, its last slot may use fewer workers than its gang and nothing runs after
+completion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..model import Instance, Schedule, ps_needed
+
+#: Slack in ``floor(free / demand)``: free capacity is a difference of floats, and a unit that
+#: fits exactly must not be lost to rounding. The overshoot it allows (≤ demand · 1e-10) is far
+#: inside the validator's tolerance.
+FIT_EPS = 1e-10
+
+#: "Unbounded" count for a demand vector that is zero on every resource.
+UNBOUNDED = 1 << 40
+
+# Job status codes (``ClusterState.status``).
+FUTURE = 0  # not arrived yet
+ACTIVE = 1  # arrived, admitted, work remaining
+REJECTED = 2  # refused by admission control
+DONE = 3  # workload reached
+
+
+class SchedulingError(RuntimeError):
+    """A policy returned an allocation that breaks the model (a bug in the policy)."""
+
+
+# --- placement helpers ----------------------------------------------------------------------
+
+
+def fit_counts(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """(S,) units of ``demand`` (R,) that still fit on each server of ``free`` (S, R):
+    ``min over r with demand[r] > 0 of floor(free[s, r] / demand[r])``."""
+    pos = demand > 0
+    if not pos.any():
+        return np.full(free.shape[0], UNBOUNDED, dtype=np.int64)
+    q = np.floor(free[:, pos] / demand[pos] + FIT_EPS).min(axis=1)
+    return np.maximum(q, 0).astype(np.int64)
+
+
+def first_fit(free: np.ndarray, demand: np.ndarray, n: int) -> np.ndarray | None:
+    """(S,) counts placing ``n`` units first-fit by server index, or None if fewer fit.
+
+    Putting each unit on the lowest-indexed server with room is the same as filling servers in
+    index order, so it is one cumulative sum. ``free`` is not modified."""
+    s = free.shape[0]
+    if n <= 0:
+        return np.zeros(s, dtype=np.int64)
+    fit = fit_counts(free, demand)
+    before = np.cumsum(fit) - fit
+    take = np.clip(n - before, 0, fit)
+    if int(take.sum()) < n:
+        return None
+    return take
+
+
+def first_index(counts: np.ndarray) -> int | None:
+    """Lowest index with a count ≥ 1, or None."""
+    idx = np.flatnonzero(counts >= 1)
+    return int(idx[0]) if idx.size else None
+
+
+@dataclass
+class Placement:
+    """What one job holds in one slot: ``y`` (H,) workers and ``z`` (K,) PSs per server."""
+
+    y: np.ndarray
+    z: np.ndarray
+
+    @classmethod
+    def empty(cls, h: int, k: int) -> Placement:
+        return cls(np.zeros(h, dtype=np.int64), np.zeros(k, dtype=np.int64))
+
+    @property
+    def workers(self) -> int:
+        return int(self.y.sum())
+
+    @property
+    def ps(self) -> int:
+        return int(self.z.sum())
+
+    def truncated(self, workers: int, ps: int) -> Placement:
+        """The first ``workers`` workers and ``ps`` PSs of this placement, by server index
+        (a gang's last slot, when less work remains than the gang does per slot)."""
+        return Placement(_keep_first(self.y, workers), _keep_first(self.z, ps))
+
+
+def _keep_first(counts: np.ndarray, n: int) -> np.ndarray:
+    before = np.cumsum(counts) - counts
+    return np.clip(n - before, 0, counts)
+
+
+@dataclass
+class Packer:
+    """A scratch copy of the free capacity that a policy places into during ``allocate``."""
+
+    free_w: np.ndarray  # (H, R)
+    free_ps: np.ndarray  # (K, R)
+
+    def take(self, alpha: np.ndarray, beta: np.ndarray, pl: Placement) -> None:
+        """Deduct a placement of a job with worker demand ``alpha`` and PS demand ``beta``."""
+        self.free_w -= pl.y[:, None] * alpha[None, :]
+        self.free_ps -= pl.z[:, None] * beta[None, :]
+
+    def place_gang(self, alpha: np.ndarray, beta: np.ndarray, workers: int,
+                   ps: int) -> Placement | None:
+        """``workers`` workers and ``ps`` PSs first-fit by server index, all or nothing;
+        deducted from the free capacity on success."""
+        y = first_fit(self.free_w, alpha, workers)
+        if y is None:
+            return None
+        z = first_fit(self.free_ps, beta, ps)
+        if z is None:
+            return None
+        pl = Placement(y, z)
+        self.take(alpha, beta, pl)
+        return pl
+
+    def grow(self, pl: Placement, alpha: np.ndarray, beta: np.ndarray, ratio: float) -> bool:
+        """Add one worker to ``pl`` on the first server with room, and one PS (first-fit) if
+        ``ceil((w+1)/γ)`` exceeds the PSs held; both or neither. True on success."""
+        h = first_index(fit_counts(self.free_w, alpha))
+        if h is None:
+            return False
+        k = None
+        if ps_needed(pl.workers + 1, ratio) > pl.ps:
+            k = first_index(fit_counts(self.free_ps, beta))
+            if k is None:
+                return False
+            pl.z[k] += 1
+            self.free_ps[k] -= beta
+        pl.y[h] += 1
+        self.free_w[h] -= alpha
+        return True
+
+
+# --- state ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ClusterState:
+    """Everything a policy may look at in slot ``t`` (no future arrivals, no future slots).
+
+    ``free_w`` (H, R) / ``free_ps`` (K, R): capacity not yet allocated in slot ``t`` (full at
+    the start of ``allocate``: capacities are the same in every slot and nothing is reserved
+    ahead). ``remaining`` (J,): worker-slots still to do. ``status`` (J,): FUTURE, ACTIVE,
+    REJECTED or DONE. ``held``: each job's placement in slot ``t − 1``. ``arrivals``: the jobs
+    that arrive in slot ``t``, in file order.
+    """
+
+    instance: Instance
+    t: int
+    free_w: np.ndarray
+    free_ps: np.ndarray
+    remaining: np.ndarray
+    status: np.ndarray
+    held: dict[int, Placement] = field(default_factory=dict)
+    arrivals: list[int] = field(default_factory=list)
+
+    @classmethod
+    def initial(cls, instance: Instance) -> ClusterState:
+        return cls(instance, 0, instance.worker_capacity.copy(), instance.ps_capacity.copy(),
+                   instance.workload.copy(), np.full(instance.num_jobs, FUTURE, dtype=np.int8))
+
+    @property
+    def horizon(self) -> int:
+        return self.instance.horizon
+
+    def active(self) -> np.ndarray:
+        """Indices of admitted jobs with work left, in arrival order (ties: file order)."""
+        idx = np.flatnonzero(self.status == ACTIVE)
+        return idx[np.argsort(self.instance.arrival[idx], kind="stable")]
+
+    def packer(self) -> Packer:
+        return Packer(self.free_w.copy(), self.free_ps.copy())
+
+    def fits_empty(self, i: int, workers: int) -> bool:
+        """Whether ``workers`` workers of job i and their PSs fit in the empty cluster."""
+        inst = self.instance
+        ps = ps_needed(workers, inst.ps_ratio[i])
+        return (first_fit(inst.worker_capacity, inst.worker_demand[i], workers) is not None
+                and first_fit(inst.ps_capacity, inst.ps_demand[i], ps) is not None)
+
+
+class Policy:
+    """A scheduling rule: an admission test and a map from cluster state to allocations."""
+
+    name = "policy"
+
+    def admit(self, state: ClusterState, i: int) -> bool:
+        """Accept job i, which arrives in slot ``state.t``? Default: no admission control."""
+        return True
+
+    def allocate(self, state: ClusterState) -> dict[int, Placement]:
+        """This slot's placements of ACTIVE jobs; jobs left out hold nothing."""
+        raise NotImplementedError
+
+    def extras(self, state: ClusterState) -> dict[str, Any]:
+        """Algorithm-specific figures for ``Schedule.extras``."""
+        return {}
+
+
+# --- the loop ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Recorder:
+    """Per-job (T, H) and (T, K) count arrays, created when a job first runs."""
+
+    instance: Instance
+    workers: dict[int, np.ndarray] = field(default_factory=dict)
+    ps: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def record(self, t: int, i: int, pl: Placement) -> None:
+        if i not in self.workers:
+            inst = self.instance
+            self.workers[i] = np.zeros((inst.horizon, len(inst.worker_names)), dtype=np.int64)
+            self.ps[i] = np.zeros((inst.horizon, len(inst.ps_names)), dtype=np.int64)
+        self.workers[i][t] = pl.y
+        self.ps[i][t] = pl.z
+
+
+def simulate(instance: Instance, policy: Policy) -> Schedule:
+    """Run ``policy`` slot by slot over the horizon and return its schedule."""
+    state = ClusterState.initial(instance)
+    rec = _Recorder(instance)
+    by_arrival: dict[int, list[int]] = {}
+    for i, a in enumerate(instance.arrival.tolist()):
+        by_arrival.setdefault(a, []).append(i)
+    for t in range(instance.horizon):
+        state.t = t
+        arrive(state, by_arrival.get(t, []))
+        admit(state, policy)
+        allocations = allocate(state, policy)
+        place(state, allocations, rec)
+        advance(state, allocations)
+    return Schedule.from_arrays(instance, policy.name, rec.workers, rec.ps,
+                                policy.extras(state))
+
+
+def arrive(state: ClusterState, jobs: list[int]) -> None:
+    """Stage 1: the jobs arriving in slot t become visible."""
+    state.arrivals = list(jobs)
+
+
+def admit(state: ClusterState, policy: Policy) -> None:
+    """Stage 2: each arrival, in file order, is admitted (ACTIVE) or rejected for good."""
+    for i in state.arrivals:
+        state.status[i] = ACTIVE if policy.admit(state, i) else REJECTED
+
+
+def allocate(state: ClusterState, policy: Policy) -> dict[int, Placement]:
+    """Stage 3: the policy's decision for slot t, a function of the state."""
+    state.free_w = state.instance.worker_capacity.copy()
+    state.free_ps = state.instance.ps_capacity.copy()
+    return policy.allocate(state)
+
+
+def place(state: ClusterState, allocations: Mapping[int, Placement], rec: _Recorder) -> None:
+    """Stage 4: check the allocations against the model and record them.
+
+    Raises ``SchedulingError`` for a policy bug (inactive job, too many workers, too few PSs,
+    over capacity): the simulator, not each policy, is where the model's rules are enforced."""
+    inst = state.instance
+    live = {i: pl for i, pl in allocations.items() if pl.workers or pl.ps}
+    if not live:
+        return
+    ids = np.fromiter(live, dtype=np.int64, count=len(live))
+    y = np.stack([live[i].y for i in ids])  # (n, H)
+    z = np.stack([live[i].z for i in ids])  # (n, K)
+    if (y < 0).any() or (z < 0).any():
+        raise SchedulingError(f"slot {state.t}: negative counts")
+    bad = ids[state.status[ids] != ACTIVE]
+    if bad.size:
+        raise SchedulingError(f"slot {state.t}: job {inst.jobs[bad[0]].id} is not active")
+    w, p = y.sum(axis=1), z.sum(axis=1)
+    over = ((w > np.minimum(inst.max_workers[ids], state.remaining[ids]))
+            | (p < ps_needed(w, inst.ps_ratio[ids])))
+    if over.any():
+        n = int(np.flatnonzero(over)[0])
+        i = int(ids[n])
+        raise SchedulingError(f"slot {state.t}: job {inst.jobs[i].id} gets {int(w[n])} workers "
+                              f"and {int(p[n])} PSs (max {inst.max_workers[i]}, remaining "
+                              f"{state.remaining[i]}, ratio {inst.ps_ratio[i]:g})")
+    used_w = y.T.astype(float) @ inst.worker_demand[ids]  # (H, R)
+    used_ps = z.T.astype(float) @ inst.ps_demand[ids]  # (K, R)
+    for used, cap, pool in ((used_w, inst.worker_capacity, "worker"),
+                            (used_ps, inst.ps_capacity, "PS")):
+        if (used > cap + 1e-9 * np.maximum(1.0, cap)).any():
+            raise SchedulingError(f"slot {state.t}: {pool} capacity exceeded")
+    state.free_w = inst.worker_capacity - used_w
+    state.free_ps = inst.ps_capacity - used_ps
+    for i, pl in live.items():
+        rec.record(state.t, i, pl)
+
+
+def advance(state: ClusterState, allocations: Mapping[int, Placement]) -> None:
+    """Stage 5: work is done, finished jobs leave, the slot ends."""
+    held = {}
+    for i, pl in allocations.items():
+        w = pl.workers
+        if w == 0 and pl.ps == 0:
+            continue
+        state.remaining[i] -= w
+        if state.remaining[i] <= 0:
+            state.status[i] = DONE
+        else:
+            held[i] = pl
+    state.held = held
