@@ -109,8 +109,11 @@ BANDWIDTHS = (5.0, 10.0, 20.0)
 
 
 def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
-             horizon: int | None = None, name: str | None = None) -> Instance:
-    """A random instance of ``preset``; the same arguments give the same instance."""
+             horizon: int | None = None, servers: int | None = None,
+             name: str | None = None) -> Instance:
+    """A random instance of ``preset``; the same arguments give the same instance.
+
+    ``jobs``, ``horizon`` and ``servers`` (the count of each pool) override the preset."""
     if preset not in PRESETS:
         raise InputError("--preset", f"unknown preset {preset!r}; choose from "
                                      f"{', '.join(PRESETS)}")
@@ -118,12 +121,16 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
         raise InputError("--jobs", f"must be at least 0, got {jobs}")
     if horizon is not None and horizon < 1:
         raise InputError("--horizon", f"must be at least 1, got {horizon}")
+    if servers is not None and servers < 1:
+        raise InputError("--servers", f"must be at least 1, got {servers}")
     p = PRESETS[preset]
     rng = np.random.default_rng([seed, _stable_hash(preset)])
     T = horizon if horizon is not None else int(rng.integers(p.horizon[0], p.horizon[1] + 1))
     n_jobs = jobs if jobs is not None else int(rng.integers(p.jobs[0], p.jobs[1] + 1))
     n_w = int(rng.integers(p.worker_servers[0], p.worker_servers[1] + 1))
     n_ps = int(rng.integers(p.ps_servers[0], p.ps_servers[1] + 1))
+    if servers is not None:
+        n_w = n_ps = servers
     workers = (ServerGroup("w", tuple(p.worker_capacity), n_w),)
     pss = (ServerGroup("ps", tuple(p.ps_capacity), n_ps),)
     last_arrival = max(0, min(T - 1, int(p.arrival_span * T) - 1))

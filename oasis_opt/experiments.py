@@ -1,0 +1,206 @@
+"""The experiments that check the paper's findings (SPEC, top; issue 5), each a CSV of raw rows
+and a PNG figure.
+
+- ``ratio``: OPT/ALG of every algorithm over ``small`` instances (one per seed); OASiS's
+  spread beside the paper's 1.1–1.5.
+- ``utility-vs-jobs``: total utility and completed jobs as the load grows (``paper`` preset,
+  50 … 300 jobs).
+- ``estimation-error``: OASiS when U or L is under- or over-estimated (×0.1 … ×10), with scarce
+  (200 jobs) and plentiful (50 jobs) resources on the ``paper`` preset.
+- ``runtime``: OASiS decision time vs horizon and number of servers (``paper`` preset).
+
+Rows are keyed by (experiment, seed, params, algorithm): a rerun skips what the CSV holds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .sweep import ResultStore, Task, run_tasks
+
+ONLINE = ("oasis", "fifo", "drf", "rrh", "tetris")
+FACTORS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+
+
+def _instance(params: dict[str, Any], seed: int):
+    from .generator import generate
+    return generate(params["preset"], seed=seed, jobs=params.get("jobs"),
+                    horizon=params.get("horizon"), servers=params.get("servers"))
+
+
+def _size(inst) -> dict[str, Any]:
+    return {"instance": inst.name, "jobs": inst.num_jobs, "horizon": inst.horizon,
+            "worker_servers": len(inst.worker_names), "ps_servers": len(inst.ps_names)}
+
+
+def _run_algorithm(name: str, inst, **params: Any) -> dict[str, Any]:
+    from . import algorithms
+    sched = algorithms.run(name, inst, **params)
+    ex = sched.extras
+    row = {"algorithm": name, "utility": sched.total_utility, "completed": sched.completed,
+           "seconds": ex.get("seconds"), "alpha": ex.get("alpha"), "d_cert": ex.get("D_cert")}
+    if ex.get("alpha") is not None:
+        row["bound_2alpha"] = 2 * ex["alpha"]
+    decisions = ex.get("decision_seconds")
+    if decisions:
+        row["decision_ms"] = 1e3 * statistics.median(decisions)
+    elif ex.get("seconds") is not None and inst.num_jobs:
+        row["decision_ms"] = 1e3 * ex["seconds"] / inst.num_jobs
+    return row
+
+
+def _base(task: Task) -> dict[str, Any]:
+    return {"experiment": task.experiment, "seed": task.seed, "params": task.params_key}
+
+
+# --- task functions (module level: they are pickled to worker processes) -----------------
+
+
+def execute_ratio(task: Task) -> list[dict[str, Any]]:
+    """OPT by the exact solver (or its bound at the time limit), then every algorithm."""
+    from .offline import solve
+    inst = _instance(task.params, task.seed)
+    _, rep = solve(inst, time_limit=task.params.get("time_limit", 60.0))
+    opt = rep.objective if rep.status == "optimal" else rep.bound
+    kind = "optimal" if rep.status == "optimal" else "bound"
+    rows = []
+    for name in task.algorithms:
+        row = {**_base(task), **_size(inst), **_run_algorithm(name, inst), "opt": opt,
+               "opt_kind": kind, "status": rep.status}
+        u = row["utility"]
+        row["ratio"] = opt / u if u > 1e-12 else (1.0 if opt <= 1e-12 else math.inf)
+        rows.append(row)
+    return rows
+
+
+def execute_runs(task: Task) -> list[dict[str, Any]]:
+    """Each algorithm on one generated instance; OASiS takes ``u_scale``/``l_scale``."""
+    inst = _instance(task.params, task.seed)
+    rows = []
+    for name in task.algorithms:
+        params = {k: task.params[k] for k in ("u_scale", "l_scale") if k in task.params}
+        rows.append({**_base(task), **_size(inst),
+                     **_run_algorithm(name, inst, **(params if name == "oasis" else {}))})
+    return rows
+
+
+# --- experiment definitions --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    question: str
+    default_seeds: int
+    tasks: Callable[[int, bool], list[Task]]
+    execute: Callable[[Task], list[dict[str, Any]]]
+    figure: Callable[[list[dict[str, str]], Path], None]
+
+
+def _ratio_tasks(seeds: int, quick: bool) -> list[Task]:
+    params = {"preset": "small", "time_limit": 60.0}
+    if quick:
+        params.update(horizon=6, jobs=4)
+    return [Task("ratio", s, params, ONLINE) for s in range(seeds)]
+
+
+def _jobs_tasks(seeds: int, quick: bool) -> list[Task]:
+    counts, extra = ((10, 20), {"horizon": 20, "servers": 4}) if quick else \
+        ((50, 100, 150, 200, 300), {})
+    return [Task("utility-vs-jobs", s, {"preset": "paper", "jobs": n, **extra}, ONLINE)
+            for n in counts for s in range(seeds)]
+
+
+def _estimation_tasks(seeds: int, quick: bool) -> list[Task]:
+    factors = (0.1, 1.0, 10.0) if quick else FACTORS
+    scarcity = {"scarce": 200, "plentiful": 50}
+    extra = {"horizon": 20, "servers": 4} if quick else {}
+    if quick:
+        scarcity = {"scarce": 30, "plentiful": 6}
+    out = []
+    for label, jobs in scarcity.items():
+        for which in ("u_scale", "l_scale"):
+            for f in factors:
+                if f == 1.0 and which == "l_scale":
+                    continue  # the same run as u_scale = 1
+                p = {"preset": "paper", "jobs": jobs, "scarcity": label, "u_scale": 1.0,
+                     "l_scale": 1.0, **extra}
+                p[which] = f
+                out += [Task("estimation-error", s, p, ("oasis",)) for s in range(seeds)]
+    return out
+
+
+def _runtime_tasks(seeds: int, quick: bool) -> list[Task]:
+    if quick:
+        grid = [{"horizon": t, "servers": 4} for t in (10, 20)] + \
+               [{"horizon": 10, "servers": s} for s in (2, 8)]
+        jobs = 10
+    else:
+        grid = [{"horizon": t, "servers": 40} for t in (25, 50, 100, 200)] + \
+               [{"horizon": 100, "servers": s} for s in (10, 20, 80)]
+        jobs = 100
+    return [Task("runtime", s, {"preset": "paper", "jobs": jobs, **g}, ("oasis",))
+            for g in grid for s in range(seeds)]
+
+
+def _figure(name: str) -> Callable[[list[dict[str, str]], Path], None]:
+    def draw(rows: list[dict[str, str]], path: Path) -> None:
+        from . import plots
+        getattr(plots, name.replace("-", "_"))(rows, path)
+    return draw
+
+
+EXPERIMENTS: dict[str, Experiment] = {
+    "ratio": Experiment("ratio", "OPT/ALG over many small instances", 30, _ratio_tasks,
+                        execute_ratio, _figure("ratio")),
+    "utility-vs-jobs": Experiment("utility-vs-jobs", "utility and completions vs load", 3,
+                                  _jobs_tasks, execute_runs, _figure("utility-vs-jobs")),
+    "estimation-error": Experiment("estimation-error", "OASiS under price-bound errors", 3,
+                                   _estimation_tasks, execute_runs,
+                                   _figure("estimation-error")),
+    "runtime": Experiment("runtime", "OASiS decision time vs horizon and servers", 3,
+                          _runtime_tasks, execute_runs, _figure("runtime")),
+}
+
+
+def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "results",
+                   quick: bool = False, progress: bool = False,
+                   executor: Executor | None = None) -> dict[str, Any]:
+    """Run (or resume) one experiment; write ``OUT/NAME.csv`` and ``OUT/NAME.png``."""
+    if name not in EXPERIMENTS:
+        raise InputError("NAME", f"unknown experiment {name!r}; choose from "
+                                 f"{', '.join(EXPERIMENTS)}")
+    if seeds is not None and seeds < 1:
+        raise InputError("--seeds", f"must be at least 1, got {seeds}")
+    exp = EXPERIMENTS[name]
+    out = Path(out)
+    store = ResultStore(out / f"{name}.csv")
+    before = len(store.rows)
+    start = time.perf_counter()
+    tasks = exp.tasks(seeds or (2 if quick else exp.default_seeds), quick)
+    ran = run_tasks(tasks, exp.execute, store, executor=executor, progress=progress,
+                    description=name)
+    figure = out / f"{name}.png"
+    exp.figure(store.rows, figure)
+    return {"experiment": name, "csv": str(out / f"{name}.csv"), "figure": str(figure),
+            "rows": len(store.rows), "new_rows": len(store.rows) - before, "tasks_run": ran,
+            "seconds": time.perf_counter() - start, "summary": summarize(name, store.rows)}
+
+
+def summarize(name: str, rows: Sequence[dict[str, str]]) -> dict[str, Any]:
+    """Numbers the docs quote: medians per algorithm and setting."""
+    from . import plots
+    return plots.summary(name, rows)
+
+
+def params_of(row: dict[str, str]) -> dict[str, Any]:
+    return json.loads(row["params"])

@@ -1,0 +1,79 @@
+"""Sweeps: rows stream to the CSV, a rerun skips what is there, an interrupted run resumes
+without duplicates, and a process pool gives the same rows as running in-process."""
+
+from __future__ import annotations
+
+import csv
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+from oasis_opt.errors import InputError
+from oasis_opt.sweep import COLUMNS, ResultStore, Task, run_tasks
+
+
+def fake_execute(task: Task) -> list[dict]:
+    return [{"experiment": task.experiment, "seed": task.seed, "params": task.params_key,
+             "algorithm": a, "utility": float(task.seed * 10 + len(a))}
+            for a in task.algorithms]
+
+
+class Crash(RuntimeError):
+    pass
+
+
+def crashing_execute(task: Task) -> list[dict]:
+    if task.seed == 3:
+        raise Crash("worker died")
+    return fake_execute(task)
+
+
+TASKS = [Task("demo", s, {"jobs": 5}, ("oasis", "fifo")) for s in range(6)]
+
+
+def _rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_rerun_skips_done_and_interrupted_run_resumes(tmp_path):
+    path = tmp_path / "r.csv"
+    with pytest.raises(Crash):
+        run_tasks(TASKS, crashing_execute, ResultStore(path))
+    partial = _rows(path)
+    assert 0 < len(partial) < 12  # what finished before the crash is on disk
+    ran = run_tasks(TASKS, fake_execute, ResultStore(path))
+    assert ran == 6 - len(partial) // 2
+    rows = _rows(path)
+    keys = [(r["seed"], r["algorithm"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 12
+    assert run_tasks(TASKS, fake_execute, ResultStore(path)) == 0
+    assert len(_rows(path)) == 12
+
+
+def test_partial_last_line_is_dropped(tmp_path):
+    path = tmp_path / "r.csv"
+    run_tasks(TASKS[:2], fake_execute, ResultStore(path))
+    with open(path, "a") as f:
+        f.write("demo,7,{\"jobs\":5},oas")  # a crash in the middle of a write
+    store = ResultStore(path)
+    assert len(store.rows) == 4
+    run_tasks(TASKS, fake_execute, store)
+    assert len(_rows(path)) == 12
+
+
+def test_process_pool_matches_serial(tmp_path):
+    run_tasks(TASKS, fake_execute, ResultStore(tmp_path / "a.csv"))
+    with ProcessPoolExecutor(max_workers=2) as ex:
+        run_tasks(TASKS, fake_execute, ResultStore(tmp_path / "b.csv"), executor=ex)
+
+    def norm(p):
+        return sorted(tuple(r[c] for c in COLUMNS) for r in _rows(p))
+    assert norm(tmp_path / "a.csv") == norm(tmp_path / "b.csv")
+
+
+def test_foreign_csv_is_refused(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("a,b\n1,2\n")
+    with pytest.raises(InputError, match="columns differ"):
+        ResultStore(path)
