@@ -1,0 +1,167 @@
+"""OASiS: the online primal-dual scheduler (SPEC §3; Bao et al., INFOCOM 2018, Algorithm 1).
+
+Jobs are taken in arrival order (ties: file order). For each, the dual subroutine
+(``subroutine.best_schedule``) finds the schedule of largest payoff ``u_i`` at the current prices
+and within the free capacity; the job is admitted, irrevocably, when ``u_i > 1e-9``; its
+resources are added to ``g`` and the prices of the slots it uses rise.
+
+Certificate (``extras``; see docs/oasis.md): the dual objective
+
+    D = Σ_i u_i + Σ_t Σ_h Σ_r p_h[t][r]·C_h[r] + Σ_t Σ_k Σ_r q_k[t][r]·C_k[r]
+
+before the first arrival (``D0 = OPT_lb/2`` with the default bounds), after each arrival
+(``D_after``) and at the end (``D_final``); the primal ``P = Σ`` admitted utilities; ``α``; the
+arrivals where ``α·ΔP < ΔD`` (``relationship_failures``); and the certified upper bound
+
+    D_cert = Σ_i max(0, u*_i) + Σ p·C + Σ q·C   (final prices)
+
+where ``u*_i`` is job i's best payoff at the final prices against the *full* capacities. Any
+non-negative prices with such ``u*`` are a feasible dual of the schedule-packing LP (SPEC §2),
+so ``D_cert ≥ LP ≥ OPT``. ``D_final`` may fall below OPT: a schedule blocked by a small leftover
+capacity is never priced during the run.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..model import Instance, Schedule
+from . import prices as pr
+from .subroutine import TIE_TOL, JobSpec, best_schedule
+
+#: A job is admitted when its best payoff exceeds this (SPEC §3 step 3).
+ADMIT_TOL = 1e-9
+
+
+def run(
+    instance: Instance,
+    *,
+    u_scale: float = 1.0,
+    l_scale: float = 1.0,
+    bounds: pr.PriceBounds | Mapping[str, Any] | None = None,
+    certificate: bool = True,
+    **_: Any,
+) -> Schedule:
+    """Run OASiS on ``instance``.
+
+    Args:
+        u_scale, l_scale: multiply the price bounds U and L (estimation-error study); must be
+            positive (``InputError`` otherwise).
+        bounds: price bounds to use instead of the defaults of SPEC §3 (a ``PriceBounds`` or a
+            mapping with R-vectors ``U_w, L_w, U_ps, L_ps``); the scales apply on top.
+        certificate: compute ``D_cert`` (one more subroutine call per job at the end).
+    """
+    res = instance.resources
+    base = pr.default_bounds(instance) if bounds is None else pr.from_mapping(bounds, instance)
+    b = pr.scaled(base, u_scale, l_scale, res)
+    alpha = b.alpha
+    T = instance.horizon
+    wstate = pr.PriceState(instance.worker_capacity, b.U_w, b.L_w, T)
+    pstate = pr.PriceState(instance.ps_capacity, b.U_ps, b.L_ps, T)
+
+    order = np.argsort(instance.arrival, kind="stable")  # arrival order, ties: file order
+    workers: dict[int, np.ndarray] = {}
+    pss: dict[int, np.ndarray] = {}
+    payoff: dict[str, float | None] = {}
+    d_after: dict[str, float] = {}
+    failures: list[dict[str, Any]] = []
+    decision_s: list[float] = []
+    price_cost = wstate.dual_cost() + pstate.dual_cost()
+    D0 = price_cost
+    u_sum = 0.0
+    P = 0.0
+    D = D0
+    for i in map(int, order):
+        job = instance.jobs[i]
+        spec = JobSpec.from_instance(instance, i)
+        start = time.perf_counter()
+        best = best_schedule(spec, wstate.price, pstate.price, wstate.free, pstate.free)
+        dP = 0.0
+        if best.payoff > ADMIT_TOL:
+            workers[i], pss[i] = best.workers, best.ps
+            wstate.add(best.workers, spec.worker_demand)
+            pstate.add(best.ps, spec.ps_demand)
+            u_sum += best.payoff
+            dP = _earned(instance, i, best.workers)
+            P += dP
+            price_cost = wstate.dual_cost() + pstate.dual_cost()
+        decision_s.append(time.perf_counter() - start)
+        payoff[job.id] = best.payoff if best.fits else None
+        D_new = u_sum + price_cost
+        dD = D_new - D
+        if alpha * dP < dD - TIE_TOL * max(1.0, abs(dD)):
+            failures.append({"job": job.id, "dP": dP, "dD": dD})
+        D = D_new
+        d_after[job.id] = D
+
+    D_cert = None
+    cert_s = 0.0
+    if certificate:
+        start = time.perf_counter()
+        D_cert = price_cost + sum(
+            max(0.0, best_schedule(JobSpec.from_instance(instance, i), wstate.price,
+                                   pstate.price, instance.worker_capacity,
+                                   instance.ps_capacity).payoff)
+            for i in range(instance.num_jobs))
+        cert_s = time.perf_counter() - start
+
+    extras: dict[str, Any] = {
+        "payoff": payoff,
+        "D0": D0,
+        "D_final": D,
+        "D_cert": D_cert,
+        "alpha": alpha,
+        "two_alpha": 2.0 * alpha,
+        "P": P,
+        "D_after": d_after,
+        "relationship_failures": failures,
+        "max_job_share": _max_job_share(instance, workers, pss),
+        "max_unit_share": _max_unit_share(instance),
+        "bounds": b.to_dict(res),
+        "u_scale": u_scale,
+        "l_scale": l_scale,
+        "notes": list(b.notes),
+        "decision_ms_median": 1e3 * float(np.median(decision_s)) if decision_s else 0.0,
+        "decision_seconds": float(sum(decision_s)),
+        "certificate_seconds": cert_s,
+    }
+    return Schedule.from_arrays(instance, "oasis", workers, pss, extras)
+
+
+def _earned(instance: Instance, i: int, y: np.ndarray) -> float:
+    """f_i at the slot where the work first reaches V_i."""
+    done = np.cumsum(y.sum(axis=1))
+    slot = int(np.flatnonzero(done >= instance.jobs[i].workload)[0])
+    return instance.utility_at(i, slot)
+
+
+def _max_job_share(instance: Instance, workers: Mapping[int, np.ndarray],
+                   pss: Mapping[int, np.ndarray]) -> float:
+    """Largest share of one server resource one admitted job holds in one slot:
+    ``max α_i[r]·y_ih(t)/C_h[r]`` (and alike for PSs). The 2α guarantee assumes it is small."""
+    out = 0.0
+    for counts, demand, cap in ((workers, instance.worker_demand, instance.worker_capacity),
+                                (pss, instance.ps_demand, instance.ps_capacity)):
+        inv = np.divide(1.0, cap, out=np.zeros_like(cap), where=cap > 0)  # (S, R)
+        for i, c in counts.items():
+            peak = c.max(axis=0)  # (S,)
+            out = max(out, float((peak[:, None] * demand[i][None, :] * inv).max(initial=0.0)))
+    return out
+
+
+def _max_unit_share(instance: Instance) -> float:
+    """Largest share of a server resource one worker or PS of any job takes:
+    ``max α_i[r]/C_h[r]`` over servers with ``C_h[r] > 0`` (and alike for PSs)."""
+    out = 0.0
+    for demand, cap in ((instance.worker_demand, instance.worker_capacity),
+                        (instance.ps_demand, instance.ps_capacity)):
+        if demand.size == 0 or cap.size == 0:
+            continue
+        inv = np.divide(1.0, cap, out=np.zeros_like(cap), where=cap > 0)
+        out = max(out, float((demand[:, None, :] * inv[None]).max(initial=0.0)))
+    return out if math.isfinite(out) else math.inf

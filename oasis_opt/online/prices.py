@@ -1,0 +1,254 @@
+"""OASiS resource prices and their bounds (SPEC §3, the paper's §IV-A).
+
+A resource's price grows exponentially with its utilisation ``g/C`` from a lower bound ``L``
+(nothing used) to an upper bound ``U`` (full)::
+
+    p_h[t][r] = L_w[r] · (U_w[r] / L_w[r]) ^ (g_h[t][r] / C_h[r])       (worker pool)
+    q_k[t][r] = L_ps[r] · (U_ps[r] / L_ps[r]) ^ (g_k[t][r] / C_k[r])    (PS pool)
+
+Default bounds, derived from the instance (SPEC §3):
+
+* ``U_w[r] = max_i f_i(d_i_min) / α_i[r]`` over jobs with ``α_i[r] > 0``, where
+  ``d_i_min = ceil(V_i / N_i)``: a full resource costs more, per unit of demand, than any job can
+  gain, so a job never pays to use a full resource. ``U_ps`` alike with ``β``.
+* ``OPT_lb = max_i f_i(ceil(V_i / w_max_i))`` (0 when the job cannot finish by the horizon):
+  the best utility one job earns alone in the empty cluster, ``w_max_i`` being the most
+  workers (≤ N_i, with their PSs) one slot of the empty cluster takes. It is a lower bound on OPT.
+* ``L_w[r] = OPT_lb / (2·n·T·Σ_h C_h[r])`` with ``n`` the number of (pool, resource) pairs of
+  positive total capacity. Each pair then contributes ``T·Σ_h L_w[r]·C_h[r] = OPT_lb/(2n)`` to the
+  initial dual objective, so ``D0 = Σ_pairs OPT_lb/(2n) = OPT_lb/2 ≤ OPT/2``: ``n`` splits the
+  half of OPT_lb evenly over the priced pairs.
+* ``α = max over priced pairs of max(1, ln(U/L))``; OASiS is 2α-competitive when each job's
+  demand is small next to a server's capacity.
+
+A (pool, r) pair with zero total capacity has no price (0 here) and is left out of ``n`` and
+``α``; a pair no job demands keeps ``U = L`` (constant price). Scale factors multiply the
+defaults (``U·u_scale``, ``L·l_scale``); should ``U < L`` follow, ``U = L`` is used (prices must
+not fall as utilisation rises) and a note says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..model import Instance, ps_needed
+from ..utility import value as utility_value
+
+POOLS = ("worker", "ps")
+
+
+@dataclass(frozen=True)
+class PriceBounds:
+    """Price bounds per pool and resource; arrays have shape (R,).
+
+    ``worker_priced[r]`` (``ps_priced[r]``) is False for a pair with zero total capacity: its
+    price is 0 and it counts in neither ``n`` nor ``α``.
+    """
+
+    U_w: np.ndarray
+    L_w: np.ndarray
+    U_ps: np.ndarray
+    L_ps: np.ndarray
+    worker_priced: np.ndarray
+    ps_priced: np.ndarray
+    opt_lb: float
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def n(self) -> int:
+        """Number of priced (pool, resource) pairs."""
+        return int(self.worker_priced.sum() + self.ps_priced.sum())
+
+    @property
+    def alpha(self) -> float:
+        """``α = max over priced pairs of max(1, ln(U/L))`` (1 when nothing is priced)."""
+        logs = [1.0]
+        for U, L, on in ((self.U_w, self.L_w, self.worker_priced),
+                         (self.U_ps, self.L_ps, self.ps_priced)):
+            for r in np.flatnonzero(on):
+                if L[r] > 0:
+                    logs.append(math.log(U[r] / L[r]))
+        return max(logs)
+
+    def to_dict(self, resources: tuple[str, ...]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for pool, U, L, on in (("worker", self.U_w, self.L_w, self.worker_priced),
+                               ("ps", self.U_ps, self.L_ps, self.ps_priced)):
+            out[pool] = {res: {"U": float(U[r]), "L": float(L[r])}
+                         for r, res in enumerate(resources) if on[r]}
+        out.update(opt_lb=self.opt_lb, n=self.n)
+        return out
+
+
+def max_workers_alone(instance: Instance, i: int) -> int:
+    """``w_max``: the most workers job i runs in one slot of the empty cluster, with its PSs."""
+    job = instance.jobs[i]
+    per_w = _fit_counts(instance.worker_capacity, instance.worker_demand[i], job.max_workers)
+    z_cap = int(ps_needed(job.max_workers, job.ps_ratio))
+    per_p = _fit_counts(instance.ps_capacity, instance.ps_demand[i], z_cap)
+    w = min(job.max_workers, int(per_w.sum()))
+    z = int(per_p.sum())
+    while w > 0 and ps_needed(w, job.ps_ratio) > z:
+        w -= 1
+    return w
+
+
+def _fit_counts(capacity: np.ndarray, demand: np.ndarray, cap: int) -> np.ndarray:
+    """Per server, ``min(cap, min_{r: d_r>0} floor(C[r]/d[r]))``."""
+    need = demand > 0
+    if not need.any():
+        return np.full(capacity.shape[0], cap, dtype=np.int64)
+    fit = np.floor(capacity[:, need] / demand[need] + 1e-9).min(axis=1)
+    return np.minimum(fit, cap).astype(np.int64)
+
+
+def opt_lower_bound(instance: Instance) -> float:
+    """``OPT_lb = max_i f_i(ceil(V_i / w_max_i))`` over jobs that can finish alone (SPEC §3)."""
+    best = 0.0
+    T = instance.horizon
+    for i, job in enumerate(instance.jobs):
+        w = max_workers_alone(instance, i)
+        if w == 0:
+            continue
+        d = math.ceil(job.workload / w)
+        if job.arrival + d - 1 <= T - 1:
+            best = max(best, float(instance.utility_table[i, d - 1]))
+    return best
+
+
+def default_bounds(instance: Instance) -> PriceBounds:
+    """The bounds of SPEC §3, derived from the instance (see the module docstring)."""
+    R = len(instance.resources)
+    T = instance.horizon
+    worker_total = instance.worker_capacity.sum(axis=0) if instance.worker_names else np.zeros(R)
+    ps_total = instance.ps_capacity.sum(axis=0) if instance.ps_names else np.zeros(R)
+    worker_priced = worker_total > 0
+    ps_priced = ps_total > 0
+    n = int(worker_priced.sum() + ps_priced.sum())
+    opt_lb = opt_lower_bound(instance)
+    notes: list[str] = []
+    if opt_lb <= 0:
+        notes.append("OPT_lb = 0: no job can earn utility alone in the empty cluster; "
+                     "every job is rejected")
+
+    # f_i(d_i_min) with d_i_min = ceil(V_i/N_i), read from the utility family itself (d_min may
+    # exceed the horizon; SPEC §3 takes it as written).
+    fmax = np.array([utility_value(j.utility, max(1, math.ceil(j.workload / j.max_workers)))
+                     for j in instance.jobs], dtype=float)
+
+    def pool(total: np.ndarray, priced: np.ndarray,
+             demand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        L = np.zeros(R)
+        U = np.zeros(R)
+        if opt_lb <= 0:
+            return U, L
+        for r in np.flatnonzero(priced):
+            L[r] = opt_lb / (2.0 * n * T * total[r])
+            users = demand[:, r] > 0 if demand.size else np.zeros(0, dtype=bool)
+            U[r] = float((fmax[users] / demand[users, r]).max()) if users.any() else L[r]
+        return U, L
+
+    U_w, L_w = pool(worker_total, worker_priced, instance.worker_demand)
+    U_ps, L_ps = pool(ps_total, ps_priced, instance.ps_demand)
+    return _floor_u(PriceBounds(U_w, L_w, U_ps, L_ps, worker_priced, ps_priced, opt_lb,
+                                tuple(notes)), instance.resources)
+
+
+def scaled(bounds: PriceBounds, u_scale: float, l_scale: float,
+           resources: tuple[str, ...]) -> PriceBounds:
+    """``U·u_scale`` and ``L·l_scale``; ``U < L`` afterwards is raised to ``U = L`` with a note."""
+    for name, x in (("u_scale", u_scale), ("l_scale", l_scale)):
+        if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
+            raise InputError(name, f"must be a positive number, got {x!r}")
+    if u_scale == 1.0 and l_scale == 1.0:
+        return bounds
+    out = replace(bounds, U_w=bounds.U_w * u_scale, L_w=bounds.L_w * l_scale,
+                  U_ps=bounds.U_ps * u_scale, L_ps=bounds.L_ps * l_scale)
+    return _floor_u(out, resources)
+
+
+def from_mapping(data: PriceBounds | Mapping[str, Any], instance: Instance) -> PriceBounds:
+    """Bounds given by the caller: a ``PriceBounds`` or a mapping with ``U_w, L_w, U_ps, L_ps``
+    (R-vectors); pairs with zero total capacity stay unpriced whatever is given."""
+    if isinstance(data, PriceBounds):
+        return _floor_u(data, instance.resources)
+    base = default_bounds(instance)
+    R = len(instance.resources)
+    arrays: dict[str, np.ndarray] = {}
+    for key in ("U_w", "L_w", "U_ps", "L_ps"):
+        if key not in data:
+            arrays[key] = getattr(base, key)
+            continue
+        a = np.asarray(data[key], dtype=float).reshape(-1)
+        if a.shape != (R,):
+            raise InputError(f"bounds.{key}", f"expected {R} values, got {a.size}")
+        if not np.all(np.isfinite(a)) or (a < 0).any():
+            raise InputError(f"bounds.{key}", "must be finite and non-negative")
+        arrays[key] = a
+    for key, on in (("L_w", base.worker_priced), ("L_ps", base.ps_priced)):
+        if (arrays[key][on] <= 0).any():
+            raise InputError(f"bounds.{key}", "must be positive on every priced resource")
+    out = PriceBounds(arrays["U_w"], arrays["L_w"], arrays["U_ps"], arrays["L_ps"],
+                      base.worker_priced, base.ps_priced, base.opt_lb,
+                      base.notes + ("price bounds given by the caller",))
+    return _floor_u(out, instance.resources)
+
+
+def _floor_u(b: PriceBounds, resources: tuple[str, ...]) -> PriceBounds:
+    """Zero the unpriced pairs and raise ``U`` to ``L`` where it fell below (with a note)."""
+    notes = list(b.notes)
+    arrays = {}
+    for pool, U, L, on in (("worker", b.U_w, b.L_w, b.worker_priced),
+                           ("ps", b.U_ps, b.L_ps, b.ps_priced)):
+        U = np.where(on, U, 0.0)
+        L = np.where(on, L, 0.0)
+        low = on & (U < L)
+        if low.any():
+            names = ", ".join(resources[r] for r in np.flatnonzero(low))
+            notes.append(f"U < L on the {pool} pool ({names}): U set to L, constant price")
+            U = np.where(low, L, U)
+        arrays[pool] = (U, L)
+    return replace(b, U_w=arrays["worker"][0], L_w=arrays["worker"][1],
+                   U_ps=arrays["ps"][0], L_ps=arrays["ps"][1], notes=tuple(notes))
+
+
+class PriceState:
+    """Used resources and prices of one pool, updated in place as jobs are admitted.
+
+    ``used`` (T, S, R) is ``g[t][s][r]``, ``price`` (T, S, R) the price
+    ``L[r]·exp(ln(U[r]/L[r]) · g/C[s][r])`` (0 on unpriced pairs; ``L`` on a server whose own
+    capacity for r is 0), ``free`` (T, S, R) is ``C − g``.
+    """
+
+    def __init__(self, capacity: np.ndarray, U: np.ndarray, L: np.ndarray, horizon: int) -> None:
+        S, R = capacity.shape
+        self.capacity = capacity
+        self.L = L
+        ratio = np.divide(U, L, out=np.ones_like(L, dtype=float), where=L > 0)
+        self.log_ratio = np.log(ratio)  # (R,); 0 on unpriced pairs
+        self.inv_cap = np.divide(1.0, capacity, out=np.zeros_like(capacity, dtype=float),
+                                 where=capacity > 0)  # (S, R); 0 where a server lacks r
+        self.used = np.zeros((horizon, S, R))
+        self.free = np.broadcast_to(capacity, (horizon, S, R)).copy()
+        self.price = np.broadcast_to(L, (horizon, S, R)).copy()
+
+    def add(self, counts: np.ndarray, demand: np.ndarray) -> None:
+        """Admit ``counts`` (T, S) units of ``demand`` (R,): update g, free and the prices of
+        the slots it touches."""
+        slots = np.flatnonzero(counts.any(axis=1))
+        if slots.size == 0:
+            return
+        load = counts[slots, :, None] * demand[None, None, :]  # (t, S, R)
+        self.used[slots] += load
+        self.free[slots] = self.capacity[None] - self.used[slots]
+        self.price[slots] = self.L * np.exp(self.log_ratio * self.used[slots] * self.inv_cap)
+
+    def dual_cost(self) -> float:
+        """``Σ_t Σ_s Σ_r price·C``."""
+        return float(np.einsum("tsr,sr->", self.price, self.capacity))

@@ -1,0 +1,266 @@
+"""OASiS's dual subroutine (SPEC §3, the paper's Algorithm 2): one job's best schedule at
+given prices.
+
+Given per-slot prices of every worker server ``p_h[t][r]`` and PS server ``q_k[t][r]``, the
+capacity still free, and one job ``i``, find the schedule that maximises the payoff
+
+    payoff = f_i(t̂ − a_i + 1) − Σ_t Σ_h (Σ_r α_i[r]·p_h[t][r])·y_h(t)
+                               − Σ_t Σ_k (Σ_r β_i[r]·q_k[t][r])·z_k(t)
+
+over schedules that do ``V_i`` units of work in slots ``a_i … t̂``, with at most ``N_i`` workers
+and ``ceil(y(t)/γ_i)`` PSs per slot, within the free capacity.
+
+1. Per slot, a worker on h costs ``c_h(t) = Σ_r α_i[r]·p_h[t][r]`` and h takes at most
+   ``n_h(t) = min_{r: α_i[r]>0} floor(free_h[t][r]/α_i[r])`` workers (``N_i`` when α_i = 0).
+   ``Wcost_t(w)`` = cost of the ``w`` cheapest workers (greedy by unit cost, ties within
+   ``1e-9·max(1,|c|)`` to the lower server index); ``Pcost_t(z)`` alike;
+   ``cost_t(w) = Wcost_t(w) + Pcost_t(ceil(w/γ_i))``, ``+∞`` where it does not fit.
+2. ``best_t[v] = min_{0≤w≤min(N_i,v)} best_{t−1}[v−w] + cost_t(w)``, ``v = 0 … V_i``,
+   ``best_{a_i−1} = [0, ∞, …]``. With non-negative prices ``cost_t`` is non-decreasing in ``w``,
+   hence ``best_t`` in ``v``, so states above ``V_i`` (over-work) are never cheaper and the state
+   space stops at ``V_i``.
+3. ``payoff(t̂) = f_i(t̂ − a_i + 1) − best_t̂[V_i]``; the largest wins, ties to the earliest t̂.
+4. Backtracking from t̂ down to ``a_i``: with ``v`` units left, slot t takes the fewest ``w`` with
+   ``best_{t−1}[v−w] + cost_t(w)`` equal (within tolerance) to ``best_t[v]``: work goes as
+   early as it can at equal cost.
+
+The function is pure (arrays in, arrays out) so that it doubles as the pricing oracle of column
+generation: pass LP duals of the capacity rows as prices and the full capacities as ``free``;
+the reduced cost of the returned column is ``payoff − μ_i`` (μ_i the dual of ``Σ_l x_il ≤ 1``).
+
+Cost: O(S·(H + K)·N) to build the slot tables and O(S·N·V) for the DP, S = T − a_i slots; the
+only Python loops are over slots and worker counts, never over servers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import Instance, ps_needed
+
+#: Two costs or payoffs are equal when they differ by at most ``TIE_TOL·max(1, |x|)`` (SPEC §3).
+TIE_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job's data as the subroutine reads it.
+
+    ``worker_demand`` α and ``ps_demand`` β have shape (R,); ``utility`` has shape (≥ T − a,)
+    with ``utility[d-1] = f(d)`` (a row of ``Instance.utility_table``).
+    """
+
+    arrival: int
+    workload: int
+    max_workers: int
+    ps_ratio: float
+    worker_demand: np.ndarray
+    ps_demand: np.ndarray
+    utility: np.ndarray
+
+    @classmethod
+    def from_instance(cls, instance: Instance, i: int) -> JobSpec:
+        job = instance.jobs[i]
+        return cls(job.arrival, job.workload, job.max_workers, float(job.ps_ratio),
+                   instance.worker_demand[i], instance.ps_demand[i], instance.utility_table[i])
+
+
+@dataclass(frozen=True)
+class BestSchedule:
+    """The subroutine's answer.
+
+    ``workers`` (T, H) and ``ps`` (T, K) int64 counts (all zero when nothing fits); ``cost`` the
+    priced cost ``best_t̂[V]`` (inf when nothing fits); ``t_hat`` the chosen last slot (None when
+    nothing fits; the work may complete earlier only at a cost tie, never later); ``utility``
+    ``f(t̂ − a + 1)``; ``payoff = utility − cost`` (−inf when nothing fits).
+    """
+
+    payoff: float
+    cost: float
+    t_hat: int | None
+    utility: float
+    workers: np.ndarray
+    ps: np.ndarray
+
+    @property
+    def fits(self) -> bool:
+        return self.t_hat is not None
+
+
+def _tol(x: np.ndarray | float) -> np.ndarray | float:
+    return TIE_TOL * np.maximum(1.0, np.abs(x))
+
+
+def fit_counts(free: np.ndarray, demand: np.ndarray, cap: int, start: int,
+               horizon: int) -> np.ndarray:
+    """(horizon − start, S): ``min(cap, min_{r: d_r>0} floor(free[t][s][r] / d_r))``, ≥ 0.
+
+    ``free`` is (T, S, R), or (S, R) for the same free capacity in every slot.
+    """
+    n_slots = horizon - start
+    S = free.shape[-2]
+    need = demand > 0
+    if not need.any():
+        return np.full((n_slots, S), cap, dtype=np.int64)
+    f = free[start:] if free.ndim == 3 else free[None]
+    # 1e-9 absorbs float noise in g = Σ α·y (values like 2.9999999999999996).
+    n = np.floor(f[..., need] / demand[need] + 1e-9).min(axis=-1)
+    n = np.clip(n, 0, cap).astype(np.int64)
+    return np.broadcast_to(n, (n_slots, S)) if free.ndim == 2 else n
+
+
+def _tie_order(cost: np.ndarray) -> np.ndarray:
+    """(S, H) server order per slot: ascending unit cost; costs equal within tolerance (chained
+    in sorted order) are ordered by server index."""
+    S, H = cost.shape
+    o = np.argsort(cost, axis=1, kind="stable")  # exact ties already go to the lower index
+    if H <= 1:
+        return o
+    sv = np.take_along_axis(cost, o, axis=1)
+    d = np.diff(sv, axis=1)
+    gap = d > _tol(sv[:, 1:])
+    if not (~gap & (d > 0)).any():  # no near-but-not-exact tie: the stable order is right
+        return o
+    group_sorted = np.concatenate([np.zeros((S, 1), dtype=np.int64),
+                                   np.cumsum(gap, axis=1)], axis=1)
+    group = np.empty_like(group_sorted)
+    np.put_along_axis(group, o, group_sorted, axis=1)
+    return np.argsort(group * H + np.arange(H), axis=1)
+
+
+@dataclass(frozen=True)
+class _Greedy:
+    """Per slot: servers in fill order, their counts and the counts before them (fill order),
+    and ``table[s, w]``, the cost of the w cheapest units (inf past the total count)."""
+
+    order: np.ndarray  # (S, H)
+    counts: np.ndarray  # (S, H)
+    before: np.ndarray  # (S, H)
+    table: np.ndarray  # (S, W+1)
+
+    def place(self, units: np.ndarray, out: np.ndarray) -> None:
+        """Write ``units[s]`` units per slot, filled in order, into ``out`` (S, H)."""
+        take = np.clip(units[:, None] - self.before, 0, self.counts)
+        np.put_along_axis(out, self.order, take, axis=1)
+
+
+def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
+    """``table[s, w]`` = cost of the w cheapest units in slot s, w = 0 … most, all slots at once:
+    the k-th cheapest unit sits on the first server (in fill order) whose cumulative count
+    reaches k, found for every (s, k) by one ``searchsorted`` on row-offset cumulative counts."""
+    S, H = unit_cost.shape
+    order = _tie_order(unit_cost)
+    c = np.take_along_axis(unit_cost, order, axis=1)
+    n = np.take_along_axis(counts, order, axis=1)
+    cum = np.cumsum(n, axis=1)
+    table = np.full((S, most + 1), np.inf)
+    table[:, 0] = 0.0
+    if H and most:
+        step = most + 2  # row s lives in [s·step, s·step + most + 1]: rows never overlap
+        off = np.arange(S, dtype=np.int64)[:, None] * step
+        flat = (np.minimum(cum, most + 1) + off).ravel()
+        k = np.arange(1, most + 1, dtype=np.int64)
+        pos = np.searchsorted(flat, (k[None, :] + off).ravel()).reshape(S, most)
+        idx = pos - np.arange(S, dtype=np.int64)[:, None] * H  # H: slot s has < k units
+        kth = np.take_along_axis(c, np.minimum(idx, H - 1), axis=1)
+        kth[idx >= H] = np.inf
+        np.cumsum(kth, axis=1, out=table[:, 1:])
+    return _Greedy(order, n, cum - n, table)
+
+
+def best_schedule(
+    job: JobSpec,
+    worker_price: np.ndarray,
+    ps_price: np.ndarray,
+    worker_free: np.ndarray,
+    ps_free: np.ndarray,
+) -> BestSchedule:
+    """The payoff-maximising schedule of ``job`` at fixed prices (SPEC §3 steps 1–4).
+
+    Args:
+        job: the job's data (``JobSpec.from_instance(instance, i)``).
+        worker_price: (T, H, R) ``p_h[t][r] ≥ 0`` (an LP's capacity-row duals for column
+            generation; noise down to −1e-9 counts as 0).
+        ps_price: (T, K, R) ``q_k[t][r] ≥ 0``.
+        worker_free: (T, H, R) free worker capacity, or (H, R) when the same in every slot
+            (full capacities for column generation).
+        ps_free: (T, K, R) or (K, R) free PS capacity.
+
+    Returns:
+        ``BestSchedule`` with (T, H) and (T, K) integer counts, the cost, t̂ and the payoff;
+        payoff −inf and t̂ None when no schedule finishes by slot T − 1 within the capacity.
+    """
+    T, H, _ = worker_price.shape
+    K = ps_price.shape[1]
+    a, V, N = job.arrival, int(job.workload), int(job.max_workers)
+    y = np.zeros((T, H), dtype=np.int64)
+    z = np.zeros((T, K), dtype=np.int64)
+    none = BestSchedule(-math.inf, math.inf, None, 0.0, y, z)
+    S = T - a
+    if S <= 0 or N <= 0:
+        return none
+    if min(worker_price.min(initial=0.0), ps_price.min(initial=0.0)) < -TIE_TOL:
+        raise ValueError("prices must be non-negative")
+    wmax = min(N, V)
+    psn = np.asarray(ps_needed(np.arange(wmax + 1), job.ps_ratio), dtype=np.int64)
+    zmax = int(psn[-1])
+
+    # Step 1: per-slot cost tables, all slots at once.
+    cw = np.maximum(worker_price[a:] @ job.worker_demand, 0.0)  # (S, H)
+    cp = np.maximum(ps_price[a:] @ job.ps_demand, 0.0)  # (S, K)
+    gw = _greedy(cw, fit_counts(worker_free, job.worker_demand, wmax, a, T), wmax)
+    gp = _greedy(cp, fit_counts(ps_free, job.ps_demand, zmax, a, T), zmax)
+    cost = gw.table + gp.table[:, psn]  # (S, W+1), cost_t(w); inf where it does not fit
+
+    # Step 2: DP over slots. Row s of ``bp`` holds best_{a+s−1}[v] at column P + v, after P = W
+    # columns of +inf, so that ``view[s, j, v] = best_{a+s−1}[v − (W − j)]``: one slot's update
+    # is one add and one min-reduction over j (w = W − j), vectorised over v. Only states that
+    # can still reach V by slot T−1 (v ≥ V − (S−1−s)·W) and that s+1 slots reach
+    # (v ≤ (s+1)·W) are computed.
+    W = wmax
+    bp = np.full((S + 1, W + V + 1), np.inf)
+    bp[0, W] = 0.0
+    view = np.lib.stride_tricks.as_strided(
+        bp, shape=(S + 1, W + 1, V + 1), strides=(bp.strides[0], bp.strides[1], bp.strides[1]),
+        writeable=False)
+    cost_rev = np.ascontiguousarray(cost[:, ::-1])  # cost_rev[s, j] = cost_t(W − j)
+    tmp = np.empty((W + 1, V + 1))
+    hi = 0
+    for s in range(S):
+        lo = max(0, V - (S - 1 - s) * W)
+        hi = min(V, hi + W)
+        if lo > hi:
+            continue
+        t = tmp[:, : hi - lo + 1]
+        np.add(view[s, :, lo:hi + 1], cost_rev[s][:, None], out=t)
+        np.minimum.reduce(t, axis=0, out=bp[s + 1, W + lo:W + hi + 1])
+
+    # Step 3: the best last slot, ties to the earliest.
+    done = bp[1:, W + V]  # (S,) best_t̂[V] for t̂ = a … T−1
+    util = np.asarray(job.utility[:S], dtype=float)
+    pay = util - done  # −inf where nothing fits (done = +inf)
+    if not np.isfinite(pay).any():
+        return none
+    m = float(pay.max())
+    s_hat = int(np.flatnonzero(pay >= m - _tol(m))[0])
+
+    # Step 4: backtrack from t̂, fewest workers at (tolerance-)equal cost, then place all slots
+    # at once.
+    ws = np.zeros(S, dtype=np.int64)
+    v = V
+    for s in range(s_hat, -1, -1):
+        if v == 0:
+            break
+        k = min(W, v)
+        vals = bp[s, W + v - k:W + v + 1][::-1] + cost[s, :k + 1]  # w = 0 … k
+        target = bp[s + 1, W + v]
+        w = int(np.argmax(vals <= target + _tol(target)))
+        ws[s] = w
+        v -= w
+    gw.place(ws, y[a:])
+    gp.place(psn[ws], z[a:])
+    return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat, float(util[s_hat]),
+                        y, z)
