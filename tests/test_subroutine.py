@@ -1,0 +1,207 @@
+"""The dual subroutine against brute force (SPEC §3: exact optimum of steps 1–3) and its tie
+rules (step 4)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from oasis_opt.model import ps_needed
+from oasis_opt.online.subroutine import JobSpec, best_schedule
+
+
+def _slot_min_cost(unit: np.ndarray, free: np.ndarray, demand: np.ndarray, units: int) -> float:
+    """Least cost of ``units`` units in one slot, every per-server split enumerated; each
+    server's count is checked against its free capacity directly (no floor formula)."""
+    options = []
+    for s in range(unit.shape[0]):
+        ok = [n for n in range(units + 1) if np.all(demand * n <= free[s] + 1e-9)]
+        options.append(ok)
+    best = math.inf
+    for split in itertools.product(*options):
+        if sum(split) == units:
+            best = min(best, float(np.dot(unit, split)))
+    return best
+
+
+def brute_force(job: JobSpec, wp, pp, wf, pf) -> float:
+    """Best payoff over every per-slot worker count sequence (−inf when none finishes)."""
+    T = wp.shape[0]
+    a, V, N = job.arrival, job.workload, job.max_workers
+    slot_cost = {}
+    for t in range(a, T):
+        uw = wp[t] @ job.worker_demand
+        up = pp[t] @ job.ps_demand
+        for w in range(N + 1):
+            slot_cost[t, w] = (_slot_min_cost(uw, wf[t], job.worker_demand, w)
+                               + _slot_min_cost(up, pf[t], job.ps_demand,
+                                                ps_needed(w, job.ps_ratio)))
+    best = -math.inf
+    for seq in itertools.product(range(N + 1), repeat=T - a):
+        done = np.cumsum(seq)
+        hit = np.flatnonzero(done >= V)
+        if not hit.size:
+            continue
+        last = int(hit[0])  # completion at slot a + last; later slots only add cost
+        cost = sum(slot_cost[a + k, w] for k, w in enumerate(seq[: last + 1]))
+        if math.isfinite(cost):
+            best = max(best, float(job.utility[last]) - cost)
+    return best
+
+
+def random_case(seed: int):
+    rng = np.random.default_rng(seed)
+    T = int(rng.integers(2, 5))
+    H = int(rng.integers(1, 4))
+    K = int(rng.integers(1, 3))
+    R = 2
+    a = int(rng.integers(0, T))
+    N = int(rng.integers(1, 4))
+    gamma = float(rng.choice([1, 2, 3]))
+    V = int(rng.integers(1, N * (T - a) + 1))
+    if seed % 5 == 0:
+        V += 1  # sometimes more than the horizon allows
+    alpha = rng.integers(0, 3, size=R).astype(float)
+    beta = rng.integers(0, 3, size=R).astype(float)
+    if seed % 7 == 0:
+        alpha[:] = 0.0  # no demand: capped by N only
+    util = np.sort(rng.uniform(0, 30, size=T))[::-1].copy()
+    job = JobSpec(a, V, N, gamma, alpha, beta, util)
+    # Integer prices half the time: many exact ties.
+    if seed % 2:
+        wp = rng.integers(0, 4, size=(T, H, R)).astype(float)
+        pp = rng.integers(0, 4, size=(T, K, R)).astype(float)
+    else:
+        wp = rng.uniform(0, 5, size=(T, H, R))
+        pp = rng.uniform(0, 5, size=(T, K, R))
+    cap_w = rng.integers(1, 7, size=(H, R)).astype(float)  # servers of different sizes
+    cap_p = rng.integers(1, 7, size=(K, R)).astype(float)
+    wf = cap_w[None] - rng.integers(0, 4, size=(T, H, R))
+    pf = cap_p[None] - rng.integers(0, 4, size=(T, K, R))
+    return job, wp, pp, np.maximum(wf, 0.0), np.maximum(pf, 0.0)
+
+
+def check_plan(job: JobSpec, res, wp, pp, wf, pf) -> None:
+    """The returned plan fits, does the work by t̂, and costs what it says."""
+    a, V = job.arrival, job.workload
+    y, z = res.workers, res.ps
+    assert not y[:a].any() and not z[:a].any()
+    assert not y[res.t_hat + 1:].any() and not z[res.t_hat + 1:].any()
+    w = y.sum(axis=1)
+    assert (w <= job.max_workers).all()
+    assert (z.sum(axis=1) >= ps_needed(w, job.ps_ratio)).all()
+    assert w.sum() >= V
+    assert (y[:, :, None] * job.worker_demand <= wf + 1e-9).all()
+    assert (z[:, :, None] * job.ps_demand <= pf + 1e-9).all()
+    cost = float(np.einsum("th,thr,r->", y, wp, job.worker_demand)
+                 + np.einsum("tk,tkr,r->", z, pp, job.ps_demand))
+    assert cost == pytest.approx(res.cost, rel=1e-9, abs=1e-9)
+    assert res.utility == job.utility[res.t_hat - a]
+    assert res.payoff == pytest.approx(res.utility - res.cost, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(250))
+def test_subroutine_equals_brute_force(seed: int) -> None:
+    job, wp, pp, wf, pf = random_case(seed)
+    res = best_schedule(job, wp, pp, wf, pf)
+    expected = brute_force(job, wp, pp, wf, pf)
+    if expected == -math.inf:
+        assert res.payoff == -math.inf and res.t_hat is None
+        assert not res.workers.any() and not res.ps.any()
+    else:
+        assert res.payoff == pytest.approx(expected, rel=1e-9, abs=1e-9)
+        check_plan(job, res, wp, pp, wf, pf)
+    again = best_schedule(job, wp, pp, wf, pf)  # a pure function: same answer, same plan
+    assert again.payoff == res.payoff or (math.isinf(res.payoff) and math.isinf(again.payoff))
+    assert np.array_equal(again.workers, res.workers) and np.array_equal(again.ps, res.ps)
+
+
+def test_infeasible_when_workload_exceeds_what_the_horizon_allows() -> None:
+    T, H, K, R = 3, 2, 1, 1
+    job = JobSpec(1, 5, 2, 1.0, np.ones(R), np.ones(R), np.full(T, 10.0))  # ≤ 4 units in 2 slots
+    res = best_schedule(job, np.ones((T, H, R)), np.ones((T, K, R)),
+                        np.full((H, R), 9.0), np.full((K, R), 9.0))
+    assert res.payoff == -math.inf and res.t_hat is None and not res.fits
+
+
+def test_infeasible_when_no_ps_room() -> None:
+    T, H, K, R = 3, 2, 1, 1
+    job = JobSpec(0, 1, 2, 2.0, np.ones(R), np.ones(R), np.full(T, 10.0))
+    res = best_schedule(job, np.ones((T, H, R)), np.ones((T, K, R)),
+                        np.full((H, R), 9.0), np.zeros((K, R)))
+    assert res.payoff == -math.inf
+
+
+def test_slot_constant_free_capacity_broadcasts() -> None:
+    job, wp, pp, _, _ = random_case(3)
+    T, H, R = wp.shape
+    K = pp.shape[1]
+    cw, cp = np.full((H, R), 4.0), np.full((K, R), 4.0)
+    a = best_schedule(job, wp, pp, cw, cp)
+    b = best_schedule(job, wp, pp, np.broadcast_to(cw, (T, H, R)), np.broadcast_to(cp, (T, K, R)))
+    assert a.payoff == b.payoff and np.array_equal(a.workers, b.workers)
+
+
+# --- ties (SPEC §3 step 4) ----------------------------------------------------------------
+
+
+def _flat(T: int, value: float = 100.0) -> np.ndarray:
+    return np.full(T, value)
+
+
+def test_equal_servers_fill_lower_index_first() -> None:
+    T, H, K, R = 2, 3, 2, 1
+    job = JobSpec(0, 3, 3, 3.0, np.ones(R), np.ones(R), _flat(T))
+    res = best_schedule(job, np.ones((T, H, R)), np.ones((T, K, R)),
+                        np.full((H, R), 2.0), np.full((K, R), 2.0))
+    assert res.t_hat == 0
+    assert res.workers[0].tolist() == [2, 1, 0]
+    assert res.ps[0].tolist() == [1, 0]
+
+
+def test_costs_equal_within_tolerance_go_to_lower_index() -> None:
+    T, H, K, R = 1, 2, 1, 1
+    job = JobSpec(0, 1, 1, 1.0, np.ones(R), np.zeros(R), _flat(T))
+    wp = np.array([[[1.0], [1.0 - 1e-12]]])  # server 1 is cheaper by float noise only
+    res = best_schedule(job, wp, np.zeros((T, K, R)), np.ones((H, R)), np.ones((K, R)))
+    assert res.workers[0].tolist() == [1, 0]
+    wp = np.array([[[1.0], [1.0 - 1e-6]]])  # a real difference
+    res = best_schedule(job, wp, np.zeros((T, K, R)), np.ones((H, R)), np.ones((K, R)))
+    assert res.workers[0].tolist() == [0, 1]
+
+
+def test_equal_payoffs_pick_earliest_last_slot() -> None:
+    T, H, K, R = 4, 1, 1, 1
+    job = JobSpec(1, 2, 2, 2.0, np.ones(R), np.ones(R), _flat(T))
+    res = best_schedule(job, np.ones((T, H, R)), np.ones((T, K, R)),
+                        np.full((H, R), 5.0), np.full((K, R), 5.0))
+    assert res.t_hat == 1 and res.workers[:, 0].tolist() == [0, 2, 0, 0]
+
+
+def test_backtracking_pushes_work_early_at_equal_cost() -> None:
+    T, H, K, R = 3, 1, 1, 1
+    job = JobSpec(0, 3, 2, 2.0, np.ones(R), np.zeros(R), _flat(T))
+    res = best_schedule(job, np.ones((T, H, R)), np.zeros((T, K, R)),
+                        np.full((H, R), 5.0), np.full((K, R), 5.0))
+    assert res.t_hat == 1
+    assert res.workers[:, 0].tolist() == [2, 1, 0]
+
+
+def test_later_finish_wins_when_cheaper_enough() -> None:
+    T, H, K, R = 3, 1, 1, 1
+    job = JobSpec(0, 2, 1, 1.0, np.ones(R), np.zeros(R), np.array([100.0, 100.0, 99.0]))
+    wp = np.array([1.0, 5.0, 1.0]).reshape(T, 1, 1)
+    res = best_schedule(job, wp, np.zeros((T, K, R)), np.ones((H, R)), np.ones((K, R)))
+    assert res.t_hat == 2 and res.cost == 2.0 and res.payoff == 97.0
+    assert res.workers[:, 0].tolist() == [1, 0, 1]
+
+
+def test_negative_prices_are_refused() -> None:
+    T, H, K, R = 2, 1, 1, 1
+    job = JobSpec(0, 1, 1, 1.0, np.ones(R), np.ones(R), _flat(T))
+    with pytest.raises(ValueError, match="non-negative"):
+        best_schedule(job, -np.ones((T, H, R)), np.ones((T, K, R)), np.ones((H, R)),
+                      np.ones((K, R)))
