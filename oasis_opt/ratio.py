@@ -1,0 +1,154 @@
+"""Competitive ratios on one instance: OPT (or its bound) against each algorithm (SPEC §3, §6).
+
+For each algorithm: its utility ALG, completed jobs, ``OPT/ALG``; for OASiS also the guarantee
+``2α``, whether ``OPT ≤ 2α·ALG`` held and whether weak duality ``D_cert ≥ OPT`` held.
+
+When the offline solve stops at its time limit, the true OPT lies in ``[incumbent, bound]``: the
+ratio is computed with the bound (an upper bound on the true ratio, labelled ``OPT ≤ bound``)
+and each check is ``True`` when it holds for every OPT in that interval, ``False`` when it fails
+for every one, and ``None`` (undecided) otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import algorithms
+from .model import REL_TOL, Instance
+
+COLUMNS = ["algorithm", "utility", "completed", "opt_over_alg", "two_alpha", "within_2alpha",
+           "D_cert", "dcert_ge_opt", "seconds"]
+
+
+class SolverUnavailableError(RuntimeError):
+    """The offline solver (``oasis_opt.offline``) cannot be imported."""
+
+
+@dataclass(frozen=True)
+class RatioReport:
+    """OPT and one row per algorithm (``COLUMNS``); ``opt_label`` says what ``reference`` is."""
+
+    instance: str
+    status: str  # the offline solve's: optimal | time_limit | error
+    opt: float | None  # utility of the solver's schedule (the optimum when status is optimal)
+    bound: float | None  # the solver's upper bound on OPT
+    reference: float | None  # the OPT used in ratios: opt if optimal, bound on a time limit
+    opt_label: str  # "OPT" or "OPT ≤ bound"
+    solve_seconds: float
+    rows: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+    columns: list[str] = field(default_factory=lambda: list(COLUMNS))
+
+    def headline(self) -> str:
+        if self.reference is None:
+            return f"{self.instance}: OPT unavailable (offline solve: {self.status})"
+        if self.opt_label == "OPT":
+            return (f"{self.instance}: OPT = {self.reference:.10g} (optimal, "
+                    f"{self.solve_seconds:.2f} s)")
+        return (f"{self.instance}: OPT ≤ {self.reference:.10g} (time limit; incumbent "
+                f"{self.opt:.10g}, {self.solve_seconds:.2f} s); ratios use the bound")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"instance": self.instance, "status": self.status, "opt": self.opt,
+                "bound": self.bound, "reference": self.reference, "opt_label": self.opt_label,
+                "solve_seconds": self.solve_seconds, "columns": self.columns, "rows": self.rows,
+                "notes": self.notes}
+
+
+def _solve(instance: Instance, time_limit: float | None, modeler: str) -> Any:
+    try:
+        from . import offline
+    except ImportError as err:
+        raise SolverUnavailableError(
+            f"the offline solver is not available ({err}); `oasis-opt ratio` needs "
+            "oasis_opt.offline") from err
+    return offline.solve(instance, modeler=modeler, time_limit=time_limit)[1]
+
+
+def _le(a: float, b: float) -> bool:
+    """``a ≤ b`` up to REL_TOL (relative)."""
+    return a <= b + REL_TOL * max(1.0, abs(a), abs(b))
+
+
+def _at_most(lo: float, hi: float, limit: float) -> bool | None:
+    """Does ``OPT ≤ limit`` hold for OPT ∈ [lo, hi]? True if it holds at hi, False if it fails
+    at lo, None when the interval does not decide it."""
+    if _le(hi, limit):
+        return True
+    if not _le(lo, limit):
+        return False
+    return None
+
+
+def ratio(opt: float, alg: float) -> float | None:
+    """OPT/ALG; inf when only ALG is 0, None when both are."""
+    if alg > REL_TOL * max(1.0, abs(opt)):
+        return opt / alg
+    return math.inf if opt > REL_TOL else None
+
+
+def compare(instance: Instance, names: Sequence[str], time_limit: float | None = None,
+            modeler: str = "pyomo") -> RatioReport:
+    """Solve the offline optimum once, run each algorithm, and compare (module docstring)."""
+    rep = _solve(instance, time_limit, modeler)
+    status = str(getattr(rep.status, "value", rep.status))
+    notes: list[str] = []
+    if status == "optimal":
+        lo = hi = ref = float(rep.objective)
+        label = "OPT"
+        opt, bound = float(rep.objective), float(rep.bound)
+    elif status == "time_limit":
+        lo, hi = float(rep.objective), float(rep.bound)
+        ref = hi
+        label = "OPT ≤ bound"
+        opt, bound = lo, hi
+        notes.append(f"the offline solve hit its time limit: {lo:.10g} ≤ OPT ≤ {hi:.10g}; "
+                     "opt_over_alg uses the bound; checks are None where the interval "
+                     "does not decide them")
+    else:
+        lo = hi = math.nan
+        ref = None
+        label = "OPT"
+        opt = bound = None
+        notes.append(f"the offline solve ended with status {status}: no OPT to compare with")
+
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        row: dict[str, Any] = {c: None for c in COLUMNS}
+        row["algorithm"] = name
+        try:
+            sched = algorithms.run(name, instance)
+        except ImportError as err:  # an algorithm not implemented yet
+            notes.append(f"{name}: unavailable ({type(err).__name__}: {err})")
+            rows.append(row)
+            continue
+        alg = float(sched.total_utility)
+        row.update(utility=alg, completed=sched.completed, seconds=sched.extras.get("seconds"))
+        if ref is not None:
+            row["opt_over_alg"] = ratio(ref, alg)
+            if not _le(alg, hi):
+                notes.append(f"{name}: utility {alg:.10g} exceeds OPT's upper value "
+                             f"{hi:.10g}: a bug in the solver or the algorithm")
+        if name == "oasis":
+            ex = sched.extras
+            two_alpha = float(ex["two_alpha"])
+            row["two_alpha"] = two_alpha
+            row["D_cert"] = ex.get("D_cert")
+            if ref is not None:
+                row["within_2alpha"] = _at_most(lo, hi, two_alpha * alg)
+                if ex.get("D_cert") is not None:
+                    d_cert = float(ex["D_cert"])
+                    row["dcert_ge_opt"] = _at_most(lo, hi, d_cert)
+            share = float(ex.get("max_job_share", 0.0))
+            fails = len(ex.get("relationship_failures", []))
+            notes.append(
+                f"oasis: α = {ex['alpha']:.4g}; largest share of a server resource one job "
+                f"holds in a slot {share:.3g} (the 2α guarantee assumes it is small); "
+                f"α·ΔP < ΔD at {fails} arrival(s)")
+            notes.extend(f"oasis: {n}" for n in ex.get("notes", []))
+        rows.append(row)
+    return RatioReport(instance.name, status, opt, bound, ref, label,
+                       float(getattr(rep, "seconds", 0.0)), rows, notes)
