@@ -1,0 +1,69 @@
+"""``ratio.compare``: OPT/ALG, the 2α and weak-duality checks, time limits, missing algorithms."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+from test_oasis import blocked_instance
+
+from oasis_opt import algorithms, ratio
+
+
+def _fake_solve(status: str, objective: float, bound: float):
+    def solve(instance, time_limit, modeler):
+        return SimpleNamespace(status=status, objective=objective, bound=bound, seconds=0.1)
+    return solve
+
+
+def _row(rep, name):
+    return next(r for r in rep.rows if r["algorithm"] == name)
+
+
+def test_optimal_blocked_case(monkeypatch) -> None:
+    # OASiS earns 20, OPT = 100, α = ln 4, D_cert = 125 (see test_oasis.blocked_instance).
+    monkeypatch.setattr(ratio, "_solve", _fake_solve("optimal", 100.0, 100.0))
+    rep = ratio.compare(blocked_instance(), ["oasis"])
+    row = _row(rep, "oasis")
+    assert row["utility"] == 20.0 and row["completed"] == 1
+    assert row["opt_over_alg"] == pytest.approx(5.0)
+    assert row["two_alpha"] == pytest.approx(2 * math.log(4))
+    assert row["within_2alpha"] is False  # large demands: the guarantee's assumption fails
+    assert row["dcert_ge_opt"] is True
+    assert rep.opt_label == "OPT" and "OPT = 100" in rep.headline()
+    assert set(rep.columns) == set(row)
+    assert rep.to_dict()["rows"] == rep.rows
+
+
+def test_time_limit_uses_the_bound_and_undecided_checks(monkeypatch) -> None:
+    monkeypatch.setattr(ratio, "_solve", _fake_solve("time_limit", 90.0, 130.0))
+    rep = ratio.compare(blocked_instance(), ["oasis"])
+    row = _row(rep, "oasis")
+    assert rep.opt_label == "OPT ≤ bound" and rep.reference == 130.0
+    assert "OPT ≤ 130" in rep.headline()
+    assert row["opt_over_alg"] == pytest.approx(6.5)
+    assert row["dcert_ge_opt"] is None  # 90 ≤ OPT ≤ 130 and D_cert = 125: undecided
+    assert row["within_2alpha"] is False  # even OPT = 90 > 2α·20
+    assert any("time limit" in n for n in rep.notes)
+
+
+def test_zero_utility_ratio() -> None:
+    assert ratio.ratio(5.0, 0.0) == math.inf
+    assert ratio.ratio(0.0, 0.0) is None
+    assert ratio.ratio(10.0, 4.0) == 2.5
+
+
+def test_missing_algorithm_is_reported_unavailable(monkeypatch) -> None:
+    monkeypatch.setattr(ratio, "_solve", _fake_solve("optimal", 100.0, 100.0))
+    monkeypatch.setitem(algorithms.REGISTRY, "nope", "oasis_opt.baselines.not_written_yet:run")
+    rep = ratio.compare(blocked_instance(), ["oasis", "nope"])
+    assert _row(rep, "nope")["utility"] is None
+    assert any(n.startswith("nope: unavailable") for n in rep.notes)
+
+
+def test_real_solver_on_blocked_case() -> None:
+    pytest.importorskip("oasis_opt.offline")
+    rep = ratio.compare(blocked_instance(), ["oasis"])
+    assert rep.status == "optimal" and rep.reference == pytest.approx(100.0)
+    assert _row(rep, "oasis")["dcert_ge_opt"] is True
