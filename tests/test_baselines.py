@@ -1,0 +1,322 @@
+"""The baselines (SPEC §4): hand-made instances whose right answer is obvious, every schedule
+through the validator on generated and random instances, and the simulator's own checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oasis_opt import algorithms
+from oasis_opt.baselines import drf as drf_mod
+from oasis_opt.baselines.sim import Placement, Policy, SchedulingError, first_fit, simulate
+from oasis_opt.errors import InputError
+from oasis_opt.generator import generate
+from oasis_opt.io import instance_from_dict, load_instance
+from oasis_opt.model import Instance, Schedule
+
+BASELINES = ["fifo", "drf", "rrh", "tetris"]
+INSTANCES = Path(__file__).resolve().parents[1] / "instances"
+
+
+def make(jobs: list[dict[str, Any]], *, horizon: int = 6, resources=("gpu", "cpu"),
+         workers=None, ps=None) -> Instance:
+    """A hand-made instance; job fields default to a 1-GPU worker and a cheap PS."""
+    full = []
+    for n, j in enumerate(jobs):
+        job = {"id": f"j{n}", "arrival": 0, "ps_ratio": 4, "worker_demand": [1, 1],
+               "ps_demand": [0, 1], "utility": {"kind": "linear", "value": 100, "decay": 1}}
+        job.update(j)
+        job.setdefault("requested_workers", job["max_workers"])
+        full.append(job)
+    return instance_from_dict({
+        "format": "oasis-instance/1", "name": "hand", "horizon": horizon,
+        "resources": list(resources),
+        "worker_servers": workers or [{"name": "w", "capacity": [4, 16]}],
+        "ps_servers": ps or [{"name": "p", "capacity": [0, 16]}],
+        "jobs": full,
+    })
+
+
+def slots(schedule: Schedule, job_id: str) -> dict[int, int]:
+    """Worker count per slot of one job."""
+    return {a.slot: sum(a.workers.values()) for a in schedule.job(job_id).allocations}
+
+
+# --- FIFO ---------------------------------------------------------------------------------
+
+
+def test_fifo_head_of_line_blocking():
+    # j0 takes 2 of the 4 GPUs for slots 0–1; j1 wants all 4 and must wait for slot 2; j2 needs
+    # one GPU and would fit next to j0 at once, but FIFO does not let it pass j1.
+    inst = make([
+        {"workload": 4, "max_workers": 2},
+        {"workload": 4, "max_workers": 4},
+        {"workload": 1, "max_workers": 1},
+    ])
+    s = algorithms.run("fifo", inst)
+    assert slots(s, "j0") == {0: 2, 1: 2}
+    assert slots(s, "j1") == {2: 4}
+    assert slots(s, "j2") == {3: 1}  # j1 holds every GPU in slot 2
+    # DRF, which does not queue, runs j2 at once.
+    assert 0 in slots(algorithms.run("drf", inst), "j2")
+
+
+def test_fifo_keeps_its_placement_and_shrinks_only_in_the_last_slot():
+    # Gang of 3 workers over two 2-GPU servers: 2 on w0, 1 on w1; 7 units = 3 + 3 + 1.
+    inst = make([{"workload": 7, "max_workers": 3, "ps_ratio": 2}],
+                workers=[{"name": "w", "count": 2, "capacity": [2, 8]}],
+                ps=[{"name": "p", "count": 2, "capacity": [0, 1]}])
+    s = algorithms.run("fifo", inst)
+    allocs = s.job("j0").allocations
+    assert [a.slot for a in allocs] == [0, 1, 2]
+    assert [dict(a.workers) for a in allocs] == [{"w0": 2, "w1": 1}] * 2 + [{"w0": 1}]
+    assert [dict(a.ps) for a in allocs] == [{"p0": 1, "p1": 1}] * 2 + [{"p0": 1}]
+    assert s.job("j0").completion_slot == 2
+
+
+def test_fifo_refuses_a_job_that_can_never_fit():
+    s = algorithms.run("fifo", load_instance(INSTANCES / "edge-never-fits.json"))
+    assert s.extras["unplaceable"] == ["j-big"]
+    assert s.job("j-ok").completed  # not blocked forever behind j-big
+
+
+# --- DRF ----------------------------------------------------------------------------------
+
+
+def test_drf_equalises_dominant_shares():
+    # Ghodsi et al.'s example: 9 CPUs, 18 GB; A's tasks need <1 CPU, 4 GB> (memory-dominant),
+    # B's <3 CPU, 1 GB> (CPU-dominant). Progressive filling gives A 3 tasks and B 2, both at a
+    # dominant share of 2/3. PSs use nothing here so that only workers count.
+    inst = make([
+        {"id": "A", "workload": 30, "max_workers": 10, "worker_demand": [1, 4],
+         "ps_demand": [0, 0], "ps_ratio": 10},
+        {"id": "B", "workload": 30, "max_workers": 10, "worker_demand": [3, 1],
+         "ps_demand": [0, 0], "ps_ratio": 10},
+    ], resources=("cpu", "mem_gb"), workers=[{"name": "w", "capacity": [9, 18]}],
+        ps=[{"name": "p", "capacity": [0, 0]}])
+    s = algorithms.run("drf", inst)
+    assert slots(s, "A")[0] == 3 and slots(s, "B")[0] == 2
+    share_a = drf_mod.dominant_share(inst, 0, 3, 1)
+    share_b = drf_mod.dominant_share(inst, 1, 2, 1)
+    assert share_a == pytest.approx(2 / 3) and share_b == pytest.approx(2 / 3)
+
+
+def test_drf_caps_at_requested_workers_and_remaining_work():
+    inst = make([{"workload": 3, "max_workers": 4, "requested_workers": 2}])
+    s = algorithms.run("drf", inst)
+    assert slots(s, "j0") == {0: 2, 1: 1}  # never more than requested, never past the work
+
+
+def test_drf_is_preemptive_between_slots():
+    # j0 has the cluster alone in slot 0; when j1 arrives, they split the 4 GPUs 2/2.
+    inst = make([{"workload": 20, "max_workers": 4},
+                 {"workload": 20, "max_workers": 4, "arrival": 1}])
+    s = algorithms.run("drf", inst)
+    assert slots(s, "j0")[0] == 4
+    assert slots(s, "j0")[1] == 2 and slots(s, "j1")[1] == 2
+
+
+# --- RRH ----------------------------------------------------------------------------------
+
+
+def test_rrh_rejects_a_job_that_cannot_finish_in_time():
+    inst = make([
+        {"id": "ok", "workload": 4, "max_workers": 2},
+        # 10 units at 2 workers need 5 slots; the horizon has 4.
+        {"id": "late", "workload": 10, "max_workers": 2},
+        # Could finish in slot 0, but is worth nothing by then.
+        {"id": "worthless", "workload": 1, "max_workers": 1,
+         "utility": {"kind": "table", "values": [0]}},
+    ], horizon=4)
+    s = algorithms.run("rrh", inst)
+    assert s.extras["rejected"] == {"late": "hopeless", "worthless": "hopeless"}
+    assert s.job("late").allocations == () and s.job("worthless").allocations == ()
+    assert s.job("ok").completed
+    # FIFO, without admission control, wastes slots on the hopeless job.
+    assert algorithms.run("fifo", inst).job("late").allocations
+
+
+def test_rrh_rejects_a_job_whose_delay_cost_exceeds_its_gain():
+    # 'all' needs every GPU in every slot to meet its deadline; running 'small' would cost it
+    # its whole value, far more than 'small' can earn.
+    s = algorithms.run("rrh", load_instance(INSTANCES / "edge-whole-cluster.json"))
+    assert s.extras["rejected"] == {"small": "unprofitable"}
+    assert s.job("all").completed
+
+
+def test_rrh_runs_the_more_valuable_job_first():
+    # Two identical gangs that each need the whole cluster; the second is worth more.
+    inst = make([
+        {"id": "cheap", "workload": 8, "max_workers": 4,
+         "utility": {"kind": "linear", "value": 10, "decay": 1}},
+        {"id": "dear", "workload": 8, "max_workers": 4,
+         "utility": {"kind": "linear", "value": 50, "decay": 1}},
+    ])
+    s = algorithms.run("rrh", inst)
+    assert min(slots(s, "dear")) == 0 and min(slots(s, "cheap")) == 2
+    f = algorithms.run("fifo", inst)
+    assert min(slots(f, "cheap")) == 0 and min(slots(f, "dear")) == 2
+
+
+# --- Tetris -------------------------------------------------------------------------------
+
+
+def test_tetris_packs_by_alignment():
+    # w0 is a balanced [4 GPU, 4 CPU] server, w1 a CPU box with one GPU. First-fit puts the
+    # small job X on w0, after which Y (4 GPUs) fits nowhere; Tetris puts X where its demand is
+    # best aligned with the free capacity (w1) and both run in slot 0.
+    inst = make([
+        {"id": "X", "workload": 1, "max_workers": 1, "worker_demand": [1, 1]},
+        {"id": "Y", "workload": 1, "max_workers": 1, "worker_demand": [4, 1]},
+    ], workers=[{"name": "w0", "capacity": [4, 4]}, {"name": "w1", "capacity": [1, 8]}])
+    t = algorithms.run("tetris", inst)
+    assert dict(t.job("X").allocations[0].workers) == {"w1": 1}
+    assert dict(t.job("Y").allocations[0].workers) == {"w0": 1}
+    assert t.completed == 2 and t.job("Y").completion_slot == 0
+    d = algorithms.run("drf", inst)
+    assert dict(d.job("X").allocations[0].workers) == {"w0": 1}
+    assert d.job("Y").completion_slot == 1
+
+
+def test_tetris_is_elastic_up_to_max_workers():
+    inst = make([{"workload": 9, "max_workers": 4, "requested_workers": 1}])
+    s = algorithms.run("tetris", inst)
+    assert slots(s, "j0") == {0: 4, 1: 4, 2: 1}
+
+
+def test_tetris_favours_less_remaining_work():
+    # Same demand, room for only one worker: the job nearer its end goes first.
+    inst = make([{"id": "long", "workload": 6, "max_workers": 1},
+                 {"id": "short", "workload": 2, "max_workers": 1}],
+                workers=[{"name": "w", "capacity": [1, 4]}], horizon=10)
+    s = algorithms.run("tetris", inst)
+    assert slots(s, "short") == {0: 1, 1: 1}
+    assert min(slots(s, "long")) == 2
+
+
+# --- every baseline, every instance -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", BASELINES)
+@pytest.mark.parametrize("preset,seed", [("small", s) for s in range(8)]
+                         + [("testbed", s) for s in range(4)])
+def test_generated_instances_validate(name, preset, seed):
+    inst = generate(preset, seed=seed)
+    s = algorithms.run(name, inst)  # raises InvalidScheduleError if the validator objects
+    assert s.algorithm == name
+    assert 0 <= s.total_utility <= inst.utility_table[:, 0].sum() + 1e-9
+
+
+@pytest.mark.parametrize("name", BASELINES)
+@pytest.mark.parametrize("path", sorted(INSTANCES.glob("*.json")), ids=lambda p: p.stem)
+def test_stored_instances_validate(name, path):
+    """Includes the paper-scale instance (200 jobs, 100 slots, 80 servers): about a second."""
+    algorithms.run(name, load_instance(path))
+
+
+@st.composite
+def random_instances(draw) -> Instance:
+    """Small instances with odd corners: zero capacities, zero demands, fractional ratios."""
+    r = draw(st.integers(1, 3))
+    vec = st.lists(st.sampled_from([0, 0.5, 1, 2, 3]), min_size=r, max_size=r)
+    horizon = draw(st.integers(1, 7))
+
+    def pool(prefix: str) -> list[dict[str, Any]]:
+        return [{"name": f"{prefix}{g}_", "capacity": draw(vec), "count": draw(st.integers(1, 3))}
+                for g in range(draw(st.integers(1, 2)))]
+
+    jobs = []
+    for i in range(draw(st.integers(0, 6))):
+        n = draw(st.integers(1, 4))
+        jobs.append({
+            "id": f"j{i}", "arrival": draw(st.integers(0, horizon - 1)),
+            "workload": draw(st.integers(1, 10)), "max_workers": n,
+            "requested_workers": draw(st.integers(1, n)),
+            "ps_ratio": draw(st.sampled_from([1, 2, 3, 1.5])),
+            "worker_demand": draw(vec), "ps_demand": draw(vec),
+            "utility": draw(st.sampled_from([
+                {"kind": "sigmoid", "gamma1": 40, "gamma2": 1, "gamma3": 3},
+                {"kind": "table", "values": [9, 5, 0]},
+                {"kind": "linear", "value": 20, "decay": 3},
+            ])),
+        })
+    return instance_from_dict({
+        "format": "oasis-instance/1", "name": "random", "horizon": horizon,
+        "resources": [f"r{k}" for k in range(r)],
+        "worker_servers": pool("w"), "ps_servers": pool("p"), "jobs": jobs})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_instances())
+def test_random_instances_validate(inst):
+    for name in BASELINES:
+        algorithms.run(name, inst)
+    # FIFO gangs never pause and never move: one contiguous run on fixed servers.
+    fifo = algorithms.run("fifo", inst)
+    for jr in fifo.jobs:
+        if not jr.allocations:
+            continue
+        held = [a.slot for a in jr.allocations]
+        assert held == list(range(held[0], held[0] + len(held)))
+        first = jr.allocations[0].workers
+        for a in jr.allocations[:-1]:
+            assert dict(a.workers) == dict(first)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 12), st.integers(1, 12))
+def test_generator_instances_validate(seed, jobs, horizon):
+    inst = generate("small", seed=seed, jobs=jobs, horizon=horizon)
+    for name in BASELINES:
+        algorithms.run(name, inst)
+
+
+# --- the simulator itself -----------------------------------------------------------------
+
+
+def test_first_fit_fills_servers_in_index_order():
+    free = np.array([[2.0, 8.0], [0.5, 8.0], [4.0, 1.0], [4.0, 8.0]])
+    assert first_fit(free, np.array([1.0, 2.0]), 5).tolist() == [2, 0, 0, 3]
+    assert first_fit(free, np.array([1.0, 2.0]), 7) is None
+    assert first_fit(free, np.array([0.0, 0.0]), 3).tolist() == [3, 0, 0, 0]
+
+
+def test_simulator_refuses_an_over_capacity_policy():
+    class Greedy(Policy):
+        def allocate(self, state):
+            h, k = len(state.instance.worker_names), len(state.instance.ps_names)
+            pl = Placement.empty(h, k)
+            pl.y[0], pl.z[0] = 5, 2  # 5 one-GPU workers on a 4-GPU server
+            return {i: pl for i in state.active().tolist()}
+
+    inst = make([{"workload": 10, "max_workers": 5}])
+    with pytest.raises(SchedulingError, match="capacity"):
+        simulate(inst, Greedy())
+
+
+def test_simulator_refuses_work_past_completion():
+    class Overrun(Policy):
+        def allocate(self, state):
+            h, k = len(state.instance.worker_names), len(state.instance.ps_names)
+            pl = Placement.empty(h, k)
+            pl.y[0], pl.z[0] = 3, 1
+            return {i: pl for i in state.active().tolist()}
+
+    inst = make([{"workload": 2, "max_workers": 3}])
+    with pytest.raises(SchedulingError, match="remaining 2"):
+        simulate(inst, Overrun())
+
+
+@pytest.mark.parametrize("name,params,place", [
+    ("rrh", {"delay_weight": -1}, "delay_weight"),
+    ("tetris", {"remaining_weight": -0.5}, "remaining_weight"),
+])
+def test_bad_parameters_are_input_errors(name, params, place):
+    with pytest.raises(InputError) as err:
+        algorithms.run(name, make([{"workload": 1, "max_workers": 1}]), **params)
+    assert err.value.place == place
