@@ -289,10 +289,8 @@ def test_first_fit_fills_servers_in_index_order():
 def test_simulator_refuses_an_over_capacity_policy():
     class Greedy(Policy):
         def allocate(self, state):
-            h, k = len(state.instance.worker_names), len(state.instance.ps_names)
-            pl = Placement.empty(h, k)
-            pl.y[0], pl.z[0] = 5, 2  # 5 one-GPU workers on a 4-GPU server
-            return {i: pl for i in state.active().tolist()}
+            # 5 one-GPU workers on a 4-GPU server
+            return {i: Placement(np.array([5]), np.array([2])) for i in state.active().tolist()}
 
     inst = make([{"workload": 10, "max_workers": 5}])
     with pytest.raises(SchedulingError, match="capacity"):
@@ -302,10 +300,7 @@ def test_simulator_refuses_an_over_capacity_policy():
 def test_simulator_refuses_work_past_completion():
     class Overrun(Policy):
         def allocate(self, state):
-            h, k = len(state.instance.worker_names), len(state.instance.ps_names)
-            pl = Placement.empty(h, k)
-            pl.y[0], pl.z[0] = 3, 1
-            return {i: pl for i in state.active().tolist()}
+            return {i: Placement(np.array([3]), np.array([1])) for i in state.active().tolist()}
 
     inst = make([{"workload": 2, "max_workers": 3}])
     with pytest.raises(SchedulingError, match="remaining 2"):

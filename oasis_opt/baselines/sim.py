@@ -31,6 +31,7 @@ completion.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,24 +94,24 @@ def first_index(counts: np.ndarray) -> int | None:
     return int(idx[0]) if idx.size else None
 
 
-@dataclass
 class Placement:
-    """What one job holds in one slot: ``y`` (H,) workers and ``z`` (K,) PSs per server."""
+    """What one job holds in one slot: ``y`` (H,) workers and ``z`` (K,) PSs per server.
 
-    y: np.ndarray
-    z: np.ndarray
+    ``workers`` and ``ps`` are the totals, counted once and kept up to date by
+    ``Packer.grow`` (summing the arrays on every step was most of DRF's time); build a new
+    placement rather than writing into ``y``/``z`` by hand."""
+
+    __slots__ = ("y", "z", "workers", "ps")
+
+    def __init__(self, y: np.ndarray, z: np.ndarray) -> None:
+        self.y = y
+        self.z = z
+        self.workers = int(y.sum())
+        self.ps = int(z.sum())
 
     @classmethod
     def empty(cls, h: int, k: int) -> Placement:
         return cls(np.zeros(h, dtype=np.int64), np.zeros(k, dtype=np.int64))
-
-    @property
-    def workers(self) -> int:
-        return int(self.y.sum())
-
-    @property
-    def ps(self) -> int:
-        return int(self.z.sum())
 
     def truncated(self, workers: int, ps: int) -> Placement:
         """The first ``workers`` workers and ``ps`` PSs of this placement, by server index
@@ -162,14 +163,15 @@ class Packer:
         h = self._first_room(self.free_w, alpha, self._start_w)
         if h is None:
             return False
-        k = None
-        if ps_needed(pl.workers + 1, ratio) > pl.ps:
+        if math.ceil((pl.workers + 1) / ratio - 1e-9) > pl.ps:  # = ps_needed, for a scalar
             k = self._first_room(self.free_ps, beta, self._start_ps)
             if k is None:
                 return False
             pl.z[k] += 1
+            pl.ps += 1
             self.free_ps[k] -= beta
         pl.y[h] += 1
+        pl.workers += 1
         self.free_w[h] -= alpha
         return True
 
@@ -319,7 +321,7 @@ def place(state: ClusterState, allocations: Mapping[int, Placement], rec: _Recor
     Raises ``SchedulingError`` for a policy bug (inactive job, too many workers, too few PSs,
     over capacity): the simulator, not each policy, is where the model's rules are enforced."""
     inst = state.instance
-    live = {i: pl for i, pl in allocations.items() if pl.workers or pl.ps}
+    live = {i: pl for i, pl in allocations.items() if pl.y.any() or pl.z.any()}
     if not live:
         return
     ids = np.fromiter(live, dtype=np.int64, count=len(live))
@@ -355,8 +357,8 @@ def advance(state: ClusterState, allocations: Mapping[int, Placement]) -> None:
     """Stage 5: work is done, finished jobs leave, the slot ends."""
     held = {}
     for i, pl in allocations.items():
-        w = pl.workers
-        if w == 0 and pl.ps == 0:
+        w = int(pl.y.sum())  # the arrays, not the cached totals: they are what was placed
+        if w == 0 and not pl.z.any():
             continue
         state.remaining[i] -= w
         if state.remaining[i] <= 0:

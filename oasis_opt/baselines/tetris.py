@@ -35,6 +35,8 @@ share) is left out.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import InputError
@@ -50,10 +52,16 @@ def _inv_sq(cap: np.ndarray) -> np.ndarray:
     return out
 
 
+def _threshold(demand: np.ndarray) -> np.ndarray:
+    """Free capacity at or above this holds one unit of ``demand``: the test of
+    ``sim.Packer.grow``."""
+    return demand * (1.0 - FIT_EPS) - 1e-12
+
+
 def _rooms(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
     """(n, S) whether one unit of each demand row (n, R) fits on each server of ``free``
-    (S, R); the same test as ``sim.Packer.grow``."""
-    return (free[None, :, :] >= demand[:, None, :] * (1.0 - FIT_EPS) - 1e-12).all(axis=2)
+    (S, R)."""
+    return (free[None, :, :] >= _threshold(demand)[:, None, :]).all(axis=2)
 
 
 class TetrisPolicy(Policy):
@@ -93,6 +101,7 @@ class TetrisPolicy(Policy):
         a = alpha @ (free_w * self.inv_w).T  # (n, H) alignments a_ih
         b = beta @ (free_ps * self.inv_ps).T  # (n, K) b_ik
         room_w, room_ps = _rooms(free_w, alpha), _rooms(free_ps, beta)
+        alpha_thr, beta_thr = _threshold(alpha), _threshold(beta)  # for one-server updates
         work = rem * self.size[jobs]
         fit_a = a[room_w]
         eps = (self.m * fit_a.mean() / work.mean()
@@ -122,7 +131,7 @@ class TetrisPolicy(Policy):
             y[i, h] += 1
             w[i] += 1
             free_w[h] -= alpha[i]
-            a_m[:, h] = np.where(_rooms(free_w[h:h + 1], alpha)[:, 0],
+            a_m[:, h] = np.where((free_w[h] >= alpha_thr).all(axis=1),
                                  alpha @ (free_w[h] * self.inv_w[h]), -np.inf)
             stale = np.flatnonzero(best_h == h)
             best_h[stale] = a_m[stale].argmax(axis=1)
@@ -132,12 +141,12 @@ class TetrisPolicy(Policy):
                 z[i, k] += 1
                 p[i] += 1
                 free_ps[k] -= beta[i]
-                b_m[:, k] = np.where(_rooms(free_ps[k:k + 1], beta)[:, 0],
+                b_m[:, k] = np.where((free_ps[k] >= beta_thr).all(axis=1),
                                      beta @ (free_ps[k] * self.inv_ps[k]), -np.inf)
                 stale = np.flatnonzero(best_k == k)
                 best_k[stale] = b_m[stale].argmax(axis=1)
                 b_best[stale] = b_m[stale, best_k[stale]]
-            need[i] = ps_needed(int(w[i]) + 1, float(ratio[i])) > p[i]
+            need[i] = math.ceil((w[i] + 1) / ratio[i] - 1e-9) > p[i]  # ps_needed, scalar
         return {int(jobs[i]): Placement(y[i], z[i]) for i in np.flatnonzero(w)}
 
 
