@@ -205,3 +205,11 @@ def test_negative_prices_are_refused() -> None:
     with pytest.raises(ValueError, match="non-negative"):
         best_schedule(job, -np.ones((T, H, R)), np.ones((T, K, R)), np.ones((H, R)),
                       np.ones((K, R)))
+
+
+@pytest.mark.parametrize("seed", range(0, 250, 5))
+def test_payoff_upper_bound_is_sound(seed: int) -> None:
+    from oasis_opt.online.subroutine import payoff_upper_bound
+    job, wp, pp, wf, pf = random_case(seed)
+    exact = best_schedule(job, wp, pp, wf, pf).payoff
+    assert payoff_upper_bound(job, wp, pp, wf, pf) >= exact - 1e-9

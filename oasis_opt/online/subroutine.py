@@ -106,9 +106,11 @@ def fit_counts(free: np.ndarray, demand: np.ndarray, cap: int, start: int,
     if not need.any():
         return np.full((n_slots, S), cap, dtype=np.int64)
     f = free[start:] if free.ndim == 3 else free[None]
+    if not need.all():
+        f, demand = f[..., need], demand[need]
     # 1e-9 absorbs float noise in g = Σ α·y (values like 2.9999999999999996).
-    n = np.floor(f[..., need] / demand[need] + 1e-9).min(axis=-1)
-    n = np.clip(n, 0, cap).astype(np.int64)
+    n = np.floor(f / demand + 1e-9).min(axis=-1)
+    n = np.minimum(np.maximum(n, 0), cap).astype(np.int64)
     return np.broadcast_to(n, (n_slots, S)) if free.ndim == 2 else n
 
 
@@ -119,15 +121,17 @@ def _tie_order(cost: np.ndarray) -> np.ndarray:
     o = np.argsort(cost, axis=1, kind="stable")  # exact ties already go to the lower index
     if H <= 1:
         return o
-    sv = np.take_along_axis(cost, o, axis=1)
-    d = np.diff(sv, axis=1)
-    gap = d > _tol(sv[:, 1:])
-    if not (~gap & (d > 0)).any():  # no near-but-not-exact tie: the stable order is right
+    sv = cost[np.arange(S)[:, None], o]
+    d = sv[:, 1:] - sv[:, :-1]
+    # Fast exit: no positive gap within tolerance anywhere, so the stable order is the answer.
+    pos = d[d > 0]
+    if pos.size == 0 or pos.min() > TIE_TOL * max(1.0, float(np.abs(sv).max())):
         return o
+    gap = d > _tol(sv[:, 1:])
     group_sorted = np.concatenate([np.zeros((S, 1), dtype=np.int64),
                                    np.cumsum(gap, axis=1)], axis=1)
     group = np.empty_like(group_sorted)
-    np.put_along_axis(group, o, group_sorted, axis=1)
+    group[np.arange(S)[:, None], o] = group_sorted
     return np.argsort(group * H + np.arange(H), axis=1)
 
 
@@ -143,8 +147,8 @@ class _Greedy:
 
     def place(self, units: np.ndarray, out: np.ndarray) -> None:
         """Write ``units[s]`` units per slot, filled in order, into ``out`` (S, H)."""
-        take = np.clip(units[:, None] - self.before, 0, self.counts)
-        np.put_along_axis(out, self.order, take, axis=1)
+        take = np.minimum(np.maximum(units[:, None] - self.before, 0), self.counts)
+        out[np.arange(out.shape[0])[:, None], self.order] = take
 
 
 def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
@@ -153,8 +157,9 @@ def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
     reaches k, found for every (s, k) by one ``searchsorted`` on row-offset cumulative counts."""
     S, H = unit_cost.shape
     order = _tie_order(unit_cost)
-    c = np.take_along_axis(unit_cost, order, axis=1)
-    n = np.take_along_axis(counts, order, axis=1)
+    rows = np.arange(S)[:, None]
+    c = unit_cost[rows, order]
+    n = counts[rows, order]
     cum = np.cumsum(n, axis=1)
     table = np.full((S, most + 1), np.inf)
     table[:, 0] = 0.0
@@ -165,7 +170,7 @@ def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
         k = np.arange(1, most + 1, dtype=np.int64)
         pos = np.searchsorted(flat, (k[None, :] + off).ravel()).reshape(S, most)
         idx = pos - np.arange(S, dtype=np.int64)[:, None] * H  # H: slot s has < k units
-        kth = np.take_along_axis(c, np.minimum(idx, H - 1), axis=1)
+        kth = c[rows, np.minimum(idx, H - 1)]
         kth[idx >= H] = np.inf
         np.cumsum(kth, axis=1, out=table[:, 1:])
     return _Greedy(order, n, cum - n, table)
@@ -256,11 +261,44 @@ def best_schedule(
             break
         k = min(W, v)
         vals = bp[s, W + v - k:W + v + 1][::-1] + cost[s, :k + 1]  # w = 0 … k
-        target = bp[s + 1, W + v]
-        w = int(np.argmax(vals <= target + _tol(target)))
+        target = float(bp[s + 1, W + v])
+        w = int(np.argmax(vals <= target + TIE_TOL * max(1.0, abs(target))))
         ws[s] = w
         v -= w
     gw.place(ws, y[a:])
     gp.place(psn[ws], z[a:])
     return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat, float(util[s_hat]),
                         y, z)
+
+
+def payoff_upper_bound(
+    job: JobSpec,
+    worker_price: np.ndarray,
+    ps_price: np.ndarray,
+    worker_free: np.ndarray,
+    ps_free: np.ndarray,
+) -> float:
+    """A cheap upper bound on ``best_schedule(...).payoff`` (same arguments), used to skip
+    jobs that cannot have a positive payoff:
+
+        f(d_min) − V·min_{t ≥ a, h usable} c_h(t) − ceil(V/γ)·min_{t ≥ a, k usable} c_k(t)
+
+    with ``d_min = ceil(V/N)``: no schedule finishes faster, every unit of work is a
+    worker-slot, and ``Σ_t ceil(y(t)/γ) ≥ ceil(V/γ)`` PS-slots are needed. −inf when no server
+    of a pool can take one unit, or the job cannot finish by the horizon.
+    """
+    T = worker_price.shape[0]
+    a, V, N = job.arrival, int(job.workload), int(job.max_workers)
+    d_min = max(1, -(-V // N)) if N > 0 else T + 1
+    if a + d_min > T:
+        return -math.inf
+    lower = 0.0
+    for price, free, demand, units in (
+            (worker_price, worker_free, job.worker_demand, V),
+            (ps_price, ps_free, job.ps_demand, int(ps_needed(V, job.ps_ratio)))):
+        usable = fit_counts(free, demand, 1, a, T) > 0  # (S, servers)
+        if not usable.any():
+            return -math.inf
+        unit = price[a:] @ demand
+        lower += units * max(0.0, float(unit[usable].min()))
+    return float(job.utility[d_min - 1]) - lower
