@@ -281,24 +281,26 @@ def payoff_upper_bound(
     """A cheap upper bound on ``best_schedule(...).payoff`` (same arguments), used to skip
     jobs that cannot have a positive payoff:
 
-        f(d_min) − V·min_{t ≥ a, h usable} c_h(t) − ceil(V/γ)·min_{t ≥ a, k usable} c_k(t)
+        max_{t̂ ≥ a + d_min − 1}  f(t̂ − a + 1) − V·m_w(t̂) − ceil(V/γ)·m_ps(t̂)
 
-    with ``d_min = ceil(V/N)``: no schedule finishes faster, every unit of work is a
-    worker-slot, and ``Σ_t ceil(y(t)/γ) ≥ ceil(V/γ)`` PS-slots are needed. −inf when no server
-    of a pool can take one unit, or the job cannot finish by the horizon.
+    with ``d_min = ceil(V/N)`` (no schedule finishes sooner) and ``m(t̂)`` the least unit cost of
+    a usable server in slots ``a … t̂``: every unit of work is a worker-slot, and
+    ``Σ_t ceil(y(t)/γ) ≥ ceil(V/γ)`` PS-slots are needed, all before t̂. −inf when nothing can
+    finish by the horizon.
     """
     T = worker_price.shape[0]
     a, V, N = job.arrival, int(job.workload), int(job.max_workers)
-    d_min = max(1, -(-V // N)) if N > 0 else T + 1
+    if N <= 0:
+        return -math.inf
+    d_min = max(1, -(-V // N))
     if a + d_min > T:
         return -math.inf
-    lower = 0.0
+    lower = np.zeros(T - a)
     for price, free, demand, units in (
             (worker_price, worker_free, job.worker_demand, V),
             (ps_price, ps_free, job.ps_demand, int(ps_needed(V, job.ps_ratio)))):
         usable = fit_counts(free, demand, 1, a, T) > 0  # (S, servers)
-        if not usable.any():
-            return -math.inf
-        unit = price[a:] @ demand
-        lower += units * max(0.0, float(unit[usable].min()))
-    return float(job.utility[d_min - 1]) - lower
+        unit = np.where(usable, price[a:] @ demand, np.inf).min(axis=1, initial=np.inf)
+        lower += units * np.maximum(np.minimum.accumulate(unit), 0.0)
+    bound = np.asarray(job.utility[d_min - 1:T - a], dtype=float) - lower[d_min - 1:]
+    return float(bound.max())
