@@ -67,3 +67,13 @@ def test_real_solver_on_blocked_case() -> None:
     rep = ratio.compare(blocked_instance(), ["oasis"])
     assert rep.status == "optimal" and rep.reference == pytest.approx(100.0)
     assert _row(rep, "oasis")["dcert_ge_opt"] is True
+
+
+def test_time_limit_lower_end_raised_by_algorithms(monkeypatch) -> None:
+    # A weak incumbent (5) below OASiS's 20: OPT ≥ 20, so 2α·20 ≈ 55 < OPT is decided false
+    # only if OPT's lower end exceeds it; with bound 50 the 2α check holds for all OPT ≤ 50.
+    monkeypatch.setattr(ratio, "_solve", _fake_solve("time_limit", 5.0, 50.0))
+    rep = ratio.compare(blocked_instance(), ["oasis"])
+    assert any("OPT ≥ 20" in n for n in rep.notes)
+    assert _row(rep, "oasis")["within_2alpha"] is True
+    assert _row(rep, "oasis")["dcert_ge_opt"] is True
