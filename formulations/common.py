@@ -1,0 +1,473 @@
+"""Preprocessing shared by the compact MILP in Pyomo and in PuLP (SPEC §2).
+
+Both modellers read one ``Prep``: the sparse index sets, the jobs that can earn at all, the
+window of useful slots of each job, upper bounds of every integer variable from one server's
+capacity, the rows that can bind, and the groups of identical servers. Nothing here touches a
+solver.
+
+Notation (SPEC §1–2): job i, worker server h, PS server k, resource r, slot t;
+``y_iht`` workers, ``z_ikt`` PSs, ``c_it`` = 1 if job i completes (its last slot is) t,
+``s_it = Σ_{t' ≥ t} c_it'`` = 1 if job i is still running in slot t (completes at t or later),
+``x_i = Σ_t c_it``. ``W_it = Σ_h y_iht`` is job i's work in slot t.
+
+Bounds derived here (each valid for every feasible schedule of the model):
+
+- ``ub_y[i, h] = min(N_i, min_{r: α_ir > 0} ⌊C_hr / α_ir⌋)``: workers of i that fit on h;
+- ``ub_z[i, k] = min(⌈N_i/γ_i⌉, min_{r: β_ir > 0} ⌊C_kr / β_ir⌋)``: more PSs than
+  ``⌈N_i/γ_i⌉`` never help;
+- ``w_max[i] = min(N_i, Σ_h ub_y[i,h], ⌊γ_i · Σ_k ub_z[i,k]⌋)``: most work of i in one slot of
+  the empty cluster;
+- earliest completion ``e_i = a_i + ⌈V_i / w_max_i⌉ − 1``; latest useful completion
+  ``l_i = max{t ≤ T−1 : f_i(t − a_i + 1) > 0}``. A job with ``w_max_i = 0`` or ``e_i > l_i`` can
+  never earn and gets no variables (it is "fixed" to not running);
+- y, z exist only for slots ``a_i ≤ t ≤ l_i`` (work after ``l_i`` earns nothing), c and s only
+  for ``e_i ≤ t ≤ l_i``; for ``t < e_i`` the running indicator is ``s_{i,e_i} = x_i``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from oasis_opt.model import Instance, Schedule
+
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Options:
+    """Which optional tightenings the formulation uses (defaults: what measured best,
+    docs/offline.md). ``False`` everywhere but the SPEC rows gives the plain SPEC §2 model.
+
+    - ``server_linking``: ``y_iht ≤ ub_y[i,h] · s_it`` per server, on top of the aggregate
+      ``W_it ≤ w_max_i · s_it``;
+    - ``ps_linking``: ``z_ikt ≤ ub_z[i,k] · s_it`` (no PS after the last slot);
+    - ``exact_work``: ``Σ_t W_it = V_i·x_i`` instead of ``≥`` (an optimal schedule never needs
+      more work than V_i, and a job that does not complete never needs any);
+    - ``cumulative``: ``Σ_{t' > t} W_it' ≤ V_i · s_{i,t+1}`` (work after slot t only if the job
+      is still running after t; with ``exact_work``: the work done by t reaches V_i when the job
+      completes by t);
+    - ``symmetry``: order identical servers in every slot by load ``Σ_i ω_i·y_iht`` (none,
+      ``count`` ω_i = 1, ``load`` ω_i = Σ_r α_ir / C_r);
+    - ``binary_running``: declare ``s_it`` binary (and ``c_it = s_it − s_{i,t+1}`` implied
+      integral) instead of ``c_it`` binary; changes what HiGHS branches on;
+    - ``packing``: ``server`` gives one variable per server (``y_iht``) and capacity rows per
+      (h, r, t); ``pattern`` aggregates each group of identical servers g into ``y_igt`` (workers
+      of i on the group) and packs them with integer counts ``λ_gpt`` of the group's maximal
+      single-server patterns p (``Σ_p λ_gpt ≤ |g|``, ``y_igt ≤ Σ_p n_ip·λ_gpt``): exact, no
+      server symmetry, and each server's knapsack is replaced by its integer hull. ``auto``
+      takes patterns while there are at most ``pattern_limit`` of them in all.
+    """
+
+    server_linking: bool = True
+    ps_linking: bool = True
+    exact_work: bool = True
+    cumulative: bool = True
+    symmetry: str = "load"
+    binary_running: bool = False
+    packing: str = "auto"
+    pattern_limit: int = 20000
+
+    def __post_init__(self) -> None:
+        if self.symmetry not in ("none", "count", "load"):
+            raise ValueError(f"symmetry must be none, count or load, got {self.symmetry!r}")
+        if self.packing not in ("auto", "pattern", "server"):
+            raise ValueError(f"packing must be auto, pattern or server, got {self.packing!r}")
+
+
+SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
+                       cumulative=False, symmetry="none", packing="server")
+
+
+@dataclass(frozen=True, eq=False)
+class Prep:
+    """Everything both modellers need, computed once from the instance (shapes in brackets).
+
+    Allocation variables live on *units*: single servers (``packing = server``), or groups of
+    identical servers (``packing = pattern``). ``ub_y[i, g]`` bounds job i's workers on unit g
+    in one slot (``|g|`` times the one-server bound); the formulations index ``y[i, g, t]``,
+    ``z[i, g, t]`` and never see servers.
+    """
+
+    instance: Instance
+    options: Options
+    packing: str  # "server" or "pattern" (auto resolved)
+    active: tuple[int, ...]  # jobs that can earn something
+    worker_units: tuple[tuple[int, ...], ...]  # servers of each worker unit
+    ps_units: tuple[tuple[int, ...], ...]
+    ub_y: np.ndarray  # (J, Gw) int: workers of i on worker unit g in one slot
+    ub_z: np.ndarray  # (J, Gk) int
+    w_max: np.ndarray  # (J,) int
+    earliest: np.ndarray  # (J,) e_i (meaningful for active jobs)
+    latest: np.ndarray  # (J,) l_i, −1 when no slot has positive utility
+    gain: np.ndarray  # (J, T) f_i(t − a_i + 1) at slot t, 0 outside [a_i, T)
+    identical_workers: tuple[tuple[int, ...], ...] = ()  # identical worker units (symmetry)
+    identical_ps: tuple[tuple[int, ...], ...] = ()
+    # (g, t) -> (jobs, maximal patterns as count tuples aligned with jobs); pattern mode only
+    worker_patterns: dict[tuple[int, int], tuple[tuple[int, ...], list[tuple[int, ...]]]] = \
+        field(default_factory=dict)
+    ps_patterns: dict[tuple[int, int], tuple[tuple[int, ...], list[tuple[int, ...]]]] = \
+        field(default_factory=dict)
+
+    # --- index sets (sparse: only what may be nonzero) ---------------------------------
+    def work_slots(self, i: int) -> range:
+        """Slots in which job i may hold servers: ``a_i … l_i``."""
+        return range(int(self.instance.arrival[i]), int(self.latest[i]) + 1)
+
+    def completion_slots(self, i: int) -> range:
+        """Slots in which job i may complete: ``e_i … l_i``."""
+        return range(int(self.earliest[i]), int(self.latest[i]) + 1)
+
+    def running_slot(self, i: int, t: int) -> int:
+        """Index of the running indicator for slot t: ``s_{i,max(t, e_i)}``."""
+        return max(t, int(self.earliest[i]))
+
+    def worker_servers(self, i: int) -> list[int]:
+        """Worker units job i can use."""
+        return [int(h) for h in np.flatnonzero(self.ub_y[i])]
+
+    def ps_servers(self, i: int) -> list[int]:
+        return [int(k) for k in np.flatnonzero(self.ub_z[i])]
+
+    @cached_property
+    def y_index(self) -> list[tuple[int, int, int]]:
+        return [(i, h, t) for i in self.active for h in self.worker_servers(i)
+                for t in self.work_slots(i)]
+
+    @cached_property
+    def z_index(self) -> list[tuple[int, int, int]]:
+        return [(i, k, t) for i in self.active for k in self.ps_servers(i)
+                for t in self.work_slots(i)]
+
+    @cached_property
+    def c_index(self) -> list[tuple[int, int]]:
+        return [(i, t) for i in self.active for t in self.completion_slots(i)]
+
+    @cached_property
+    def work_index(self) -> list[tuple[int, int]]:
+        """(i, t) pairs where job i may work."""
+        return [(i, t) for i in self.active for t in self.work_slots(i)]
+
+    @cached_property
+    def cumulative_index(self) -> list[tuple[int, int]]:
+        """(i, t) of the cumulative rows, ``e_i ≤ t < l_i``."""
+        return [(i, t) for i in self.active for t in self.completion_slots(i)[:-1]]
+
+    @cached_property
+    def jobs_on_worker(self) -> dict[tuple[int, int], list[int]]:
+        """(unit, t) -> jobs that may hold workers on it in t."""
+        out: dict[tuple[int, int], list[int]] = {}
+        for i, h, t in self.y_index:
+            out.setdefault((h, t), []).append(i)
+        return out
+
+    @cached_property
+    def jobs_on_ps(self) -> dict[tuple[int, int], list[int]]:
+        out: dict[tuple[int, int], list[int]] = {}
+        for i, k, t in self.z_index:
+            out.setdefault((k, t), []).append(i)
+        return out
+
+    @cached_property
+    def worker_capacity_rows(self) -> list[tuple[int, int, int]]:
+        """(h, r, t) capacity rows that can bind (``Σ_i α_ir·ub_y[i,h] > C_hr``); server mode."""
+        if self.packing != "server":
+            return []
+        return _binding_rows(self.jobs_on_worker, self.instance.worker_demand, self.ub_y,
+                             self.instance.worker_capacity)
+
+    @cached_property
+    def ps_capacity_rows(self) -> list[tuple[int, int, int]]:
+        if self.packing != "server":
+            return []
+        return _binding_rows(self.jobs_on_ps, self.instance.ps_demand, self.ub_z,
+                             self.instance.ps_capacity)
+
+    @cached_property
+    def worker_pattern_index(self) -> list[tuple[int, int, int]]:
+        """(g, t, p): pattern p of worker unit g in slot t (pattern mode)."""
+        return [(g, t, p) for (g, t), (_, pats) in self.worker_patterns.items()
+                for p in range(len(pats))]
+
+    @cached_property
+    def ps_pattern_index(self) -> list[tuple[int, int, int]]:
+        return [(g, t, p) for (g, t), (_, pats) in self.ps_patterns.items()
+                for p in range(len(pats))]
+
+    @cached_property
+    def worker_symmetry_rows(self) -> list[tuple[int, int, int]]:
+        """(h, h', t): identical servers h < h' consecutive in a group, both usable in t."""
+        return _symmetry_rows(self.identical_workers, self.jobs_on_worker,
+                              self.instance.horizon, self.options.symmetry)
+
+    @cached_property
+    def ps_symmetry_rows(self) -> list[tuple[int, int, int]]:
+        return _symmetry_rows(self.identical_ps, self.jobs_on_ps, self.instance.horizon,
+                              self.options.symmetry)
+
+    def worker_weight(self, i: int, h: int) -> float:
+        """ω_i of the symmetry rows on worker server h."""
+        return _weight(self.instance.worker_demand[i], self.instance.worker_capacity[h],
+                       self.options.symmetry)
+
+    def ps_weight(self, i: int, k: int) -> float:
+        return _weight(self.instance.ps_demand[i], self.instance.ps_capacity[k],
+                       self.options.symmetry)
+
+    def upper_bound(self) -> float:
+        """A trivial bound on OPT: ``Σ_i max_t f_i`` over the jobs that can earn."""
+        return float(sum(self.gain[i].max() for i in self.active))
+
+    def size(self) -> dict[str, int | str]:
+        """Counts that describe the MILP (for benchmarks and reports)."""
+        return {"jobs": self.instance.num_jobs, "active_jobs": len(self.active),
+                "horizon": self.instance.horizon,
+                "worker_servers": len(self.instance.worker_names),
+                "ps_servers": len(self.instance.ps_names), "packing": self.packing,
+                "y_vars": len(self.y_index), "z_vars": len(self.z_index),
+                "c_vars": len(self.c_index),
+                "patterns": len(self.worker_pattern_index) + len(self.ps_pattern_index),
+                "capacity_rows": len(self.worker_capacity_rows) + len(self.ps_capacity_rows)}
+
+
+def prepare(instance: Instance, options: Options | None = None) -> Prep:
+    """Compute bounds, windows, units, patterns and index sets (module docstring)."""
+    options = options or Options()
+    J, T = instance.num_jobs, instance.horizon
+    ub_y = _fit(instance.worker_demand, instance.worker_capacity, instance.max_workers)
+    ps_cap = np.ceil(instance.max_workers / instance.ps_ratio - _EPS).astype(np.int64) \
+        if J else np.zeros(0, dtype=np.int64)
+    ub_z = _fit(instance.ps_demand, instance.ps_capacity, ps_cap)
+    if J:
+        by_ps = np.floor(instance.ps_ratio * ub_z.sum(axis=1) + _EPS).astype(np.int64)
+        w_max = np.minimum(np.minimum(instance.max_workers, ub_y.sum(axis=1)), by_ps)
+        # no server holds more of job i than one slot's work allows, nor PSs than it needs
+        ub_y = np.minimum(ub_y, w_max[:, None])
+        need = np.ceil(w_max / instance.ps_ratio - _EPS).astype(np.int64)
+        ub_z = np.minimum(ub_z, need[:, None])
+    else:
+        w_max = np.zeros(0, dtype=np.int64)
+    gain = np.zeros((J, T))
+    latest = np.full(J, -1, dtype=np.int64)
+    earliest = np.zeros(J, dtype=np.int64)
+    active = []
+    for i in range(J):
+        a = int(instance.arrival[i])
+        gain[i, a:] = instance.utility_table[i, : T - a]
+        positive = np.flatnonzero(gain[i] > 0)
+        if positive.size:
+            latest[i] = positive[-1]
+        if w_max[i] <= 0:
+            continue
+        earliest[i] = a + math.ceil(int(instance.workload[i]) / int(w_max[i])) - 1
+        if earliest[i] <= latest[i]:
+            active.append(i)
+    same_w, same_ps = _identical(instance.worker_capacity), _identical(instance.ps_capacity)
+    singles_w = tuple((h,) for h in range(len(instance.worker_names)))
+    singles_ps = tuple((k,) for k in range(len(instance.ps_names)))
+    server = Prep(instance, options, "server", tuple(active), singles_w, singles_ps, ub_y, ub_z,
+                  w_max, earliest, latest, gain, same_w, same_ps)
+    if options.packing == "server":
+        return server
+    units_w, units_ps = _units(instance.worker_capacity), _units(instance.ps_capacity)
+    uy = np.stack([ub_y[:, list(g)].sum(axis=1) for g in units_w], axis=1) if units_w and J \
+        else np.zeros((J, len(units_w)), dtype=np.int64)
+    uz = np.stack([ub_z[:, list(g)].sum(axis=1) for g in units_ps], axis=1) if units_ps and J \
+        else np.zeros((J, len(units_ps)), dtype=np.int64)
+    budget = [options.pattern_limit if options.packing == "auto" else None]
+    try:
+        wp = _unit_patterns(server.jobs_on_worker, units_w, ub_y, instance.worker_demand,
+                            instance.worker_capacity, budget)
+        pp = _unit_patterns(server.jobs_on_ps, units_ps, ub_z, instance.ps_demand,
+                            instance.ps_capacity, budget)
+    except _TooMany:
+        return server
+    return Prep(instance, options, "pattern", tuple(active), units_w, units_ps, uy, uz, w_max,
+                earliest, latest, gain, (), (), wp, pp)
+
+
+class _TooMany(Exception):
+    pass
+
+
+def _units(capacity: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    """All servers grouped by equal capacity vectors (singletons included), in index order."""
+    groups: dict[tuple[float, ...], list[int]] = {}
+    for s, row in enumerate(capacity):
+        groups.setdefault(tuple(float(x) for x in row), []).append(s)
+    return tuple(tuple(g) for g in groups.values())
+
+
+def _unit_patterns(jobs_on_server: dict[tuple[int, int], list[int]],
+                   units: tuple[tuple[int, ...], ...], ub: np.ndarray, demand: np.ndarray,
+                   capacity: np.ndarray, budget: list[int | None]
+                   ) -> dict[tuple[int, int], tuple[tuple[int, ...], list[tuple[int, ...]]]]:
+    """Maximal single-server patterns of every (unit, slot); ``budget[0]`` counts down the
+    patterns still allowed (None: no limit) and ``_TooMany`` is raised when it runs out."""
+    out: dict[tuple[int, int], tuple[tuple[int, ...], list[tuple[int, ...]]]] = {}
+    cache: dict[tuple[int, tuple[int, ...]], list[tuple[int, ...]]] = {}
+    by_server_slot = sorted(jobs_on_server.items())
+    for g, servers in enumerate(units):
+        h0 = servers[0]
+        for (h, t), jobs in by_server_slot:
+            if h != h0:
+                continue
+            key = (g, tuple(jobs))
+            if key not in cache:
+                cache[key] = maximal_patterns([demand[i] for i in jobs],
+                                              [int(ub[i, h0]) for i in jobs], capacity[h0],
+                                              budget)
+            out[g, t] = (tuple(jobs), cache[key])
+    return out
+
+
+def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.ndarray,
+                     budget: list[int | None] | None = None) -> list[tuple[int, ...]]:
+    """All maximal ways to fill one server: count vectors n (n_j ≤ most[j],
+    ``Σ_j n_j·d_j ≤ C``) to which no further item fits. Every feasible content of a server is
+    dominated by one of them, so ``y ≤ Σ_p n_p·λ_p`` with ``Σ_p λ_p ≤ |g|`` is exact."""
+    budget = budget if budget is not None else [None]
+    cap = [float(x) for x in capacity]
+    dem = [[float(x) for x in d] for d in demands]
+    n = len(dem)
+    counts = [0] * n
+    found: list[tuple[int, ...]] = []
+
+    def fits(rem: list[float], d: list[float]) -> bool:
+        return all(x <= r + _EPS * max(1.0, r) for x, r in zip(d, rem, strict=True))
+
+    def dfs(k: int, rem: list[float]) -> None:
+        if k == n:
+            for j in range(n):
+                if counts[j] < most[j] and fits(rem, dem[j]):
+                    return  # not maximal
+            found.append(tuple(counts))
+            if budget[0] is not None:
+                budget[0] -= 1
+                if budget[0] < 0:
+                    raise _TooMany
+            return
+        d = dem[k]
+        top = most[k]
+        for x, r in zip(d, rem, strict=True):
+            if x > 0:
+                top = min(top, math.floor(r / x + _EPS))
+        for c in range(top, -1, -1):
+            counts[k] = c
+            dfs(k + 1, [r - c * x for x, r in zip(d, rem, strict=True)])
+        counts[k] = 0
+
+    dfs(0, cap)
+    return found
+
+
+def _fit(demand: np.ndarray, capacity: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """(J, S): ``min(cap_i, min_{r: d_ir > 0} ⌊C_sr / d_ir⌋)``; ``cap_i`` if i demands nothing."""
+    J, S = demand.shape[0], capacity.shape[0]
+    if J == 0 or S == 0:
+        return np.zeros((J, S), dtype=np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(demand[:, None, :] > 0,
+                         np.floor(capacity[None, :, :] / demand[:, None, :] + _EPS), np.inf)
+    fit = ratio.min(axis=2)  # (J, S)
+    return np.minimum(fit, cap[:, None]).astype(np.int64)
+
+
+def _identical(capacity: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    """Groups (of ≥ 2) of servers with equal capacity vectors: interchangeable in every slot."""
+    groups: dict[tuple[float, ...], list[int]] = {}
+    for s, row in enumerate(capacity):
+        groups.setdefault(tuple(float(x) for x in row), []).append(s)
+    return tuple(tuple(g) for g in groups.values() if len(g) > 1)
+
+
+def _binding_rows(jobs_on: dict[tuple[int, int], list[int]], demand: np.ndarray,
+                  ub: np.ndarray, capacity: np.ndarray) -> list[tuple[int, int, int]]:
+    rows = []
+    for (s, t), jobs in sorted(jobs_on.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        for r in range(capacity.shape[1]):
+            most = sum(demand[i, r] * ub[i, s] for i in jobs)
+            if most > capacity[s, r] * (1 + _EPS) + _EPS:
+                rows.append((s, r, t))
+    rows.sort(key=lambda x: (x[0], x[1], x[2]))
+    return rows
+
+
+def _symmetry_rows(groups: tuple[tuple[int, ...], ...], jobs_on: dict[tuple[int, int], list[int]],
+                   horizon: int, mode: str) -> list[tuple[int, int, int]]:
+    if mode == "none":
+        return []
+    rows = []
+    for g in groups:
+        for a, b in zip(g[:-1], g[1:], strict=True):
+            rows.extend((a, b, t) for t in range(horizon)
+                        if (a, t) in jobs_on and (b, t) in jobs_on)
+    return rows
+
+
+def _weight(demand: np.ndarray, capacity: np.ndarray, mode: str) -> float:
+    if mode == "count":
+        return 1.0
+    used = capacity > 0
+    return float((demand[used] / capacity[used]).sum()) or 1.0
+
+
+def schedule_from_values(prep: Prep, y: dict, z: dict, lam_w: dict | None = None,
+                         lam_z: dict | None = None, algorithm: str = "optimal") -> Schedule:
+    """The schedule of solved values ``y[i, g, t]``, ``z[i, g, t]`` (and pattern counts
+    ``λ[g, t, p]`` in pattern mode, which place each unit's total on its servers).
+
+    Counts are rounded; only jobs whose work reaches V_i are kept (the others earn nothing);
+    PSs in slots without workers are dropped; every allocation after the first slot at which
+    the work reaches V_i is trimmed (``Schedule.from_arrays(..., trim=True)``)."""
+    inst = prep.instance
+    T, H, K = inst.horizon, len(inst.worker_names), len(inst.ps_names)
+    yy = _per_server(prep.worker_units, prep.worker_patterns, y, lam_w or {})
+    zz = _per_server(prep.ps_units, prep.ps_patterns, z, lam_z or {})
+    workers: dict[int, np.ndarray] = {}
+    ps: dict[int, np.ndarray] = {}
+    for i in prep.active:
+        workers[i] = np.zeros((T, H), dtype=np.int64)
+        ps[i] = np.zeros((T, K), dtype=np.int64)
+    for (i, h, t), v in yy.items():
+        workers[i][t, h] += v
+    for (i, k, t), v in zz.items():
+        ps[i][t, k] += v
+    for i in list(workers):
+        if workers[i].sum() < inst.workload[i]:  # does not complete: its work earns nothing
+            del workers[i], ps[i]
+            continue
+        ps[i][workers[i].sum(axis=1) == 0] = 0
+    return Schedule.from_arrays(inst, algorithm, workers, ps, trim=True)
+
+
+def _per_server(units: tuple[tuple[int, ...], ...],
+                patterns: dict[tuple[int, int], tuple[tuple[int, ...], list[tuple[int, ...]]]],
+                counts: dict, lam: dict) -> dict[tuple[int, int, int], int]:
+    """{(i, server, t): count}: a unit's total spread over its servers, one chosen pattern per
+    server (each server takes what its pattern allows, in server order)."""
+    out: dict[tuple[int, int, int], int] = {}
+    left: dict[tuple[int, int], dict[int, int]] = {}
+    for (i, g, t), v in counts.items():
+        n = round(v or 0.0)
+        if n <= 0:
+            continue
+        if (g, t) not in patterns:  # a single server
+            out[i, units[g][0], t] = n
+        else:
+            left.setdefault((g, t), {})[i] = n
+    for (g, t), need in left.items():
+        jobs, pats = patterns[g, t]
+        chosen = [p for p in range(len(pats)) for _ in range(round(lam.get((g, t, p)) or 0.0))]
+        for server, p in zip(units[g], chosen, strict=False):
+            for j, i in enumerate(jobs):
+                take = min(need.get(i, 0), pats[p][j])
+                if take > 0:
+                    out[i, server, t] = take
+                    need[i] -= take
+        if any(v > 0 for v in need.values()):
+            raise ValueError(f"pattern counts of unit {g} in slot {t} do not hold its workers")
+    return out

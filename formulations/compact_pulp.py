@@ -1,0 +1,191 @@
+"""The compact time-indexed MILP of SPEC §2 in PuLP (the cross-check of ``compact_pyomo.py``).
+
+The same functions, in the same order, add the same rows as the Pyomo file; index sets, bounds
+and windows come from ``common.prepare``.
+
+Variables: ``y_iht ∈ {0 … ub_y[i,h]}`` workers, ``z_ikt ∈ {0 … ub_z[i,k]}`` PSs, ``c_it ∈ {0,1}``
+job i completes in slot t, ``s_it ∈ [0,1]`` still running in slot t (``s_it = Σ_{t'≥t} c_it'``),
+``x_i = s_{i,e_i}``. Objective ``max Σ_i Σ_t f_i(t − a_i + 1)·c_it``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulp
+
+from oasis_opt.model import Instance, Schedule
+
+from .common import Options, Prep, prepare, schedule_from_values
+
+Key3 = tuple[int, int, int]
+Key2 = tuple[int, int]
+
+
+@dataclass(eq=False)
+class PulpModel:
+    """The problem and its variables by index (PuLP keeps no indexed components)."""
+
+    problem: pulp.LpProblem
+    prep: Prep
+    y: dict[Key3, pulp.LpVariable] = field(default_factory=dict)
+    z: dict[Key3, pulp.LpVariable] = field(default_factory=dict)
+    c: dict[Key2, pulp.LpVariable] = field(default_factory=dict)
+    s: dict[Key2, pulp.LpVariable] = field(default_factory=dict)
+    lw: dict[Key3, pulp.LpVariable] = field(default_factory=dict)
+    lz: dict[Key3, pulp.LpVariable] = field(default_factory=dict)
+
+
+def _lin(coefs: list[float], variables: list[pulp.LpVariable]) -> pulp.LpAffineExpression:
+    return pulp.LpAffineExpression(list(zip(variables, coefs, strict=True)))
+
+
+def add_allocation_variables(m: PulpModel, prep: Prep) -> None:
+    """``y_iht``, ``z_ikt`` integer with per-server upper bounds; ``c_it`` and ``s_it`` on the
+    completion window ``e_i ≤ t ≤ l_i``. One of c, s is binary (``Options.binary_running``); the
+    other is then integral through ``s_it = c_it + s_{i,t+1}``."""
+    m.y = {(i, h, t): pulp.LpVariable(f"y_{i}_{h}_{t}", 0, int(prep.ub_y[i, h]), pulp.LpInteger)
+           for i, h, t in prep.y_index}
+    m.z = {(i, k, t): pulp.LpVariable(f"z_{i}_{k}_{t}", 0, int(prep.ub_z[i, k]), pulp.LpInteger)
+           for i, k, t in prep.z_index}
+    binary_s = prep.options.binary_running
+    m.c = {(i, t): pulp.LpVariable(f"c_{i}_{t}", 0, 1,
+                                   pulp.LpContinuous if binary_s else pulp.LpInteger)
+           for i, t in prep.c_index}
+    m.s = {(i, t): pulp.LpVariable(f"s_{i}_{t}", 0, 1,
+                                   pulp.LpInteger if binary_s else pulp.LpContinuous)
+           for i, t in prep.c_index}
+    m.lw = {(g, t, q): pulp.LpVariable(f"lw_{g}_{t}_{q}", 0, len(prep.worker_units[g]),
+                                       pulp.LpInteger)
+            for g, t, q in prep.worker_pattern_index}
+    m.lz = {(g, t, q): pulp.LpVariable(f"lz_{g}_{t}_{q}", 0, len(prep.ps_units[g]),
+                                       pulp.LpInteger)
+            for g, t, q in prep.ps_pattern_index}
+
+
+def _work(m: PulpModel, prep: Prep, i: int, slots: range) -> tuple[list, list]:
+    """Terms of ``Σ_{t ∈ slots} W_it = Σ_t Σ_h y_iht`` as (coefficients, variables)."""
+    vs = [m.y[i, h, t] for t in slots for h in prep.worker_servers(i)]
+    return [1.0] * len(vs), vs
+
+
+def add_completion_linking(m: PulpModel, prep: Prep) -> None:
+    """``s_it = c_it + s_{i,t+1}`` (running until the last slot); no work after it:
+    ``W_it ≤ w_max_i · s_{i,max(t,e_i)}`` and, with ``server_linking``,
+    ``y_iht ≤ ub_y[i,h] · s_{i,max(t,e_i)}``; with ``ps_linking`` ``z_ikt ≤ ub_z[i,k]·s``."""
+    p = m.problem
+    for i, t in prep.c_index:
+        if t == prep.latest[i]:
+            p += _lin([1.0, -1.0], [m.s[i, t], m.c[i, t]]) == 0
+        else:
+            p += _lin([1.0, -1.0, -1.0], [m.s[i, t], m.c[i, t], m.s[i, t + 1]]) == 0
+    for i, t in prep.work_index:
+        hs = prep.worker_servers(i)
+        p += _lin([1.0] * len(hs) + [-float(prep.w_max[i])],
+                  [m.y[i, h, t] for h in hs] + [m.s[i, prep.running_slot(i, t)]]) <= 0
+    if prep.options.server_linking:
+        for i, h, t in prep.y_index:
+            p += _lin([1.0, -float(prep.ub_y[i, h])],
+                      [m.y[i, h, t], m.s[i, prep.running_slot(i, t)]]) <= 0
+    if prep.options.ps_linking:
+        for i, k, t in prep.z_index:
+            p += _lin([1.0, -float(prep.ub_z[i, k])],
+                      [m.z[i, k, t], m.s[i, prep.running_slot(i, t)]]) <= 0
+
+
+def add_workload_constraints(m: PulpModel, prep: Prep) -> None:
+    """``Σ_t W_it ≥ V_i · x_i`` (``=`` with ``exact_work``) and, with ``cumulative``, the work
+    done by slot t reaches V_i if the job completes by t:
+    ``Σ_{t' ≤ t} W_it' ≥ V_i · (x_i − s_{i,t+1})`` for ``e_i ≤ t < l_i``."""
+    p, V = m.problem, prep.instance.workload
+    for i in prep.active:
+        coefs, vs = _work(m, prep, i, prep.work_slots(i))
+        e = _lin(coefs + [-float(V[i])], vs + [m.s[i, int(prep.earliest[i])]])
+        p += (e == 0) if prep.options.exact_work else (e >= 0)
+    if prep.options.cumulative:
+        for i, t in prep.cumulative_index:
+            coefs, vs = _work(m, prep, i, range(int(prep.instance.arrival[i]), t + 1))
+            v = float(V[i])
+            p += _lin(coefs + [-v, v], vs + [m.s[i, int(prep.earliest[i])], m.s[i, t + 1]]) >= 0
+
+
+def add_ps_ratio_constraints(m: PulpModel, prep: Prep) -> None:
+    """One PS serves at most γ_i workers: ``W_it ≤ γ_i · Σ_k z_ikt``."""
+    for i, t in prep.work_index:
+        hs, ks = prep.worker_servers(i), prep.ps_servers(i)
+        g = float(prep.instance.ps_ratio[i])
+        m.problem += _lin([1.0] * len(hs) + [-g] * len(ks),
+                          [m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks]) <= 0
+
+
+def add_capacity_constraints(m: PulpModel, prep: Prep) -> None:
+    """Server mode: ``Σ_i α_ir · y_iht ≤ C_hr`` per (h, r, t) and ``Σ_i β_ir · z_ikt ≤ C_kr``
+    per (k, r, t), only rows that can bind (``common.Prep.worker_capacity_rows``).
+    Pattern mode: per unit g and slot t, ``Σ_p λ_gpt ≤ |g|`` and ``y_igt ≤ Σ_p n_ip · λ_gpt``."""
+    inst = prep.instance
+    for var, lam, patterns, units in ((m.y, m.lw, prep.worker_patterns, prep.worker_units),
+                                      (m.z, m.lz, prep.ps_patterns, prep.ps_units)):
+        for (g, t), (jobs, pats) in patterns.items():
+            m.problem += _lin([1.0] * len(pats), [lam[g, t, q] for q in range(len(pats))]) \
+                <= len(units[g])
+            for j, i in enumerate(jobs):
+                qs = [q for q in range(len(pats)) if pats[q][j]]
+                m.problem += _lin([1.0] + [-float(pats[q][j]) for q in qs],
+                                  [var[i, g, t]] + [lam[g, t, q] for q in qs]) <= 0
+    for h, r, t in prep.worker_capacity_rows:
+        jobs = [i for i in prep.jobs_on_worker[h, t] if inst.worker_demand[i, r] > 0]
+        m.problem += _lin([float(inst.worker_demand[i, r]) for i in jobs],
+                          [m.y[i, h, t] for i in jobs]) <= float(inst.worker_capacity[h, r])
+    for k, r, t in prep.ps_capacity_rows:
+        jobs = [i for i in prep.jobs_on_ps[k, t] if inst.ps_demand[i, r] > 0]
+        m.problem += _lin([float(inst.ps_demand[i, r]) for i in jobs],
+                          [m.z[i, k, t] for i in jobs]) <= float(inst.ps_capacity[k, r])
+
+
+def add_symmetry_constraints(m: PulpModel, prep: Prep) -> None:
+    """Identical servers h < h' (consecutive in a group) are interchangeable in each slot on
+    its own, so order them by load: ``Σ_i ω_i·y_iht ≥ Σ_i ω_i·y_ih't`` (PS servers alike)."""
+    for var, rows, jobs_on, weight in (
+            (m.y, prep.worker_symmetry_rows, prep.jobs_on_worker, prep.worker_weight),
+            (m.z, prep.ps_symmetry_rows, prep.jobs_on_ps, prep.ps_weight)):
+        for a, b, t in rows:
+            ja, jb = jobs_on[a, t], jobs_on[b, t]
+            m.problem += _lin([weight(i, a) for i in ja] + [-weight(i, b) for i in jb],
+                              [var[i, a, t] for i in ja] + [var[i, b, t] for i in jb]) >= 0
+
+
+def add_objective(m: PulpModel, prep: Prep) -> None:
+    """``max Σ_i Σ_t f_i(t − a_i + 1) · c_it``."""
+    idx = [(i, t) for i, t in prep.c_index if prep.gain[i, t] != 0]
+    m.problem.setObjective(_lin([float(prep.gain[i, t]) for i, t in idx],
+                                [m.c[i, t] for i, t in idx]))
+
+
+def build(instance: Instance, options: Options | None = None,
+          prep: Prep | None = None) -> PulpModel:
+    """The compact MILP of ``instance`` as a PuLP problem with its variables by index."""
+    prep = prep or prepare(instance, options)
+    m = PulpModel(pulp.LpProblem(_safe(instance.name), pulp.LpMaximize), prep)
+    add_allocation_variables(m, prep)
+    add_completion_linking(m, prep)
+    add_workload_constraints(m, prep)
+    add_ps_ratio_constraints(m, prep)
+    add_capacity_constraints(m, prep)
+    add_symmetry_constraints(m, prep)
+    add_objective(m, prep)
+    return m
+
+
+def values(m: PulpModel) -> tuple[dict, dict, dict, dict]:
+    """Solved y, z, λ_w, λ_z as {index: value} dicts."""
+    return tuple({k: v.varValue for k, v in d.items()}  # type: ignore[return-value]
+                 for d in (m.y, m.z, m.lw, m.lz))
+
+
+def extract(m: PulpModel, algorithm: str = "optimal") -> Schedule:
+    """The schedule of the solved problem, trimmed after each job's completion slot."""
+    return schedule_from_values(m.prep, *values(m), algorithm=algorithm)
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name) or "oasis"

@@ -1,0 +1,189 @@
+"""The compact time-indexed MILP of SPEC §2 in Pyomo (the primary modeller).
+
+Read side by side with ``compact_pulp.py``: the same functions, in the same order, add the same
+rows. Index sets, bounds and the windows of useful slots come from ``common.prepare``.
+
+Variables (only where they may be nonzero, ``common``):
+``y_iht ∈ {0 … ub_y[i,h]}`` workers, ``z_ikt ∈ {0 … ub_z[i,k]}`` PSs, ``c_it ∈ {0,1}`` job i
+completes in slot t, ``s_it ∈ [0,1]`` job i is still running in slot t (``s_it = Σ_{t'≥t} c_it'``),
+``x_i = s_{i,e_i} = Σ_t c_it``. Objective ``max Σ_i Σ_t f_i(t − a_i + 1)·c_it``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyomo.environ as pyo
+from pyomo.core.expr import LinearExpression
+
+from oasis_opt.model import Instance, Schedule
+
+from .common import Options, Prep, prepare, schedule_from_values
+
+
+def _lin(coefs: list[float], variables: list[Any], constant: float = 0.0) -> LinearExpression:
+    """``constant + Σ coefs·variables`` built in one step (no operator overloading)."""
+    return LinearExpression(constant=constant, linear_coefs=coefs, linear_vars=variables)
+
+
+def add_allocation_variables(m: pyo.ConcreteModel, prep: Prep) -> None:
+    """``y_iht``, ``z_ikt`` integer with per-server upper bounds; ``c_it`` and ``s_it`` on the
+    completion window ``e_i ≤ t ≤ l_i``. One of c, s is binary (``Options.binary_running``); the
+    other is then integral through ``s_it = c_it + s_{i,t+1}``."""
+    ub_y, ub_z = prep.ub_y, prep.ub_z
+    m.y = pyo.Var(prep.y_index, domain=pyo.NonNegativeIntegers, dense=False,
+                  bounds=lambda _m, i, h, t: (0, int(ub_y[i, h])))
+    m.z = pyo.Var(prep.z_index, domain=pyo.NonNegativeIntegers, dense=False,
+                  bounds=lambda _m, i, k, t: (0, int(ub_z[i, k])))
+    binary_s = prep.options.binary_running
+    m.c = pyo.Var(prep.c_index, domain=pyo.NonNegativeReals if binary_s else pyo.Binary,
+                  bounds=(0, 1), dense=False)
+    m.s = pyo.Var(prep.c_index, domain=pyo.Binary if binary_s else pyo.NonNegativeReals,
+                  bounds=(0, 1), dense=False)
+    m.lw = pyo.Var(prep.worker_pattern_index, domain=pyo.NonNegativeIntegers, dense=False,
+                   bounds=lambda _m, g, t, q: (0, len(prep.worker_units[g])))
+    m.lz = pyo.Var(prep.ps_pattern_index, domain=pyo.NonNegativeIntegers, dense=False,
+                   bounds=lambda _m, g, t, q: (0, len(prep.ps_units[g])))
+
+
+def _work(m: pyo.ConcreteModel, prep: Prep, i: int, slots: range) -> tuple[list, list]:
+    """Terms of ``Σ_{t ∈ slots} W_it = Σ_t Σ_h y_iht`` as (coefficients, variables)."""
+    vs = [m.y[i, h, t] for t in slots for h in prep.worker_servers(i)]
+    return [1.0] * len(vs), vs
+
+
+def add_completion_linking(m: pyo.ConcreteModel, prep: Prep) -> None:
+    """``s_it = c_it + s_{i,t+1}`` (running until the last slot); no work after it:
+    ``W_it ≤ w_max_i · s_{i,max(t,e_i)}`` and, with ``server_linking``,
+    ``y_iht ≤ ub_y[i,h] · s_{i,max(t,e_i)}``; with ``ps_linking`` ``z_ikt ≤ ub_z[i,k]·s``."""
+    def running(_m, i, t):
+        if t == prep.latest[i]:
+            return m.s[i, t] == m.c[i, t]
+        return _lin([1.0, -1.0, -1.0], [m.s[i, t], m.c[i, t], m.s[i, t + 1]]) == 0
+    m.running = pyo.Constraint(prep.c_index, rule=running)
+
+    def work_link(_m, i, t):
+        hs = prep.worker_servers(i)
+        return _lin([1.0] * len(hs) + [-float(prep.w_max[i])],
+                    [m.y[i, h, t] for h in hs] + [m.s[i, prep.running_slot(i, t)]]) <= 0
+    m.work_link = pyo.Constraint(prep.work_index, rule=work_link)
+    if prep.options.server_linking:
+        m.server_link = pyo.Constraint(prep.y_index, rule=lambda _m, i, h, t: _lin(
+            [1.0, -float(prep.ub_y[i, h])], [m.y[i, h, t], m.s[i, prep.running_slot(i, t)]]) <= 0)
+    if prep.options.ps_linking:
+        m.ps_link = pyo.Constraint(prep.z_index, rule=lambda _m, i, k, t: _lin(
+            [1.0, -float(prep.ub_z[i, k])], [m.z[i, k, t], m.s[i, prep.running_slot(i, t)]]) <= 0)
+
+
+def add_workload_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
+    """``Σ_t W_it ≥ V_i · x_i`` (``=`` with ``exact_work``) and, with ``cumulative``, the work
+    done by slot t reaches V_i if the job completes by t:
+    ``Σ_{t' ≤ t} W_it' ≥ V_i · (x_i − s_{i,t+1})`` for ``e_i ≤ t < l_i``."""
+    V = prep.instance.workload
+
+    def total(_m, i):
+        coefs, vs = _work(m, prep, i, prep.work_slots(i))
+        e = _lin(coefs + [-float(V[i])], vs + [m.s[i, int(prep.earliest[i])]])
+        return e == 0 if prep.options.exact_work else e >= 0
+    m.workload = pyo.Constraint(list(prep.active), rule=total)
+    if prep.options.cumulative:
+        def by_slot(_m, i, t):
+            coefs, vs = _work(m, prep, i, range(int(prep.instance.arrival[i]), t + 1))
+            v = float(V[i])
+            return _lin(coefs + [-v, v], vs + [m.s[i, int(prep.earliest[i])],
+                                               m.s[i, t + 1]]) >= 0
+        m.cumulative = pyo.Constraint(prep.cumulative_index, rule=by_slot)
+
+
+def add_ps_ratio_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
+    """One PS serves at most γ_i workers: ``W_it ≤ γ_i · Σ_k z_ikt``."""
+    def ratio(_m, i, t):
+        hs, ks = prep.worker_servers(i), prep.ps_servers(i)
+        g = float(prep.instance.ps_ratio[i])
+        return _lin([1.0] * len(hs) + [-g] * len(ks),
+                    [m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks]) <= 0
+    m.ps_ratio = pyo.Constraint(prep.work_index, rule=ratio)
+
+
+def add_capacity_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
+    """Server mode: ``Σ_i α_ir · y_iht ≤ C_hr`` per (h, r, t) and ``Σ_i β_ir · z_ikt ≤ C_kr``
+    per (k, r, t), only rows that can bind (``common.Prep.worker_capacity_rows``).
+    Pattern mode: per unit g and slot t, ``Σ_p λ_gpt ≤ |g|`` and ``y_igt ≤ Σ_p n_ip · λ_gpt``."""
+    inst = prep.instance
+    for tag, var, lam, patterns, units in (
+            ("worker", m.y, m.lw, prep.worker_patterns, prep.worker_units),
+            ("ps", m.z, m.lz, prep.ps_patterns, prep.ps_units)):
+        def count(_m, g, t, lam=lam, patterns=patterns, units=units):
+            n = len(patterns[g, t][1])
+            return _lin([1.0] * n, [lam[g, t, q] for q in range(n)]) <= len(units[g])
+
+        def hold(_m, i, g, t, var=var, lam=lam, patterns=patterns):
+            jobs, pats = patterns[g, t]
+            j = jobs.index(i)
+            qs = [q for q in range(len(pats)) if pats[q][j]]
+            return _lin([1.0] + [-float(pats[q][j]) for q in qs],
+                        [var[i, g, t]] + [lam[g, t, q] for q in qs]) <= 0
+        setattr(m, f"{tag}_pattern_count", pyo.Constraint(list(patterns), rule=count))
+        setattr(m, f"{tag}_pattern_hold", pyo.Constraint(
+            [(i, g, t) for (g, t), (jobs, _) in patterns.items() for i in jobs], rule=hold))
+
+    def worker_row(_m, h, r, t):
+        jobs = [i for i in prep.jobs_on_worker[h, t] if inst.worker_demand[i, r] > 0]
+        return _lin([float(inst.worker_demand[i, r]) for i in jobs],
+                    [m.y[i, h, t] for i in jobs]) <= float(inst.worker_capacity[h, r])
+    m.worker_capacity = pyo.Constraint(prep.worker_capacity_rows, rule=worker_row)
+
+    def ps_row(_m, k, r, t):
+        jobs = [i for i in prep.jobs_on_ps[k, t] if inst.ps_demand[i, r] > 0]
+        return _lin([float(inst.ps_demand[i, r]) for i in jobs],
+                    [m.z[i, k, t] for i in jobs]) <= float(inst.ps_capacity[k, r])
+    m.ps_capacity = pyo.Constraint(prep.ps_capacity_rows, rule=ps_row)
+
+
+def add_symmetry_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
+    """Identical servers h < h' (consecutive in a group) are interchangeable in each slot on
+    its own, so order them by load: ``Σ_i ω_i·y_iht ≥ Σ_i ω_i·y_ih't`` (PS servers alike)."""
+    def row(var, jobs_on, weight):
+        def rule(_m, a, b, t):
+            ja, jb = jobs_on[a, t], jobs_on[b, t]
+            return _lin([weight(i, a) for i in ja] + [-weight(i, b) for i in jb],
+                        [var[i, a, t] for i in ja] + [var[i, b, t] for i in jb]) >= 0
+        return rule
+    m.worker_symmetry = pyo.Constraint(prep.worker_symmetry_rows,
+                                       rule=row(m.y, prep.jobs_on_worker, prep.worker_weight))
+    m.ps_symmetry = pyo.Constraint(prep.ps_symmetry_rows,
+                                   rule=row(m.z, prep.jobs_on_ps, prep.ps_weight))
+
+
+def add_objective(m: pyo.ConcreteModel, prep: Prep) -> None:
+    """``max Σ_i Σ_t f_i(t − a_i + 1) · c_it``."""
+    idx = [(i, t) for i, t in prep.c_index if prep.gain[i, t] != 0]
+    m.utility = pyo.Objective(expr=_lin([float(prep.gain[i, t]) for i, t in idx],
+                                        [m.c[i, t] for i, t in idx]), sense=pyo.maximize)
+
+
+def build(instance: Instance, options: Options | None = None,
+          prep: Prep | None = None) -> pyo.ConcreteModel:
+    """The compact MILP of ``instance`` as a Pyomo model; ``model.prep`` keeps the index sets."""
+    prep = prep or prepare(instance, options)
+    m = pyo.ConcreteModel(name=instance.name)
+    m.prep = prep  # a plain attribute, not a component
+    add_allocation_variables(m, prep)
+    add_completion_linking(m, prep)
+    add_workload_constraints(m, prep)
+    add_ps_ratio_constraints(m, prep)
+    add_capacity_constraints(m, prep)
+    add_symmetry_constraints(m, prep)
+    add_objective(m, prep)
+    return m
+
+
+def values(m: pyo.ConcreteModel) -> tuple[dict, dict, dict, dict]:
+    """Solved y, z, λ_w, λ_z as {index: value} dicts (values loaded)."""
+    return tuple({k: v.value for k, v in var.items()}  # type: ignore[return-value]
+                 for var in (m.y, m.z, m.lw, m.lz))
+
+
+def extract(m: pyo.ConcreteModel, algorithm: str = "optimal") -> Schedule:
+    """The schedule of the loaded solution, trimmed after each job's completion slot."""
+    return schedule_from_values(m.prep, *values(m), algorithm=algorithm)
