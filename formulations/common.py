@@ -69,7 +69,7 @@ class Options:
     symmetry: str = "load"
     binary_running: bool = False
     packing: str = "auto"
-    pattern_limit: int = 20000
+    pattern_limit: int = 10000
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("none", "count", "load"):
@@ -320,6 +320,10 @@ def _unit_patterns(jobs_on_server: dict[tuple[int, int], list[int]],
                 cache[key] = maximal_patterns([demand[i] for i in jobs],
                                               [int(ub[i, h0]) for i in jobs], capacity[h0],
                                               budget)
+            elif budget[0] is not None:  # every (unit, slot) gets its own λ variables
+                budget[0] -= len(cache[key])
+                if budget[0] < 0:
+                    raise _TooMany
             out[g, t] = (tuple(jobs), cache[key])
     return out
 

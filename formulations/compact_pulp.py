@@ -44,21 +44,22 @@ def add_allocation_variables(m: PulpModel, prep: Prep) -> None:
     """``y_iht``, ``z_ikt`` integer with per-server upper bounds; ``c_it`` and ``s_it`` on the
     completion window ``e_i ≤ t ≤ l_i``. One of c, s is binary (``Options.binary_running``); the
     other is then integral through ``s_it = c_it + s_{i,t+1}``."""
-    m.y = {(i, h, t): pulp.LpVariable(f"y_{i}_{h}_{t}", 0, int(prep.ub_y[i, h]), pulp.LpInteger)
+    new = m.problem.add_variable
+    m.y = {(i, h, t): new(f"y_{i}_{h}_{t}", 0, int(prep.ub_y[i, h]), pulp.LpInteger)
            for i, h, t in prep.y_index}
-    m.z = {(i, k, t): pulp.LpVariable(f"z_{i}_{k}_{t}", 0, int(prep.ub_z[i, k]), pulp.LpInteger)
+    m.z = {(i, k, t): new(f"z_{i}_{k}_{t}", 0, int(prep.ub_z[i, k]), pulp.LpInteger)
            for i, k, t in prep.z_index}
     binary_s = prep.options.binary_running
-    m.c = {(i, t): pulp.LpVariable(f"c_{i}_{t}", 0, 1,
+    m.c = {(i, t): m.problem.add_variable(f"c_{i}_{t}", 0, 1,
                                    pulp.LpContinuous if binary_s else pulp.LpInteger)
            for i, t in prep.c_index}
-    m.s = {(i, t): pulp.LpVariable(f"s_{i}_{t}", 0, 1,
+    m.s = {(i, t): m.problem.add_variable(f"s_{i}_{t}", 0, 1,
                                    pulp.LpInteger if binary_s else pulp.LpContinuous)
            for i, t in prep.c_index}
-    m.lw = {(g, t, q): pulp.LpVariable(f"lw_{g}_{t}_{q}", 0, len(prep.worker_units[g]),
+    m.lw = {(g, t, q): m.problem.add_variable(f"lw_{g}_{t}_{q}", 0, len(prep.worker_units[g]),
                                        pulp.LpInteger)
             for g, t, q in prep.worker_pattern_index}
-    m.lz = {(g, t, q): pulp.LpVariable(f"lz_{g}_{t}_{q}", 0, len(prep.ps_units[g]),
+    m.lz = {(g, t, q): m.problem.add_variable(f"lz_{g}_{t}_{q}", 0, len(prep.ps_units[g]),
                                        pulp.LpInteger)
             for g, t, q in prep.ps_pattern_index}
 

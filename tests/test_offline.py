@@ -1,0 +1,231 @@
+"""The exact offline optimum (SPEC §2, issue 3): brute force, two modellers, the validator,
+edge cases, time limits and the ``solve`` command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from bruteforce import best_utility
+from conftest import INSTANCES
+from oasis_opt.formulations.common import SPEC_OPTIONS, Options, prepare
+
+from oasis_opt.errors import InputError
+from oasis_opt.io import instance_from_dict, load_instance, load_schedule
+from oasis_opt.model import REL_TOL
+from oasis_opt.offline import SolveStatus, relative_gap, solve
+from oasis_opt.validate import validate
+
+
+def close(a: float, b: float) -> bool:
+    return abs(a - b) <= REL_TOL * max(1.0, abs(a), abs(b))
+
+
+def job(jid: str, arrival: int, workload: int, n: int, gamma: float, wd: list, pd: list,
+        utility: dict) -> dict:
+    return {"id": jid, "arrival": arrival, "workload": workload, "max_workers": n,
+            "ps_ratio": gamma, "worker_demand": wd, "ps_demand": pd, "utility": utility}
+
+
+def inst(name: str, horizon: int, workers: list, ps: list, jobs: list,
+         resources: tuple = ("gpu", "cpu")) -> dict:
+    return {"format": "oasis-instance/1", "name": name, "horizon": horizon,
+            "resources": list(resources), "worker_servers": workers, "ps_servers": ps,
+            "jobs": jobs}
+
+
+def sig(g1: float, g2: float, g3: float) -> dict:
+    return {"kind": "sigmoid", "gamma1": g1, "gamma2": g2, "gamma3": g3}
+
+
+def table(*values: float) -> dict:
+    return {"kind": "table", "values": list(values)}
+
+
+#: Hand-built tiny instances whose optimum the brute force finds.
+TINY = {
+    "two-jobs-contend": inst("two-jobs-contend", 3, [{"name": "w", "capacity": [2, 8]}],
+                             [{"name": "p", "capacity": [0, 4]}], [
+        job("a", 0, 3, 2, 2, [1, 2], [0, 2], sig(10, 1, 2)),
+        job("b", 0, 2, 2, 1, [1, 2], [0, 2], table(9, 8, 1))]),
+    "identical-servers": inst("identical-servers", 3, [{"name": "w", "count": 2,
+                                                        "capacity": [2, 6]}],
+                              [{"name": "p", "capacity": [0, 6]}], [
+        job("a", 0, 4, 3, 3, [1, 3], [0, 2], table(5, 5, 4)),
+        job("b", 1, 2, 2, 2, [1, 2], [0, 3], table(6, 2)),
+        job("c", 0, 3, 2, 2, [1, 4], [0, 2], sig(8, 2, 2))]),
+    "ps-bottleneck": inst("ps-bottleneck", 4, [{"name": "w", "capacity": [3, 12]}],
+                          [{"name": "p", "count": 2, "capacity": [0, 4]}], [
+        job("a", 0, 4, 3, 1, [1, 2], [0, 3], table(9, 9, 5, 1)),
+        job("b", 0, 3, 2, 2, [1, 2], [0, 2], table(7, 7, 7, 7)),
+        job("c", 2, 2, 2, 1, [1, 2], [0, 2], table(4, 3))]),
+    "late-arrival": inst("late-arrival", 4, [{"name": "w", "capacity": [2, 8]}],
+                         [{"name": "p", "capacity": [0, 8]}], [
+        job("early", 0, 6, 2, 2, [1, 2], [0, 2], table(10, 10, 10, 3)),
+        job("last", 3, 2, 2, 2, [1, 2], [0, 2], table(4))]),
+    "heterogeneous": inst("heterogeneous", 3, [{"name": "big", "capacity": [2, 8]},
+                                               {"name": "small", "capacity": [1, 2]}],
+                          [{"name": "p", "capacity": [0, 8]}], [
+        job("a", 0, 5, 3, 3, [1, 2], [0, 2], sig(20, 0.5, 2)),
+        job("b", 0, 2, 1, 1, [1, 3], [0, 2], table(3, 3, 3))]),
+    "single-job": inst("single-job", 2, [{"name": "w", "capacity": [1, 1]}],
+                       [{"name": "p", "capacity": [0, 1]}], [
+        job("a", 0, 2, 1, 1, [1, 1], [0, 1], table(5, 4))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_bruteforce_equals_both_modellers(name):
+    instance = instance_from_dict(TINY[name])
+    expected = best_utility(instance)
+    for modeler in ("pyomo", "pulp"):
+        for options in (Options(), SPEC_OPTIONS):
+            sched, rep = solve(instance, modeler=modeler, options=options)
+            assert rep.status is SolveStatus.OPTIMAL
+            assert close(rep.objective, expected), (modeler, options, rep.objective, expected)
+            assert validate(instance, sched).feasible
+
+
+def test_zero_jobs():
+    instance = load_instance(INSTANCES / "edge-empty.json")
+    for modeler in ("pyomo", "pulp"):
+        sched, rep = solve(instance, modeler=modeler)
+        assert rep.status is SolveStatus.OPTIMAL and rep.objective == 0 and rep.bound == 0
+        assert rep.gap == 0 and sched.total_utility == 0
+        assert sched.extras["status"] == "optimal"
+
+
+def test_nothing_fits_is_optimal_zero():
+    d = inst("nothing", 3, [{"name": "w", "capacity": [1, 4]}], [{"name": "p", "capacity": [0, 4]}],
+             [job("big", 0, 2, 2, 2, [2, 1], [0, 1], table(5, 5, 5)),
+              job("slow", 0, 9, 1, 1, [1, 1], [0, 1], table(5, 5, 5))])
+    instance = instance_from_dict(d)
+    assert prepare(instance).active == ()
+    sched, rep = solve(instance, modeler="pulp")
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 0 and sched.completed == 0
+
+
+@pytest.mark.parametrize("edge", ["never-fits", "zero-tail", "last-slot", "zero-capacity",
+                                  "whole-cluster"])
+def test_edge_instances(edge):
+    instance = load_instance(INSTANCES / f"edge-{edge}.json")
+    results = {m: solve(instance, modeler=m) for m in ("pyomo", "pulp")}
+    (s1, r1), (_, r2) = results["pyomo"], results["pulp"]
+    assert r1.status is r2.status is SolveStatus.OPTIMAL
+    assert close(r1.objective, r2.objective)
+    for s, r in results.values():
+        rep = validate(instance, s)
+        assert rep.feasible and close(rep.total_utility, r.objective)
+        assert close(r.objective, r.solver_objective)
+    done = {j.id for j in s1.jobs if j.completed}
+    if edge == "never-fits":
+        assert "j-big" not in done and "j-ok" in done
+    elif edge == "zero-tail":
+        assert "c" not in done  # worth nothing at any duration
+        for j in s1.jobs:
+            if j.completed:
+                assert j.utility > 0
+    elif edge == "last-slot":
+        assert "last-fits" in done and "last-too-big" not in done
+        assert s1.job("last-fits").completion_slot == 4
+    elif edge == "zero-capacity":
+        assert "needs-fpga" not in done
+    elif edge == "whole-cluster":
+        assert done == {"all"} and close(r1.objective, 100.0)
+
+
+def test_bruteforce_on_edge_instances():
+    for edge in ("never-fits", "zero-tail", "last-slot"):
+        instance = load_instance(INSTANCES / f"edge-{edge}.json")
+        if instance.num_jobs > 3 or len(instance.worker_names) > 2:
+            continue
+        _, rep = solve(instance)
+        assert close(rep.objective, best_utility(instance)), edge
+
+
+def test_manifest_optima_both_modellers():
+    """Manifest instances that solve in a few seconds: both modellers reproduce the optimum."""
+    manifest = json.loads((INSTANCES / "manifest.json").read_text())
+    quick = [e for e in manifest["instances"] if e["seconds"] < 3.0]
+    assert quick, "the manifest lists no quick instance"
+    for entry in quick:
+        instance = load_instance(INSTANCES / entry["file"])
+        for modeler in ("pyomo", "pulp"):
+            sched, rep = solve(instance, modeler=modeler)
+            assert rep.status is SolveStatus.OPTIMAL, (entry["file"], modeler)
+            assert close(rep.objective, entry["optimum"]), (entry["file"], modeler)
+            assert close(rep.objective, rep.solver_objective)
+            assert validate(instance, sched).feasible
+
+
+@pytest.mark.slow
+def test_manifest_optima_slow():
+    from oasis_opt.manifest import check_manifest
+    assert check_manifest(INSTANCES / "manifest.json") == []
+
+
+def test_time_limit_returns_incumbent_and_bound():
+    from oasis_opt.generator import generate
+    instance = generate("paper", seed=3, jobs=40, horizon=20)
+    sched, rep = solve(instance, modeler="pyomo", time_limit=2.0)
+    assert rep.status is SolveStatus.TIME_LIMIT
+    assert validate(instance, sched).feasible
+    assert rep.bound >= rep.objective - 1e-9
+    assert sched.extras["status"] == "time_limit"
+    assert sched.extras["bound"] == rep.bound
+    assert rep.gap is None or rep.gap >= 0
+
+
+def test_gap_definition():
+    assert relative_gap(10.0, 8.0) == pytest.approx(0.25)
+    assert relative_gap(0.0, 0.0) == 0.0
+    assert relative_gap(3.0, 0.0) is None
+
+
+def test_bad_parameters():
+    instance = instance_from_dict(TINY["single-job"])
+    with pytest.raises(InputError, match="column generation is not available"):
+        solve(instance, method="colgen")
+    with pytest.raises(InputError, match="--modeler"):
+        solve(instance, modeler="gurobi")
+    with pytest.raises(InputError, match="--mip-gap"):
+        solve(instance, mip_gap=1.5)
+    with pytest.raises(InputError, match="--time-limit"):
+        solve(instance, time_limit=-1)
+
+
+def test_report_dict_keys():
+    _, rep = solve(instance_from_dict(TINY["single-job"]))
+    d = rep.to_dict()
+    assert {"status", "total_utility", "bound", "gap", "seconds", "build_seconds",
+            "handover_seconds", "solve_seconds", "modeler", "method"} <= set(d)
+    assert d["status"] == "optimal" and d["total_utility"] == pytest.approx(4.0)
+    assert d["seconds"] >= d["solve_seconds"]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "oasis_opt", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_cli_solve_json_and_output(tmp_path):
+    path = str(INSTANCES / "small-s3.json")
+    out = tmp_path / "opt.json"
+    r = run_cli("solve", path, "--json", "--modeler", "pulp", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)  # exactly one JSON object, nothing else
+    assert r.stdout.strip().count("\n") == 0
+    assert {"status", "total_utility", "bound", "gap", "seconds"} <= set(data)
+    assert data["status"] == "optimal" and data["modeler"] == "pulp"
+    sched = load_schedule(out)
+    assert sched.extras["status"] == "optimal" and "bound" in sched.extras
+    v = run_cli("validate", path, str(out), "--json")
+    assert v.returncode == 0, v.stdout
+    assert close(json.loads(v.stdout)["total_utility"], data["total_utility"])
+    r2 = run_cli("solve", path, "--json")
+    assert r2.returncode == 0 and close(json.loads(r2.stdout)["total_utility"],
+                                        data["total_utility"])
+    r3 = run_cli("solve", path, "--method", "colgen")
+    assert r3.returncode == 2 and "column generation" in r3.stderr
