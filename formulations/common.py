@@ -66,7 +66,7 @@ class Options:
     ps_linking: bool = True
     exact_work: bool = True
     cumulative: bool = True
-    symmetry: str = "load"
+    symmetry: str = "none"
     binary_running: bool = False
     packing: str = "auto"
     pattern_limit: int = 10000
