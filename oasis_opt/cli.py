@@ -125,6 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="number of seeds (default per experiment)")
     e.add_argument("--out", default="results", metavar="DIR", help="output folder (results/)")
     e.add_argument("--quick", action="store_true", help="a tiny configuration, for a smoke run")
+    e.add_argument("--workers", type=_nonneg_int("--workers"), default=None,
+                   help="local worker processes (default: number of cores; 0 = in-process)")
+    e.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
 
     w = cmd("sweep", "run a sweep from a config file on a process pool or a Dask cluster")
     w.add_argument("config", metavar="CONFIG")
@@ -283,8 +287,10 @@ def cmd_ratio(args: argparse.Namespace) -> int:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     from .experiments import run_experiment
-    result = run_experiment(args.name, seeds=args.seeds, out=args.out, quick=args.quick,
-                            progress=not args.json)
+    from .sweep import make_executor
+    with make_executor(args.workers, args.dask) as ex:
+        result = run_experiment(args.name, seeds=args.seeds, out=args.out, quick=args.quick,
+                                progress=not args.json, executor=ex)
     _emit(args, result, lambda: print(
         f"{args.name}: {result['rows']} rows in {result['csv']} "
         f"({result['new_rows']} new); figure {result['figure']}"))

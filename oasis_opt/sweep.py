@@ -117,8 +117,12 @@ def _fmt(x: Any) -> str:
 
 @contextmanager
 def make_executor(workers: int | None = None, dask: str | None = None) -> Iterator[Executor]:
-    """A local process pool (default), or a Dask executor: ``dask="local"`` starts a local
-    cluster; ``dask="tcp://HOST:PORT"`` connects to a running scheduler."""
+    """A local process pool (default; ``workers=0`` runs in-process), or a Dask executor:
+    ``dask="local"`` starts a local cluster; ``dask="tcp://HOST:PORT"`` connects to a running
+    scheduler."""
+    if dask is None and workers == 0:
+        yield _Serial()
+        return
     if dask is None:
         with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as ex:
             yield ex
