@@ -156,7 +156,9 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], human: Callable[[], No
 
 def _console():
     from rich.console import Console
-    return Console(highlight=False)
+    c = Console(highlight=False)
+    # Piped output has no width; 80 columns would truncate the tables' numbers.
+    return c if c.is_terminal else Console(highlight=False, width=160)
 
 
 def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str | None = None):
