@@ -136,7 +136,8 @@ class _Master:
         inst, R = self.inst, len(self.inst.resources)
         a, b = inst.worker_demand[col.job], inst.ps_demand[col.job]
         idx, val = [], []
-        for counts, demand, base, S in ((col.workers, a, 0, self.H), (col.ps, b, self.n_w, self.K)):
+        for counts, demand, base, S in ((col.workers, a, 0, self.H),
+                                        (col.ps, b, self.n_w, self.K)):
             t, s = np.nonzero(counts)
             r = np.flatnonzero(demand > 0)
             rows = base + ((t[:, None] * S + s[:, None]) * R + r[None, :])
@@ -146,7 +147,8 @@ class _Master:
         v = np.concatenate(val)
         i = np.append(rows[rows >= 0], self.n_kept + col.job).astype(np.int32)
         v = np.append(v[rows >= 0], 1.0)
-        self.h.addCol(-col.value, 0.0, 1.0, len(i), i, v)
+        # No upper bound of 1 on x: Σ_l x_il ≤ 1 holds it, so that μ_i carries the dual.
+        self.h.addCol(-col.value, 0.0, highspy.kHighsInf, len(i), i, v)
         self.columns.append(col)
         return len(self.columns) - 1
 
@@ -210,8 +212,8 @@ def _usage_cost(inst: Instance, col: Column, p: np.ndarray, q: np.ndarray) -> fl
 
 
 def solve(instance: Instance, *, time_limit: float | None = None, max_iterations: int = 10_000,
-          seeds: tuple[str, ...] = ("oasis", "tetris", "rrh"), smoothing: float = 0.7, mip_time_limit: float = 60.0,
-          mip_gap: float = 1e-4) -> ColgenResult:
+          seeds: tuple[str, ...] = ("oasis", "tetris", "rrh"), smoothing: float = 0.7,
+          mip_time_limit: float = 60.0, mip_gap: float = 1e-4) -> ColgenResult:
     """LP bound by column generation, then price-and-branch for a feasible schedule.
 
     Pricing uses Wentges smoothing: prices ``π = s·π_best + (1 − s)·π_LP`` where ``π_best``
@@ -244,7 +246,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             start_cols, start_value = cols, seed.total_utility
 
     res = ColgenResult(math.inf, 0.0, False, None, "", 0, 0)  # type: ignore[arg-type]
-    n_w, n_p, n_cap = master.n_w, master.n_p, master.n_w + master.n_p
+    n_w, n_cap = master.n_w, master.n_w + master.n_p
     cap = master.capacity[:n_cap]
     deadline = None if time_limit is None else start + 0.8 * time_limit
     best_pi: np.ndarray | None = None
@@ -285,8 +287,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                     continue
                 reduced = col.value - _usage_cost(inst, col, p_lp, q_lp) - mu[i]
                 if reduced > ENTER_TOL * max(1.0, abs(mu[i])):
-                    master.add(col)
-                    entered += 1
+                    n = len(master.columns)
+                    entered += master.add(col) == n  # a column already there is no progress
             if entered:
                 break
         res.pricing_seconds += time.perf_counter() - t1
