@@ -33,7 +33,7 @@ class RatioReport:
     """OPT and one row per algorithm (``COLUMNS``); ``opt_label`` says what ``reference`` is."""
 
     instance: str
-    status: str  # the offline solve's: optimal | time_limit | error
+    status: str  # the offline solve's: optimal | time_limit | feasible | error
     opt: float | None  # utility of the solver's schedule (the optimum when status is optimal)
     bound: float | None  # the solver's upper bound on OPT
     reference: float | None  # the OPT used in ratios: opt if optimal, bound on a time limit
@@ -101,12 +101,14 @@ def compare(instance: Instance, names: Sequence[str], time_limit: float | None =
         lo = hi = ref = float(rep.objective)
         label = "OPT"
         opt, bound = float(rep.objective), float(rep.bound)
-    elif status == "time_limit":
+    elif status in ("time_limit", "feasible"):
         lo, hi = float(rep.objective), float(rep.bound)
         ref = hi
         label = "OPT ≤ bound"
         opt, bound = lo, hi
-        notes.append(f"the offline solve hit its time limit: {lo:.10g} ≤ OPT ≤ {hi:.10g}; "
+        why = "hit its time limit" if status == "time_limit" else \
+            f"({rep.method}) did not prove optimality"
+        notes.append(f"the offline solve {why}: {lo:.10g} ≤ OPT ≤ {hi:.10g}; "
                      "opt_over_alg uses the bound; checks are None where the interval "
                      "does not decide them")
     else:
@@ -122,7 +124,7 @@ def compare(instance: Instance, names: Sequence[str], time_limit: float | None =
             schedules[name] = algorithms.run(name, instance)
         except ImportError as err:  # an algorithm not implemented yet
             notes.append(f"{name}: unavailable ({type(err).__name__}: {err})")
-    if status == "time_limit" and schedules:
+    if status in ("time_limit", "feasible") and schedules:
         # Every validated schedule is feasible, so OPT is at least the best of them too.
         best_alg = max(float(sch.total_utility) for sch in schedules.values())
         if best_alg > lo:

@@ -186,8 +186,8 @@ def test_gap_definition():
 
 def test_bad_parameters():
     instance = instance_from_dict(TINY["single-job"])
-    with pytest.raises(InputError, match="column generation is not available"):
-        solve(instance, method="colgen")
+    with pytest.raises(InputError, match="--method: unknown method 'magic'"):
+        solve(instance, method="magic")
     with pytest.raises(InputError, match="--modeler"):
         solve(instance, modeler="gurobi")
     with pytest.raises(InputError, match="--mip-gap"):
@@ -227,5 +227,11 @@ def test_cli_solve_json_and_output(tmp_path):
     r2 = run_cli("solve", path, "--json")
     assert r2.returncode == 0 and close(json.loads(r2.stdout)["total_utility"],
                                         data["total_utility"])
-    r3 = run_cli("solve", path, "--method", "colgen")
-    assert r3.returncode == 2 and "column generation" in r3.stderr
+    r3 = run_cli("solve", path, "--method", "colgen", "--json", "-o", str(out))
+    assert r3.returncode == 0, r3.stderr
+    cg = json.loads(r3.stdout)
+    assert cg["method"] == "colgen" and cg["status"] in ("optimal", "feasible")
+    # LP bound ≥ OPT ≥ price-and-branch incumbent
+    assert cg["bound"] >= data["total_utility"] - 1e-6 * max(1, data["total_utility"])
+    assert cg["total_utility"] <= data["total_utility"] + 1e-6 * max(1, data["total_utility"])
+    assert run_cli("validate", path, str(out)).returncode == 0
