@@ -103,7 +103,8 @@ def solve(instance: Instance, modeler: str = "pyomo", time_limit: float | None =
     HiGHS time) and return the validated schedule and its report.
 
     ``method``: ``compact`` (the time-indexed MILP), ``colgen`` (column generation: LP bound and
-    price-and-branch schedule), ``auto`` (compact up to ``COMPACT_SIZE_LIMIT``, else colgen). ``options``: ``formulations.common.Options`` (tightenings).
+    price-and-branch schedule), ``auto`` (compact up to ``COMPACT_SIZE_LIMIT``, else colgen).
+    ``options``: ``formulations.common.Options`` (tightenings).
     """
     from .validate import validate
 
