@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local worker processes (default: number of cores)")
     w.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
-    w.add_argument("--out", default=None, metavar="FILE", help="results CSV (config default)")
+    w.add_argument("--out", default=None, metavar="DIR",
+                   help="output folder for the CSV and figure (default: the config's out)")
 
     b = cmd("bench", "measure OASiS, baselines and the solver on this machine, with targets")
     b.add_argument("--quick", action="store_true", help="fewer rounds and smaller instances")
