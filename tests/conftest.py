@@ -8,6 +8,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTANCES = ROOT / "instances"
+#: Every committed instance file (the manifest sits beside them and is not one).
+INSTANCE_FILES = sorted(p for p in INSTANCES.glob("*.json") if p.name != "manifest.json")
 
 
 def tiny_instance_dict() -> dict[str, Any]:

@@ -3,11 +3,11 @@ through the validator on generated and random instances, and the simulator's own
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import INSTANCE_FILES, INSTANCES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +20,6 @@ from oasis_opt.io import instance_from_dict, load_instance
 from oasis_opt.model import Instance, Schedule
 
 BASELINES = ["fifo", "drf", "rrh", "tetris"]
-INSTANCES = Path(__file__).resolve().parents[1] / "instances"
 
 
 def make(jobs: list[dict[str, Any]], *, horizon: int = 6, resources=("gpu", "cpu"),
@@ -213,7 +212,7 @@ def test_generated_instances_validate(name, preset, seed):
 
 
 @pytest.mark.parametrize("name", BASELINES)
-@pytest.mark.parametrize("path", sorted(INSTANCES.glob("*.json")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", INSTANCE_FILES, ids=lambda p: p.stem)
 def test_stored_instances_validate(name, path):
     """Includes the paper-scale instance (200 jobs, 100 slots, 80 servers): about a second."""
     algorithms.run(name, load_instance(path))
