@@ -64,6 +64,7 @@ def test_validate_exit_codes(tmp_path):
     (["run", "INST", "--algorithm", "oasis", "--u-scale", "-1"], "--u-scale must be a positive"),
     (["solve", "INST", "--time-limit", "0"], "--time-limit must be a positive"),
     (["run", "INST", "--algorithm", "magic"], "--algorithm: unknown algorithm 'magic'"),
+    (["generate", "--preset", "small", "-o", "/proc/no-such-dir/x.json"], "cannot write"),
 ])
 def test_bad_parameters_exit_2_and_write_nothing(tmp_path, args, message):
     args = [a.replace("X", str(tmp_path / "out.json"))
