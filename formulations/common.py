@@ -36,6 +36,10 @@ from oasis_opt.model import Instance, Schedule
 
 _EPS = 1e-9
 
+#: The patterns of one (unit, slot): demand classes (jobs with equal demand vectors, as tuples
+#: of job indices) and the maximal single-server count vectors over those classes.
+Patterns = tuple[tuple[tuple[int, ...], ...], list[tuple[int, ...]]]
+
 
 @dataclass(frozen=True)
 class Options:
@@ -57,9 +61,11 @@ class Options:
     - ``packing``: ``server`` gives one variable per server (``y_iht``) and capacity rows per
       (h, r, t); ``pattern`` aggregates each group of identical servers g into ``y_igt`` (workers
       of i on the group) and packs them with integer counts ``λ_gpt`` of the group's maximal
-      single-server patterns p (``Σ_p λ_gpt ≤ |g|``, ``y_igt ≤ Σ_p n_ip·λ_gpt``): exact, no
-      server symmetry, and each server's knapsack is replaced by its integer hull. ``auto``
-      takes patterns while there are at most ``pattern_limit`` of them in all.
+      single-server patterns p over *demand classes* c (jobs with equal demand vectors are
+      interchangeable on a server): ``Σ_p λ_gpt ≤ |g|``, ``Σ_{i∈c} y_igt ≤ Σ_p n_cp·λ_gpt``.
+      Exact, no server symmetry, each server's knapsack replaced by its integer hull, and far
+      fewer patterns than per job (same LP bound: a class count splits integrally among the
+      class's jobs). ``auto`` takes patterns while there are at most ``pattern_limit``.
     """
 
     server_linking: bool = True
@@ -106,11 +112,10 @@ class Prep:
     gain: np.ndarray  # (J, T) f_i(t − a_i + 1) at slot t, 0 outside [a_i, T)
     identical_workers: tuple[tuple[int, ...], ...] = ()  # identical worker units (symmetry)
     identical_ps: tuple[tuple[int, ...], ...] = ()
-    # (g, t) -> (jobs, maximal patterns as count tuples aligned with jobs); pattern mode only
-    worker_patterns: dict[tuple[int, int], tuple[tuple[int, ...], list[tuple[int, ...]]]] = \
-        field(default_factory=dict)
-    ps_patterns: dict[tuple[int, int], tuple[tuple[int, ...], list[tuple[int, ...]]]] = \
-        field(default_factory=dict)
+    # (g, t) -> (demand classes as tuples of jobs, maximal patterns as count tuples aligned
+    # with the classes); pattern mode only
+    worker_patterns: dict[tuple[int, int], Patterns] = field(default_factory=dict)
+    ps_patterns: dict[tuple[int, int], Patterns] = field(default_factory=dict)
 
     # --- index sets (sparse: only what may be nonzero) ---------------------------------
     def work_slots(self, i: int) -> range:
@@ -304,27 +309,34 @@ def _units(capacity: np.ndarray) -> tuple[tuple[int, ...], ...]:
 def _unit_patterns(jobs_on_server: dict[tuple[int, int], list[int]],
                    units: tuple[tuple[int, ...], ...], ub: np.ndarray, demand: np.ndarray,
                    capacity: np.ndarray, budget: list[int | None]
-                   ) -> dict[tuple[int, int], tuple[tuple[int, ...], list[tuple[int, ...]]]]:
-    """Maximal single-server patterns of every (unit, slot); ``budget[0]`` counts down the
-    patterns still allowed (None: no limit) and ``_TooMany`` is raised when it runs out."""
-    out: dict[tuple[int, int], tuple[tuple[int, ...], list[tuple[int, ...]]]] = {}
-    cache: dict[tuple[int, tuple[int, ...]], list[tuple[int, ...]]] = {}
+                   ) -> dict[tuple[int, int], Patterns]:
+    """Maximal single-server patterns of every (unit, slot) over demand classes: the jobs
+    present are grouped by equal demand vectors, a class c may take up to
+    ``min(fit_c, Σ_{i∈c} ub[i, h])`` workers (PSs) of one server. ``budget[0]`` counts down
+    the patterns still allowed (None: no limit) and ``_TooMany`` is raised when it runs out."""
+    out: dict[tuple[int, int], Patterns] = {}
+    cache: dict[tuple[int, tuple[tuple[int, ...], ...]], list[tuple[int, ...]]] = {}
     by_server_slot = sorted(jobs_on_server.items())
     for g, servers in enumerate(units):
         h0 = servers[0]
         for (h, t), jobs in by_server_slot:
             if h != h0:
                 continue
-            key = (g, tuple(jobs))
+            by_demand: dict[tuple[float, ...], list[int]] = {}
+            for i in jobs:
+                by_demand.setdefault(tuple(float(x) for x in demand[i]), []).append(i)
+            classes = tuple(tuple(c) for c in by_demand.values())
+            key = (g, classes)
             if key not in cache:
-                cache[key] = maximal_patterns([demand[i] for i in jobs],
-                                              [int(ub[i, h0]) for i in jobs], capacity[h0],
-                                              budget)
+                most = [int(_fit(demand[[c[0]]], capacity[[h0]],
+                                 np.array([ub[list(c), h0].sum()]))[0, 0]) for c in classes]
+                cache[key] = maximal_patterns([demand[c[0]] for c in classes], most,
+                                              capacity[h0], budget)
             elif budget[0] is not None:  # every (unit, slot) gets its own λ variables
                 budget[0] -= len(cache[key])
                 if budget[0] < 0:
                     raise _TooMany
-            out[g, t] = (tuple(jobs), cache[key])
+            out[g, t] = (classes, cache[key])
     return out
 
 
@@ -449,10 +461,11 @@ def schedule_from_values(prep: Prep, y: dict, z: dict, lam_w: dict | None = None
 
 
 def _per_server(units: tuple[tuple[int, ...], ...],
-                patterns: dict[tuple[int, int], tuple[tuple[int, ...], list[tuple[int, ...]]]],
+                patterns: dict[tuple[int, int], Patterns],
                 counts: dict, lam: dict) -> dict[tuple[int, int, int], int]:
     """{(i, server, t): count}: a unit's total spread over its servers, one chosen pattern per
-    server (each server takes what its pattern allows, in server order)."""
+    server (each server takes what its pattern allows a job's demand class, jobs and servers
+    in index order)."""
     out: dict[tuple[int, int, int], int] = {}
     left: dict[tuple[int, int], dict[int, int]] = {}
     for (i, g, t), v in counts.items():
@@ -464,14 +477,17 @@ def _per_server(units: tuple[tuple[int, ...], ...],
         else:
             left.setdefault((g, t), {})[i] = n
     for (g, t), need in left.items():
-        jobs, pats = patterns[g, t]
+        classes, pats = patterns[g, t]
         chosen = [p for p in range(len(pats)) for _ in range(round(lam.get((g, t, p)) or 0.0))]
         for server, p in zip(units[g], chosen, strict=False):
-            for j, i in enumerate(jobs):
-                take = min(need.get(i, 0), pats[p][j])
-                if take > 0:
-                    out[i, server, t] = take
-                    need[i] -= take
+            for j, jobs in enumerate(classes):
+                room = pats[p][j]
+                for i in jobs:
+                    take = min(need.get(i, 0), room)
+                    if take > 0:
+                        out[i, server, t] = take
+                        need[i] -= take
+                        room -= take
         if any(v > 0 for v in need.values()):
             raise ValueError(f"pattern counts of unit {g} in slot {t} do not hold its workers")
     return out

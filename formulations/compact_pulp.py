@@ -122,17 +122,19 @@ def add_ps_ratio_constraints(m: PulpModel, prep: Prep) -> None:
 def add_capacity_constraints(m: PulpModel, prep: Prep) -> None:
     """Server mode: ``Σ_i α_ir · y_iht ≤ C_hr`` per (h, r, t) and ``Σ_i β_ir · z_ikt ≤ C_kr``
     per (k, r, t), only rows that can bind (``common.Prep.worker_capacity_rows``).
-    Pattern mode: per unit g and slot t, ``Σ_p λ_gpt ≤ |g|`` and ``y_igt ≤ Σ_p n_ip · λ_gpt``."""
+    Pattern mode: per unit g and slot t, ``Σ_p λ_gpt ≤ |g|`` and, per demand class c,
+    ``Σ_{i∈c} y_igt ≤ Σ_p n_cp · λ_gpt``."""
     inst = prep.instance
     for var, lam, patterns, units in ((m.y, m.lw, prep.worker_patterns, prep.worker_units),
                                       (m.z, m.lz, prep.ps_patterns, prep.ps_units)):
-        for (g, t), (jobs, pats) in patterns.items():
+        for (g, t), (_, pats) in patterns.items():
             m.problem += _lin([1.0] * len(pats), [lam[g, t, q] for q in range(len(pats))]) \
                 <= len(units[g])
-            for j, i in enumerate(jobs):
+        for (g, t), (classes, pats) in patterns.items():
+            for j, jobs in enumerate(classes):
                 qs = [q for q in range(len(pats)) if pats[q][j]]
-                m.problem += _lin([1.0] + [-float(pats[q][j]) for q in qs],
-                                  [var[i, g, t]] + [lam[g, t, q] for q in qs]) <= 0
+                m.problem += _lin([1.0] * len(jobs) + [-float(pats[q][j]) for q in qs],
+                                  [var[i, g, t] for i in jobs] + [lam[g, t, q] for q in qs]) <= 0
     for h, r, t in prep.worker_capacity_rows:
         jobs = [i for i in prep.jobs_on_worker[h, t] if inst.worker_demand[i, r] > 0]
         m.problem += _lin([float(inst.worker_demand[i, r]) for i in jobs],

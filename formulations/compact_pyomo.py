@@ -108,7 +108,8 @@ def add_ps_ratio_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
 def add_capacity_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
     """Server mode: ``Σ_i α_ir · y_iht ≤ C_hr`` per (h, r, t) and ``Σ_i β_ir · z_ikt ≤ C_kr``
     per (k, r, t), only rows that can bind (``common.Prep.worker_capacity_rows``).
-    Pattern mode: per unit g and slot t, ``Σ_p λ_gpt ≤ |g|`` and ``y_igt ≤ Σ_p n_ip · λ_gpt``."""
+    Pattern mode: per unit g and slot t, ``Σ_p λ_gpt ≤ |g|`` and, per demand class c,
+    ``Σ_{i∈c} y_igt ≤ Σ_p n_cp · λ_gpt``."""
     inst = prep.instance
     for tag, var, lam, patterns, units in (
             ("worker", m.y, m.lw, prep.worker_patterns, prep.worker_units),
@@ -117,15 +118,15 @@ def add_capacity_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
             n = len(patterns[g, t][1])
             return _lin([1.0] * n, [lam[g, t, q] for q in range(n)]) <= len(units[g])
 
-        def hold(_m, i, g, t, var=var, lam=lam, patterns=patterns):
-            jobs, pats = patterns[g, t]
-            j = jobs.index(i)
+        def hold(_m, g, t, j, var=var, lam=lam, patterns=patterns):
+            classes, pats = patterns[g, t]
             qs = [q for q in range(len(pats)) if pats[q][j]]
-            return _lin([1.0] + [-float(pats[q][j]) for q in qs],
-                        [var[i, g, t]] + [lam[g, t, q] for q in qs]) <= 0
+            return _lin([1.0] * len(classes[j]) + [-float(pats[q][j]) for q in qs],
+                        [var[i, g, t] for i in classes[j]] + [lam[g, t, q] for q in qs]) <= 0
         setattr(m, f"{tag}_pattern_count", pyo.Constraint(list(patterns), rule=count))
         setattr(m, f"{tag}_pattern_hold", pyo.Constraint(
-            [(i, g, t) for (g, t), (jobs, _) in patterns.items() for i in jobs], rule=hold))
+            [(g, t, j) for (g, t), (classes, _) in patterns.items()
+             for j in range(len(classes))], rule=hold))
 
     def worker_row(_m, h, r, t):
         jobs = [i for i in prep.jobs_on_worker[h, t] if inst.worker_demand[i, r] > 0]
