@@ -169,7 +169,7 @@ def test_manifest_optima_slow():
 def test_time_limit_returns_incumbent_and_bound():
     from oasis_opt.generator import generate
     instance = generate("paper", seed=3, jobs=40, horizon=20)
-    sched, rep = solve(instance, modeler="pyomo", time_limit=2.0)
+    sched, rep = solve(instance, modeler="pyomo", time_limit=2.0, method="compact")
     assert rep.status is SolveStatus.TIME_LIMIT
     assert validate(instance, sched).feasible
     assert rep.bound >= rep.objective - 1e-9
