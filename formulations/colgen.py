@@ -62,7 +62,9 @@ class ColgenResult:
     lp_seconds: float = 0.0
     pricing_seconds: float = 0.0
     mip_seconds: float = 0.0
-    history: list[tuple[int, float, float]] = field(default_factory=list)  # (iter, LP, bound)
+    bound_seconds: float = 0.0  # from the start to the end of the bound phase
+    #: (round, LP value, best bound so far, seconds since the start)
+    history: list[tuple[int, float, float, float]] = field(default_factory=list)
 
 
 def implied_rows(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
@@ -90,33 +92,58 @@ def implied_rows(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
     return keep
 
 
-class _Master:
-    """The restricted master on one persistent ``Highs`` object (warm re-solves)."""
+def server_groups(capacity: np.ndarray) -> np.ndarray:
+    """(S,) group id of each server: servers with equal capacity vectors share one."""
+    if not len(capacity):
+        return np.zeros(0, dtype=np.int64)
+    _, gid = np.unique(capacity, axis=0, return_inverse=True)
+    return gid.ravel().astype(np.int64)
 
-    def __init__(self, instance: Instance) -> None:
+
+class _Master:
+    """The restricted master on one persistent ``Highs`` object (warm re-solves).
+
+    With ``aggregate``, identical servers (equal capacity vectors) share one capacity row per
+    (group, resource, slot) with the group's total capacity. That is a relaxation, but not a
+    weaker one at the LP optimum: the set of all schedules is closed under permuting identical
+    servers, so averaging an optimal aggregated solution over those permutations gives a
+    per-server solution of the same value. Its LP has |groups|/|servers| of the rows — the
+    bound converges far faster — while schedules for price-and-branch need the per-server
+    master (the aggregated one may stack columns on one server).
+    """
+
+    def __init__(self, instance: Instance, aggregate: bool = False) -> None:
         self.inst = instance
         T, R = instance.horizon, len(instance.resources)
         self.H, self.K = len(instance.worker_names), len(instance.ps_names)
         self.n_w = T * self.H * R
         self.n_p = T * self.K * R
-        keep = np.concatenate([
-            np.broadcast_to(implied_rows(instance.worker_capacity, instance.worker_demand),
-                            (T, self.H, R)).ravel(),
-            np.broadcast_to(implied_rows(instance.ps_capacity, instance.ps_demand),
-                            (T, self.K, R)).ravel(),
-        ])
-        # Full row numbering (t, s, r) maps to the rows HiGHS holds; dropped rows map to -1.
-        self.row_of = np.full(keep.size, -1, dtype=np.int64)
-        self.row_of[keep] = np.arange(int(keep.sum()))
-        self.kept = keep
-        self.n_kept = int(keep.sum())
-        cap = np.concatenate([
+        row_of, row_cap, n = [], [], 0
+        for cap, demand in ((instance.worker_capacity, instance.worker_demand),
+                            (instance.ps_capacity, instance.ps_demand)):
+            S = len(cap)
+            gid = server_groups(cap) if aggregate else np.arange(S)
+            G = int(gid.max()) + 1 if S else 0
+            first = np.array([int(np.flatnonzero(gid == g)[0]) for g in range(G)], dtype=int)
+            keep_g = implied_rows(cap, demand)[first] if G else np.zeros((0, R), dtype=bool)
+            code = np.full((T, G, R), -1, dtype=np.int64)
+            kept = np.broadcast_to(keep_g, (T, G, R))
+            code[kept] = n + np.arange(int(kept.sum()))
+            n += int(kept.sum())
+            group_cap = np.zeros((G, R))
+            np.add.at(group_cap, gid, cap)
+            row_cap.append(np.broadcast_to(group_cap, (T, G, R))[kept])
+            row_of.append(code[:, gid, :].ravel())  # (t, s, r) -> row of (t, gid[s], r)
+        # Full row numbering (t, s, r) over both pools maps to the rows HiGHS holds (-1: none).
+        self.row_of = np.concatenate(row_of)
+        self.n_kept = n
+        self.row_capacity = np.concatenate(row_cap)
+        self.capacity = np.concatenate([  # over all (t, s, r), kept or not
             np.broadcast_to(instance.worker_capacity, (T, self.H, R)).ravel(),
             np.broadcast_to(instance.ps_capacity, (T, self.K, R)).ravel(),
         ])
-        self.capacity = cap  # over all (t, s, r) rows, kept or not
         n_rows = self.n_kept + instance.num_jobs
-        ub = np.concatenate([cap[keep], np.ones(instance.num_jobs)])
+        ub = np.concatenate([self.row_capacity, np.ones(instance.num_jobs)])
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", 1)
@@ -145,15 +172,20 @@ class _Master:
             val.append((counts[t, s][:, None] * demand[None, r]).ravel())
         rows = self.row_of[np.concatenate(idx)]
         v = np.concatenate(val)
-        i = np.append(rows[rows >= 0], self.n_kept + col.job).astype(np.int32)
-        v = np.append(v[rows >= 0], 1.0)
+        # Servers of one group share a row when aggregated: sum their coefficients.
+        rows, inv = np.unique(rows[rows >= 0], return_inverse=True)
+        v = np.bincount(inv.ravel(), weights=v[self.row_of[np.concatenate(idx)] >= 0],
+                        minlength=len(rows))
+        i = np.append(rows, self.n_kept + col.job).astype(np.int32)
+        v = np.append(v, 1.0)
         # No upper bound of 1 on x: Σ_l x_il ≤ 1 holds it, so that μ_i carries the dual.
         self.h.addCol(-col.value, 0.0, highspy.kHighsInf, len(i), i, v)
         self.columns.append(col)
         return len(self.columns) - 1
 
     def solve_lp(self) -> tuple[float, np.ndarray]:
-        """LP value and duals over all (t, s, r) rows (0 on dropped rows), then the μ_i."""
+        """LP value, then prices over all (t, s, r) — the dual of the row each maps to, 0 where
+        none — followed by the μ_i. ``prices · capacity`` equals the rows' dual term."""
         self.h.run()
         # The master is highly degenerate: warm simplex re-solves took 2 000–20 000 iterations
         # and grew to 10–25 s at 200 jobs on the paper preset, while the interior-point method
@@ -162,10 +194,9 @@ class _Master:
         self.h.setOptionValue("solver", "ipm")
         self.h.setOptionValue("run_crossover", "off")
         row_dual = np.maximum(-np.asarray(self.h.getSolution().row_dual), 0.0)
-        duals = np.zeros(self.kept.size + self.inst.num_jobs)
-        duals[: self.kept.size][self.kept] = row_dual[: self.n_kept]
-        duals[self.kept.size:] = row_dual[self.n_kept:]
-        return -self.h.getInfo().objective_function_value, duals
+        prices = np.where(self.row_of >= 0, row_dual[np.maximum(self.row_of, 0)], 0.0)
+        return (-self.h.getInfo().objective_function_value,
+                np.concatenate([prices, row_dual[self.n_kept:]]))
 
     def solve_mip(self, time_limit: float, gap: float,
                   start: list[int]) -> tuple[np.ndarray, str]:
@@ -215,57 +246,48 @@ def _usage_cost(inst: Instance, col: Column, p: np.ndarray, q: np.ndarray) -> fl
                  + (col.ps * (q @ inst.ps_demand[i])).sum())
 
 
-def solve(instance: Instance, *, time_limit: float | None = None, max_iterations: int = 10_000,
-          seeds: tuple[str, ...] = ("oasis", "tetris", "rrh"), smoothing: float = 0.7,
-          mip_time_limit: float = 60.0, mip_gap: float = 1e-4) -> ColgenResult:
-    """LP bound by column generation, then price-and-branch for a feasible schedule.
+def _seed_columns(inst: Instance, seeds: tuple[str, ...]) -> tuple[list[Column], list[Column]]:
+    """Columns of every heuristic's schedule (each a feasible column set), and those of the
+    best schedule (the MIP start)."""
+    from oasis_opt import algorithms
+    pool: list[Column] = []
+    best: list[Column] = []
+    best_value = 0.0
+    for name in seeds if inst.num_jobs else ():
+        params = {"certificate": False} if name == "oasis" else {}
+        sched = algorithms.get(name)(inst, **params)
+        y_all, z_all = sched.to_arrays(inst)
+        cols = [col for i in range(inst.num_jobs)
+                if (col := _column(inst, i, y_all[i], z_all[i])) is not None]
+        pool += cols
+        if sched.total_utility > best_value:
+            best, best_value = cols, sched.total_utility
+    return pool, best
+
+
+def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start: float,
+              deadline: float | None, max_iterations: int, smoothing: float) -> bool:
+    """Column generation rounds on ``master`` until pricing finds no column (returns True:
+    the LP is optimal), the deadline or the round limit. Every round's Lagrangian bound
+    updates ``res.bound``.
 
     Pricing uses Wentges smoothing: prices ``π = s·π_best + (1 − s)·π_LP`` where ``π_best``
-    gave the least Lagrangian bound so far; a column found there enters when its reduced cost
-    at the LP duals is positive; when none does (mispricing), that round prices at ``π_LP``
-    itself, and no column there proves the LP optimal.
-
-    ``time_limit`` covers both phases: column generation stops at 80 % of it (the bound stays
-    valid), the MILP gets the rest (at most ``mip_time_limit``)."""
-    start = time.perf_counter()
-    inst = instance
+    gave the least Lagrangian bound in this phase; a column found there enters when its reduced
+    cost at the LP duals is positive; when none does (mispricing), the round prices at ``π_LP``
+    itself, and no column there proves the LP optimal."""
+    inst = master.inst
     T, R = inst.horizon, len(inst.resources)
-    H, K = len(inst.worker_names), len(inst.ps_names)
-    master = _Master(inst)
-    specs = [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
-    cap_w, cap_p = inst.worker_capacity, inst.ps_capacity
-
-    start_cols: list[int] = []
-    start_value = 0.0
-    for name in seeds if inst.num_jobs else ():
-        # Every schedule of a heuristic is a set of feasible columns: the master starts with
-        # diverse ones, and price-and-branch is never worse than the best of them.
-        from oasis_opt import algorithms
-        params = {"certificate": False} if name == "oasis" else {}
-        seed = algorithms.get(name)(inst, **params)
-        y_all, z_all = seed.to_arrays(inst)
-        cols = [master.add(col) for i in range(inst.num_jobs)
-                if (col := _column(inst, i, y_all[i], z_all[i])) is not None]
-        if seed.total_utility > start_value:
-            start_cols, start_value = cols, seed.total_utility
-
-    res = ColgenResult(math.inf, 0.0, False, None, "", 0, 0)  # type: ignore[arg-type]
+    H, K = master.H, master.K
     n_w, n_cap = master.n_w, master.n_w + master.n_p
-    cap = master.capacity[:n_cap]
-    deadline = None if time_limit is None else start + 0.8 * time_limit
-    best_pi: np.ndarray | None = None
+    cap_w, cap_p = inst.worker_capacity, inst.ps_capacity
+    cap = master.capacity
 
     def split(pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return pi[:n_w].reshape(T, H, R), pi[n_w:n_cap].reshape(T, K, R)
 
-    def price(pi: np.ndarray) -> tuple[float, list]:
-        """Lagrangian bound at prices π and each job's best schedule there."""
-        p, q = split(pi)
-        found = [best_schedule(spec, p, q, cap_w, cap_p) for spec in specs]
-        return float(pi @ cap) + sum(max(0.0, b.payoff) for b in found
-                                     if math.isfinite(b.payoff)), found
-
-    for it in range(max_iterations):
+    best_pi: np.ndarray | None = None
+    phase_best = math.inf
+    for _ in range(max_iterations):
         t0 = time.perf_counter()
         if master.columns:
             lp, duals = master.solve_lp()
@@ -278,15 +300,16 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         entered = 0
         for s in ((smoothing, 0.0) if best_pi is not None and smoothing > 0 else (0.0,)):
             pi = pi_lp if s == 0.0 else s * best_pi + (1 - s) * pi_lp
-            bound, found = price(pi)
-            if bound < res.bound:
-                res.bound, best_pi = bound, pi
-            elif best_pi is None:
-                best_pi = pi
+            p, q = split(pi)
+            found = [best_schedule(spec, p, q, cap_w, cap_p) for spec in specs]
+            bound = float(pi @ cap) + sum(max(0.0, b.payoff) for b in found
+                                          if math.isfinite(b.payoff))
+            res.bound = min(res.bound, bound)
+            if bound < phase_best or best_pi is None:
+                phase_best, best_pi = bound, pi
             for i, best in enumerate(found):
-                if not math.isfinite(best.payoff):
-                    continue
-                col = _column(inst, i, best.workers, best.ps)
+                col = _column(inst, i, best.workers, best.ps) if math.isfinite(best.payoff) \
+                    else None
                 if col is None:
                     continue
                 reduced = col.value - _usage_cost(inst, col, p_lp, q_lp) - mu[i]
@@ -297,15 +320,61 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 break
         res.pricing_seconds += time.perf_counter() - t1
         res.lp_value = lp
-        res.iterations = it + 1
-        res.history.append((it + 1, lp, res.bound))
+        res.iterations += 1
+        res.history.append((res.iterations, lp, res.bound, time.perf_counter() - start))
         if entered == 0:
-            res.proven = True
             if master.columns:
                 res.bound = min(res.bound, lp)
-            break
+            return True
         if deadline is not None and time.perf_counter() > deadline:
-            break
+            return False
+    return False
+
+
+def solve(instance: Instance, *, time_limit: float | None = None, max_iterations: int = 10_000,
+          seeds: tuple[str, ...] = ("oasis", "tetris", "rrh"), smoothing: float = 0.7,
+          polish_iterations: int = 10, mip_time_limit: float = 60.0,
+          mip_gap: float = 1e-4) -> ColgenResult:
+    """LP bound by column generation, then price-and-branch for a feasible schedule.
+
+    1. Bound: column generation on the master with identical servers aggregated (the same LP
+       value, far fewer rows; ``_Master``), seeded with the heuristics' schedules, until
+       pricing proves the LP optimal.
+    2. Polish: when servers were aggregated, a few rounds (``polish_iterations``) on the
+       per-server master, which every column generated so far enters, so that price-and-branch
+       has columns that fit server by server.
+    3. Price-and-branch: the per-server master as a MILP over the columns, from the best
+       heuristic schedule.
+
+    ``time_limit`` covers everything: the bound phase stops at 60 % of it (70 % without
+    aggregation), the polish at 80 % (the bound stays valid), the MILP gets the rest (at most
+    ``mip_time_limit``)."""
+    start = time.perf_counter()
+    inst = instance
+    specs = [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
+    aggregate = any(len(set(server_groups(c).tolist())) < len(c)
+                    for c in (inst.worker_capacity, inst.ps_capacity))
+
+    def at(fraction: float) -> float | None:
+        return None if time_limit is None else start + fraction * time_limit
+
+    pool, best_seed = _seed_columns(inst, seeds)
+    res = ColgenResult(math.inf, 0.0, False, None, "", 0, 0)  # type: ignore[arg-type]
+    master = _Master(inst, aggregate=aggregate)
+    for col in pool:
+        master.add(col)
+    res.proven = _generate(master, specs, res, start=start,
+                           deadline=at(0.6 if aggregate else 0.7),
+                           max_iterations=max_iterations, smoothing=smoothing)
+    res.bound_seconds = time.perf_counter() - start
+    if aggregate:
+        columns = master.columns
+        master = _Master(inst)
+        for col in columns:
+            master.add(col)
+        if polish_iterations and (time_limit is None or time.perf_counter() < at(0.8)):
+            res.proven |= _generate(master, specs, res, start=start, deadline=at(0.8),
+                                    max_iterations=polish_iterations, smoothing=smoothing)
     res.columns = len(master.columns)
 
     t2 = time.perf_counter()
@@ -314,7 +383,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     if master.columns:
         left = mip_time_limit if time_limit is None else \
             min(mip_time_limit, time_limit - (t2 - start))
-        x, res.mip_status = master.solve_mip(left, mip_gap, start_cols)
+        x, res.mip_status = master.solve_mip(left, mip_gap, [master.add(c) for c in best_seed])
         for n, col in enumerate(master.columns):
             if x[n] > 0.5:
                 y[col.job], z[col.job] = col.workers, col.ps

@@ -210,7 +210,8 @@ def _solve_colgen(instance: Instance, time_limit: float | None, mip_gap: float,
               "method": "colgen", "lp_proven": res.proven, "lp_value": res.lp_value,
               "iterations": res.iterations, "columns": res.columns,
               "lp_seconds": res.lp_seconds, "pricing_seconds": res.pricing_seconds,
-              "mip_seconds": res.mip_seconds, "mip_status": res.mip_status}
+              "mip_seconds": res.mip_seconds, "mip_status": res.mip_status,
+              "bound_seconds": res.bound_seconds}
     return Schedule(schedule.instance, "optimal" if status is SolveStatus.OPTIMAL else "colgen",
                     utility, schedule.jobs, extras), result
 
