@@ -24,8 +24,7 @@ import os
 import platform
 import statistics
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -33,6 +32,7 @@ import numpy as np
 
 from .model import Instance
 from .online.subroutine import JobSpec, best_schedule
+from .progress import progress_bar
 
 #: Largest growth exponent accepted where the cost is linear in the doubled size. Linear
 #: measures 0.7–1.2 here (fixed per-call and per-slot overhead pull it below 1; the DP's reachable
@@ -273,35 +273,6 @@ def bench_growth(axis: str, rounds: int) -> dict[str, Any]:
                 **{f"growth_{k2}": v for k2, v in g.as_dict().items()})
 
 
-@contextmanager
-def _progress(enabled: bool, total: int) -> Iterator[Callable[[str], None]]:
-    """A rich progress bar on stderr; yields ``step(description)``."""
-    if not enabled:
-        yield lambda _desc: None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("bench", total=total)
-        first = [True]
-
-        def step(desc: str) -> None:
-            if not first[0]:
-                bar.advance(task)
-            first[0] = False
-            bar.update(task, description=desc)
-
-        yield step
-        bar.advance(task)
-
-
 def run_bench(quick: bool = False, progress: bool = False) -> dict[str, Any]:
     """Measure every algorithm on this machine.
 
@@ -333,10 +304,11 @@ def run_bench(quick: bool = False, progress: bool = False) -> dict[str, Any]:
         steps.append((f"growth in {axis}", lambda axis=axis: [bench_growth(axis, growth_rounds)]))
 
     rows: list[dict[str, Any]] = []
-    with _progress(progress, len(steps)) as step:
+    with progress_bar(progress, len(steps), "bench", transient=True) as bar:
         for desc, fn in steps:
-            step(desc)
+            bar.describe(desc)
             rows.extend(fn())
+            bar.advance()
     return {"machine": machine(), "quick": quick, "columns": COLUMNS, "rows": rows,
             "growth_limit": GROWTH_LIMIT}
 

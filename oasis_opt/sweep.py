@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .progress import progress_bar
 
 #: Every row has these columns; metrics a task does not produce stay empty.
 COLUMNS = (
@@ -179,34 +180,12 @@ def run_tasks(
     if not todo:
         return 0
     ex = executor or _Serial()
-    bar = _progress(progress, description, len(todo))
-    with bar as update:
+    with progress_bar(progress, len(todo), description) as bar:
         futures = {ex.submit(execute, t): t for t in todo}
         for fut in as_completed(futures):
             store.append(fut.result())
-            update()
+            bar.advance()
     return len(todo)
-
-
-@contextmanager
-def _progress(enabled: bool, description: str, total: int) -> Iterator[Callable[[], None]]:
-    if not enabled:
-        yield lambda: None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=False) as p:
-        tid = p.add_task(description, total=total)
-        yield lambda: p.advance(tid)
 
 
 # --- sweep configs -----------------------------------------------------------------------

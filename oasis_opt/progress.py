@@ -1,0 +1,48 @@
+"""Progress on long work: a rich bar on stderr (stdout stays free for ``--json``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+class _Silent:
+    def advance(self, steps: int = 1) -> None:
+        pass
+
+    def describe(self, text: str) -> None:
+        pass
+
+
+class _Bar:
+    def __init__(self, progress: Any, task: Any) -> None:
+        self._p, self._t = progress, task
+
+    def advance(self, steps: int = 1) -> None:
+        self._p.advance(self._t, steps)
+
+    def describe(self, text: str) -> None:
+        self._p.update(self._t, description=text)
+
+
+@contextmanager
+def progress_bar(enabled: bool, total: int, description: str = "",
+                 transient: bool = False) -> Iterator[_Bar | _Silent]:
+    """Yields a bar with ``advance()`` and ``describe(text)``; does nothing when disabled."""
+    if not enabled:
+        yield _Silent()
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
+                  transient=transient) as p:
+        yield _Bar(p, p.add_task(description, total=total))
