@@ -54,6 +54,14 @@ class Options:
     - ``cumulative``: ``Σ_{t' > t} W_it' ≤ V_i · s_{i,t+1}`` (work after slot t only if the job
       is still running after t; with ``exact_work``: the work done by t reaches V_i when the job
       completes by t);
+    - ``completion_cuts``: per job i and slot ``a_i ≤ t < l_i``, the work done by t must
+      reach what the slots after t cannot do before the completion slot τ:
+      ``Σ_{t' ≤ t} W_it' ≥ Σ_τ R_iτt · c_iτ`` with ``R_iτt = V_i`` for τ ≤ t and
+      ``max(0, V_i − w_max_i·(τ − t))`` for τ > t (valid: exactly one τ is chosen when the job
+      completes, none otherwise); dominates the ``cumulative`` rows;
+    - ``ps_cuts``: the same for the integer PS counts, rounded (Chvátal–Gomory:
+      ``Σ_{t' ≤ t} z_it' ≥ Σ_{t' ≤ t} W_it'/γ_i`` and the left side is integral):
+      ``Σ_{t' ≤ t} Σ_k z_ikt' ≥ Σ_τ ⌈R_iτt/γ_i⌉ · c_iτ``, and ``Σ_t Σ_k z_ikt ≥ ⌈V_i/γ_i⌉·x_i``;
     - ``symmetry``: order identical servers in every slot by load ``Σ_i ω_i·y_iht`` (none,
       ``count`` ω_i = 1, ``load`` ω_i = Σ_r α_ir / C_r);
     - ``binary_running``: declare ``s_it`` binary (and ``c_it = s_it − s_{i,t+1}`` implied
@@ -72,6 +80,8 @@ class Options:
     ps_linking: bool = True
     exact_work: bool = True
     cumulative: bool = True
+    completion_cuts: bool = False
+    ps_cuts: bool = False
     symmetry: str = "none"
     binary_running: bool = False
     packing: str = "auto"
@@ -85,7 +95,8 @@ class Options:
 
 
 SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
-                       cumulative=False, symmetry="none", packing="server")
+                       cumulative=False, completion_cuts=False, ps_cuts=False,
+                       symmetry="none", packing="server")
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,6 +171,22 @@ class Prep:
     def cumulative_index(self) -> list[tuple[int, int]]:
         """(i, t) of the cumulative rows, ``e_i ≤ t < l_i``."""
         return [(i, t) for i in self.active for t in self.completion_slots(i)[:-1]]
+
+    @cached_property
+    def cut_index(self) -> list[tuple[int, int]]:
+        """(i, t) of the completion / PS cuts, ``a_i ≤ t < l_i``."""
+        return [(i, t) for i in self.active for t in self.work_slots(i)[:-1]]
+
+    def remaining_work(self, i: int, t: int) -> list[tuple[int, int]]:
+        """``[(τ, R_iτt)]`` with ``R_iτt > 0``: the work job i must have done by slot t if it
+        completes in slot τ (``V_i`` for τ ≤ t, ``V_i − w_max_i·(τ − t)`` for τ > t)."""
+        v, wm = int(self.instance.workload[i]), int(self.w_max[i])
+        out = [(tau, v if tau <= t else v - wm * (tau - t)) for tau in self.completion_slots(i)]
+        return [(tau, r) for tau, r in out if r > 0]
+
+    def ps_needed(self, i: int, work: float) -> int:
+        """``⌈work/γ_i⌉``: the fewest PS-slots that serve ``work`` worker-slots of job i."""
+        return math.ceil(work / float(self.instance.ps_ratio[i]) - _EPS)
 
     @cached_property
     def jobs_on_worker(self) -> dict[tuple[int, int], list[int]]:

@@ -110,6 +110,30 @@ def add_workload_constraints(m: PulpModel, prep: Prep) -> None:
             p += _lin(coefs + [-v, v], vs + [m.s[i, int(prep.earliest[i])], m.s[i, t + 1]]) >= 0
 
 
+def add_completion_cuts(m: PulpModel, prep: Prep) -> None:
+    """With ``completion_cuts``: ``Σ_{t' ≤ t} W_it' ≥ Σ_τ R_iτt · c_iτ``; with ``ps_cuts``:
+    ``Σ_{t' ≤ t} Σ_k z_ikt' ≥ Σ_τ ⌈R_iτt/γ_i⌉ · c_iτ`` and ``Σ_t Σ_k z_ikt ≥ ⌈V_i/γ_i⌉ · x_i``
+    (``common.Options``; ``R_iτt`` from ``Prep.remaining_work``)."""
+    def by_slot(var, servers, need) -> None:
+        for i, t in prep.cut_index:
+            vs = [var[i, h, u] for u in range(int(prep.instance.arrival[i]), t + 1)
+                  for h in servers(i)]
+            cs = [(tau, need(i, r)) for tau, r in prep.remaining_work(i, t)]
+            cs = [(tau, c) for tau, c in cs if c > 0]
+            if cs:
+                m.problem += _lin([1.0] * len(vs) + [-float(c) for _, c in cs],
+                                  vs + [m.c[i, tau] for tau, _ in cs]) >= 0
+    if prep.options.completion_cuts:
+        by_slot(m.y, prep.worker_servers, lambda i, r: r)
+    if prep.options.ps_cuts:
+        by_slot(m.z, prep.ps_servers, prep.ps_needed)
+        for i in prep.active:
+            vs = [m.z[i, k, u] for u in prep.work_slots(i) for k in prep.ps_servers(i)]
+            need = prep.ps_needed(i, float(prep.instance.workload[i]))
+            m.problem += _lin([1.0] * len(vs) + [-float(need)],
+                              vs + [m.s[i, int(prep.earliest[i])]]) >= 0
+
+
 def add_ps_ratio_constraints(m: PulpModel, prep: Prep) -> None:
     """One PS serves at most γ_i workers: ``W_it ≤ γ_i · Σ_k z_ikt``."""
     for i, t in prep.work_index:
@@ -172,6 +196,7 @@ def build(instance: Instance, options: Options | None = None,
     add_allocation_variables(m, prep)
     add_completion_linking(m, prep)
     add_workload_constraints(m, prep)
+    add_completion_cuts(m, prep)
     add_ps_ratio_constraints(m, prep)
     add_capacity_constraints(m, prep)
     add_symmetry_constraints(m, prep)

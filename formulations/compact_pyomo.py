@@ -95,6 +95,36 @@ def add_workload_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
         m.cumulative = pyo.Constraint(prep.cumulative_index, rule=by_slot)
 
 
+def add_completion_cuts(m: pyo.ConcreteModel, prep: Prep) -> None:
+    """With ``completion_cuts``: ``Σ_{t' ≤ t} W_it' ≥ Σ_τ R_iτt · c_iτ``; with ``ps_cuts``:
+    ``Σ_{t' ≤ t} Σ_k z_ikt' ≥ Σ_τ ⌈R_iτt/γ_i⌉ · c_iτ`` and ``Σ_t Σ_k z_ikt ≥ ⌈V_i/γ_i⌉ · x_i``
+    (``common.Options``; ``R_iτt`` from ``Prep.remaining_work``)."""
+    def by_slot(var, servers, need):
+        def rule(_m, i, t):
+            vs = [var[i, h, u] for u in range(int(prep.instance.arrival[i]), t + 1)
+                  for h in servers(i)]
+            cs = [(tau, need(i, r)) for tau, r in prep.remaining_work(i, t)]
+            cs = [(tau, c) for tau, c in cs if c > 0]
+            if not cs:
+                return pyo.Constraint.Skip
+            return _lin([1.0] * len(vs) + [-float(c) for _, c in cs],
+                        vs + [m.c[i, tau] for tau, _ in cs]) >= 0
+        return rule
+    if prep.options.completion_cuts:
+        m.completion_cuts = pyo.Constraint(prep.cut_index, rule=by_slot(
+            m.y, prep.worker_servers, lambda i, r: r))
+    if prep.options.ps_cuts:
+        m.ps_cuts = pyo.Constraint(prep.cut_index, rule=by_slot(
+            m.z, prep.ps_servers, prep.ps_needed))
+
+        def total(_m, i):
+            vs = [m.z[i, k, u] for u in prep.work_slots(i) for k in prep.ps_servers(i)]
+            need = prep.ps_needed(i, float(prep.instance.workload[i]))
+            return _lin([1.0] * len(vs) + [-float(need)],
+                        vs + [m.s[i, int(prep.earliest[i])]]) >= 0
+        m.ps_total = pyo.Constraint(list(prep.active), rule=total)
+
+
 def add_ps_ratio_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
     """One PS serves at most γ_i workers: ``W_it ≤ γ_i · Σ_k z_ikt``."""
     def ratio(_m, i, t):
@@ -172,6 +202,7 @@ def build(instance: Instance, options: Options | None = None,
     add_allocation_variables(m, prep)
     add_completion_linking(m, prep)
     add_workload_constraints(m, prep)
+    add_completion_cuts(m, prep)
     add_ps_ratio_constraints(m, prep)
     add_capacity_constraints(m, prep)
     add_symmetry_constraints(m, prep)

@@ -81,7 +81,7 @@ def test_bruteforce_equals_both_modellers(name):
     instance = instance_from_dict(TINY[name])
     expected = best_utility(instance)
     for modeler in ("pyomo", "pulp"):
-        for options in (Options(), SPEC_OPTIONS):
+        for options in (Options(), SPEC_OPTIONS, Options(completion_cuts=True, ps_cuts=True)):
             sched, rep = solve(instance, modeler=modeler, options=options)
             assert rep.status is SolveStatus.OPTIMAL
             assert close(rep.objective, expected), (modeler, options, rep.objective, expected)
