@@ -246,6 +246,54 @@ def _usage_cost(inst: Instance, col: Column, p: np.ndarray, q: np.ndarray) -> fl
                  + (col.ps * (q @ inst.ps_demand[i])).sum())
 
 
+def _first_fit(free: np.ndarray, demand: np.ndarray, count: int) -> np.ndarray | None:
+    """Place ``count`` units of ``demand`` (R,) on servers with ``free`` (S, R) capacity, first
+    fit by server index; the (S,) counts, or None when they do not fit."""
+    need = demand > 0
+    if not need.any():
+        out = np.zeros(len(free), dtype=np.int64)
+        out[0] = count
+        return out
+    room = np.floor(np.min(np.where(need, free / np.where(need, demand, 1.0), np.inf), axis=1)
+                    + 1e-9).astype(np.int64)
+    room = np.maximum(room, 0)
+    take = np.minimum(room, np.maximum(count - np.concatenate([[0], np.cumsum(room)[:-1]]), 0))
+    return take if take.sum() == count else None
+
+
+def _lp_rounding(inst: Instance, columns: list[Column], x: np.ndarray,
+                 fallback: list[Column]) -> list[Column]:
+    """A schedule guided by an LP solution: jobs by decreasing LP weight take their
+    heaviest column, its per-slot worker and PS counts re-placed first-fit on the servers
+    left (the aggregated master may have stacked columns on the same servers); jobs left out
+    then try their column of ``fallback``. Returns the placed columns."""
+    T = inst.horizon
+    free_w = np.broadcast_to(inst.worker_capacity, (T, *inst.worker_capacity.shape)).copy()
+    free_p = np.broadcast_to(inst.ps_capacity, (T, *inst.ps_capacity.shape)).copy()
+    order = sorted((n for n in range(len(columns)) if x[n] > 1e-6),
+                   key=lambda n: (-x[n], -columns[n].value))
+    chosen: dict[int, Column] = {}
+    for col in [columns[n] for n in order] + list(fallback):
+        i = col.job
+        if i in chosen:
+            continue
+        y = np.zeros_like(col.workers)
+        z = np.zeros_like(col.ps)
+        ok = True
+        for t in np.flatnonzero(col.workers.any(axis=1) | col.ps.any(axis=1)):
+            yt = _first_fit(free_w[t], inst.worker_demand[i], int(col.workers[t].sum()))
+            zt = _first_fit(free_p[t], inst.ps_demand[i], int(col.ps[t].sum()))
+            if yt is None or zt is None:
+                ok = False
+                break
+            y[t], z[t] = yt, zt
+        if ok:  # slots are independent: placing them all against the same free is exact
+            free_w -= y[:, :, None] * inst.worker_demand[i]
+            free_p -= z[:, :, None] * inst.ps_demand[i]
+            chosen[i] = Column(i, col.value, y, z)
+    return list(chosen.values())
+
+
 def _seed_columns(inst: Instance, seeds: tuple[str, ...]) -> tuple[list[Column], list[Column]]:
     """Columns of every heuristic's schedule (each a feasible column set), and those of the
     best schedule (the MIP start)."""
@@ -333,18 +381,20 @@ def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start
 
 def solve(instance: Instance, *, time_limit: float | None = None, max_iterations: int = 10_000,
           seeds: tuple[str, ...] = ("oasis", "tetris", "rrh"), smoothing: float = 0.7,
-          polish_iterations: int = 10, mip_time_limit: float = 60.0,
+          polish_iterations: int = 10, mip_time_limit: float = 30.0,
           mip_gap: float = 1e-4) -> ColgenResult:
     """LP bound by column generation, then price-and-branch for a feasible schedule.
 
     1. Bound: column generation on the master with identical servers aggregated (the same LP
        value, far fewer rows; ``_Master``), seeded with the heuristics' schedules, until
        pricing proves the LP optimal.
-    2. Polish: when servers were aggregated, a few rounds (``polish_iterations``) on the
-       per-server master, which every column generated so far enters, so that price-and-branch
-       has columns that fit server by server.
-    3. Price-and-branch: the per-server master as a MILP over the columns, from the best
-       heuristic schedule.
+    2. Rounding: jobs by decreasing LP weight take their heaviest column, re-placed first-fit
+       on the servers left (``_lp_rounding``).
+    3. Polish: when servers were aggregated, a few rounds (``polish_iterations``, for at most
+       a quarter of the bound's time, 5 s at least) on the per-server master, which every column
+       generated so far enters, so that price-and-branch has columns that fit server by server.
+    4. Price-and-branch: the per-server master as a MILP over the columns, started from the
+       better of the best heuristic schedule and the rounding.
 
     ``time_limit`` covers everything: the bound phase stops at 60 % of it (70 % without
     aggregation), the polish at 80 % (the bound stays valid), the MILP gets the rest (at most
@@ -367,14 +417,27 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                            deadline=at(0.6 if aggregate else 0.7),
                            max_iterations=max_iterations, smoothing=smoothing)
     res.bound_seconds = time.perf_counter() - start
+    # A start for price-and-branch: the best heuristic, or the LP rounded and re-placed.
+    x_lp = np.asarray(master.h.getSolution().col_value) if master.columns else np.zeros(0)
+    rounded = _lp_rounding(inst, master.columns, x_lp, best_seed) if master.columns else []
+    start_cols = max((best_seed, rounded), key=lambda cols: sum(c.value for c in cols))
     if aggregate:
         columns = master.columns
         master = _Master(inst)
-        for col in columns:
+        for col in columns + rounded:
             master.add(col)
-        if polish_iterations and (time_limit is None or time.perf_counter() < at(0.8)):
-            res.proven |= _generate(master, specs, res, start=start, deadline=at(0.8),
+        # The per-server master is the slow one: give the polish no more time than a quarter
+        # of the bound's (at least 5 s), within 80 % of the time limit.
+        now = time.perf_counter()
+        deadline = now + max(5.0, 0.25 * res.bound_seconds)
+        if time_limit is not None:
+            deadline = min(deadline, at(0.8))
+        if polish_iterations and now < deadline:
+            res.proven |= _generate(master, specs, res, start=start, deadline=deadline,
                                     max_iterations=polish_iterations, smoothing=smoothing)
+    else:
+        for col in rounded:
+            master.add(col)
     res.columns = len(master.columns)
 
     t2 = time.perf_counter()
@@ -383,7 +446,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     if master.columns:
         left = mip_time_limit if time_limit is None else \
             min(mip_time_limit, time_limit - (t2 - start))
-        x, res.mip_status = master.solve_mip(left, mip_gap, [master.add(c) for c in best_seed])
+        x, res.mip_status = master.solve_mip(left, mip_gap, [master.add(c) for c in start_cols])
         for n, col in enumerate(master.columns):
             if x[n] > 0.5:
                 y[col.job], z[col.job] = col.workers, col.ps
