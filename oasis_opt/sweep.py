@@ -140,7 +140,7 @@ def make_executor(workers: int | None = None, dask: str | None = None) -> Iterat
     else:
         cluster = None
         try:
-            client = Client(dask, timeout=10)
+            client = Client(dask, timeout=5)
         except OSError as exc:
             raise InputError("--dask", f"cannot reach the Dask scheduler at {dask}: {exc}") \
                 from None
