@@ -91,7 +91,10 @@ def run(
             P += dP
             price_cost = wstate.dual_cost() + pstate.dual_cost()
         decision_s.append(time.perf_counter() - start)
-        payoff[job.id] = best.payoff if best.fits else None
+        # SPEC §5: ≤ 0 for a rejected job; a payoff within the admission tolerance is 0.
+        admitted = best.payoff > ADMIT_TOL
+        payoff[job.id] = (best.payoff if admitted else min(best.payoff, 0.0)) if best.fits \
+            else None
         D_new = u_sum + price_cost
         dD = D_new - D
         if alpha * dP < dD - TIE_TOL * max(1.0, abs(dD)):
