@@ -82,7 +82,8 @@ def run(
         start = time.perf_counter()
         best = best_schedule(spec, wstate.price, pstate.price, wstate.free, pstate.free)
         dP = 0.0
-        if best.payoff > ADMIT_TOL:
+        admitted = best.payoff > ADMIT_TOL
+        if admitted:
             workers[i], pss[i] = best.workers, best.ps
             wstate.add(best.workers, spec.worker_demand)
             pstate.add(best.ps, spec.ps_demand)
@@ -92,7 +93,6 @@ def run(
             price_cost = wstate.dual_cost() + pstate.dual_cost()
         decision_s.append(time.perf_counter() - start)
         # SPEC §5: ≤ 0 for a rejected job; a payoff within the admission tolerance is 0.
-        admitted = best.payoff > ADMIT_TOL
         payoff[job.id] = (best.payoff if admitted else min(best.payoff, 0.0)) if best.fits \
             else None
         D_new = u_sum + price_cost
