@@ -14,7 +14,6 @@ Rows are keyed by (experiment, seed, params, algorithm): a rerun skips what the 
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -198,7 +197,3 @@ def summarize(name: str, rows: Sequence[dict[str, str]]) -> dict[str, Any]:
     """Numbers the docs quote: medians per algorithm and setting."""
     from . import plots
     return plots.summary(name, rows)
-
-
-def params_of(row: dict[str, str]) -> dict[str, Any]:
-    return json.loads(row["params"])
