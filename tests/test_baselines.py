@@ -10,6 +10,7 @@ import pytest
 from conftest import INSTANCE_FILES, INSTANCES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import instances
 
 from oasis_opt import algorithms
 from oasis_opt.baselines import drf as drf_mod
@@ -218,40 +219,8 @@ def test_stored_instances_validate(name, path):
     algorithms.run(name, load_instance(path))
 
 
-@st.composite
-def random_instances(draw) -> Instance:
-    """Small instances with odd corners: zero capacities, zero demands, fractional ratios."""
-    r = draw(st.integers(1, 3))
-    vec = st.lists(st.sampled_from([0, 0.5, 1, 2, 3]), min_size=r, max_size=r)
-    horizon = draw(st.integers(1, 7))
-
-    def pool(prefix: str) -> list[dict[str, Any]]:
-        return [{"name": f"{prefix}{g}_", "capacity": draw(vec), "count": draw(st.integers(1, 3))}
-                for g in range(draw(st.integers(1, 2)))]
-
-    jobs = []
-    for i in range(draw(st.integers(0, 6))):
-        n = draw(st.integers(1, 4))
-        jobs.append({
-            "id": f"j{i}", "arrival": draw(st.integers(0, horizon - 1)),
-            "workload": draw(st.integers(1, 10)), "max_workers": n,
-            "requested_workers": draw(st.integers(1, n)),
-            "ps_ratio": draw(st.sampled_from([1, 2, 3, 1.5])),
-            "worker_demand": draw(vec), "ps_demand": draw(vec),
-            "utility": draw(st.sampled_from([
-                {"kind": "sigmoid", "gamma1": 40, "gamma2": 1, "gamma3": 3},
-                {"kind": "table", "values": [9, 5, 0]},
-                {"kind": "linear", "value": 20, "decay": 3},
-            ])),
-        })
-    return instance_from_dict({
-        "format": "oasis-instance/1", "name": "random", "horizon": horizon,
-        "resources": [f"r{k}" for k in range(r)],
-        "worker_servers": pool("w"), "ps_servers": pool("p"), "jobs": jobs})
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(random_instances())
+@given(instances().map(instance_from_dict))
 def test_random_instances_validate(inst):
     for name in BASELINES:
         algorithms.run(name, inst)

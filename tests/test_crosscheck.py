@@ -5,7 +5,7 @@ algorithm beats OPT (every schedule validated by the registry); column generatio
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
-from test_properties import instances
+from strategies import instances
 
 from oasis_opt import algorithms
 from oasis_opt.io import instance_from_dict
