@@ -346,18 +346,21 @@ def _unit_patterns(jobs_on_server: dict[tuple[int, int], list[int]],
     by_server_slot = sorted(jobs_on_server.items())
     for g, servers in enumerate(units):
         h0 = servers[0]
+        users = np.flatnonzero(ub[:, h0] > 0)
+        binding = binding_resources(demand[users], capacity[h0])
+        eff = demand * binding  # demand on the resources that can bind on this unit
         for (h, t), jobs in by_server_slot:
             if h != h0:
                 continue
             by_demand: dict[tuple[float, ...], list[int]] = {}
             for i in jobs:
-                by_demand.setdefault(tuple(float(x) for x in demand[i]), []).append(i)
+                by_demand.setdefault(tuple(float(x) for x in eff[i]), []).append(i)
             classes = tuple(tuple(c) for c in by_demand.values())
             key = (g, classes)
             if key not in cache:
-                most = [int(_fit(demand[[c[0]]], capacity[[h0]],
+                most = [int(_fit(eff[[c[0]]], capacity[[h0]],
                                  np.array([ub[list(c), h0].sum()]))[0, 0]) for c in classes]
-                cache[key] = maximal_patterns([demand[c[0]] for c in classes], most,
+                cache[key] = maximal_patterns([eff[c[0]] for c in classes], most,
                                               capacity[h0], budget)
             elif budget[0] is not None:  # every (unit, slot) gets its own λ variables
                 budget[0] -= len(cache[key])
@@ -365,6 +368,29 @@ def _unit_patterns(jobs_on_server: dict[tuple[int, int], list[int]],
                     raise _TooMany
             out[g, t] = (classes, cache[key])
     return out
+
+
+def binding_resources(demand: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """(R,) bool: the resources that may bind on a server of ``capacity`` for items of the
+    ``demand`` rows. Resource r is dropped when a kept resource r' bounds it:
+    ``max_{i: d_ir > 0} d_ir / d_ir' · C_r' ≤ C_r`` (every load that fits r' fits r, since
+    ``Σ_i n_i d_ir ≤ max_i (d_ir/d_ir') · Σ_i n_i d_ir'``). Each drop leans on a resource kept
+    at that moment, so the chain of bounds ends at a kept one: checking the kept resources is
+    exact. Dropping them merges demand classes that differ only where nothing binds."""
+    R = capacity.shape[0]
+    keep = np.ones(R, dtype=bool)
+    for r in range(R):
+        users = demand[:, r] > 0
+        if not users.any():
+            continue  # nobody needs r: it never binds (and no class differs in it)
+        for q in range(R):
+            if q == r or not keep[q] or not (demand[users, q] > 0).all():
+                continue
+            if (demand[users, r] / demand[users, q]).max() * capacity[q] \
+                    <= capacity[r] * (1 + _EPS) + _EPS:
+                keep[r] = False
+                break
+    return keep
 
 
 def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.ndarray,

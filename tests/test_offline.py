@@ -3,14 +3,18 @@ edge cases, time limits and the ``solve`` command."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from bruteforce import best_utility
 from conftest import INSTANCES
-from oasis_opt.formulations.common import SPEC_OPTIONS, Options, prepare
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oasis_opt.formulations.common import SPEC_OPTIONS, Options, binding_resources, prepare
 
 from oasis_opt.errors import InputError
 from oasis_opt.io import instance_from_dict, load_instance, load_schedule
@@ -168,7 +172,7 @@ def test_manifest_optima_slow():
 
 def test_time_limit_returns_incumbent_and_bound():
     from oasis_opt.generator import generate
-    instance = generate("paper", seed=3, jobs=40, horizon=20)
+    instance = generate("paper", seed=1, jobs=100, horizon=50)  # about 30 s to optimality
     sched, rep = solve(instance, modeler="pyomo", time_limit=2.0, method="compact")
     assert rep.status is SolveStatus.TIME_LIMIT
     assert validate(instance, sched).feasible
@@ -176,6 +180,35 @@ def test_time_limit_returns_incumbent_and_bound():
     assert sched.extras["status"] == "time_limit"
     assert sched.extras["bound"] == rep.bound
     assert rep.gap is None or rep.gap >= 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_dropped_resources_never_bind(data):
+    """``binding_resources`` drops only resources that no load fitting the kept ones can
+    overfill: every count vector is feasible under the kept resources iff under all."""
+    R = data.draw(st.integers(2, 4))
+    n = data.draw(st.integers(1, 3))
+    amount = st.sampled_from([0, 0.5, 1, 2, 3, 4, 6, 8, 16])
+    demand = np.array([[data.draw(amount) for _ in range(R)] for _ in range(n)], dtype=float)
+    capacity = np.array([data.draw(st.sampled_from([0, 4, 8, 16, 40, 64])) for _ in range(R)],
+                        dtype=float)
+    keep = binding_resources(demand, capacity)
+    for counts in itertools.product(range(5), repeat=n):
+        load = np.array(counts, dtype=float) @ demand
+        fits = load <= capacity + 1e-9
+        assert fits[keep].all() == fits.all(), (counts, demand, capacity, keep)
+
+
+def test_dropped_resources_merge_demand_classes():
+    """GPU and CPU bound each other here (one of them is kept), memory never binds,
+    bandwidth does: two jobs that differ only in memory share one demand class, the
+    bandwidth-heavy one keeps its own."""
+    demand = np.array([[1, 4, 12, 5], [1, 4, 16, 5], [1, 4, 16, 20]], dtype=float)
+    keep = binding_resources(demand, np.array([4, 16, 64, 40], dtype=float))
+    assert keep[0] != keep[1] and not keep[2] and keep[3]
+    classes = {tuple(row) for row in demand * keep}
+    assert len(classes) == 2
 
 
 def test_gap_definition():
