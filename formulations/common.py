@@ -62,6 +62,12 @@ class Options:
     - ``ps_cuts``: the same for the integer PS counts, rounded (Chvátal–Gomory:
       ``Σ_{t' ≤ t} z_it' ≥ Σ_{t' ≤ t} W_it'/γ_i`` and the left side is integral):
       ``Σ_{t' ≤ t} Σ_k z_ikt' ≥ Σ_τ ⌈R_iτt/γ_i⌉ · c_iτ``, and ``Σ_t Σ_k z_ikt ≥ ⌈V_i/γ_i⌉·x_i``;
+    - ``ps_dominance``: no idle PS, ``Z_it ≤ ⌈W_it/γ_i⌉`` (``Z_it = Σ_k z_ikt``), written
+      ``W_it − γ_i·Z_it ≥ δ_i − γ_i`` with ``δ_i`` from ``Prep.ps_slack``. Not valid for every
+      feasible schedule but for at least one optimal one: lowering a job's PS count to
+      ``⌈W_it/γ_i⌉`` frees capacity and breaks no other row (the PS cuts only need
+      ``Z_it ≥ W_it/γ_i``), so the optimum is unchanged while B&B stops exploring schedules
+      that differ only in idle PSs;
     - ``symmetry``: order identical servers in every slot by load ``Σ_i ω_i·y_iht`` (none,
       ``count`` ω_i = 1, ``load`` ω_i = Σ_r α_ir / C_r);
     - ``binary_running``: declare ``s_it`` binary (and ``c_it = s_it − s_{i,t+1}`` implied
@@ -80,8 +86,9 @@ class Options:
     ps_linking: bool = True
     exact_work: bool = True
     cumulative: bool = True
-    completion_cuts: bool = False
-    ps_cuts: bool = False
+    completion_cuts: bool = True
+    ps_cuts: bool = True
+    ps_dominance: bool = True
     symmetry: str = "none"
     binary_running: bool = False
     packing: str = "auto"
@@ -96,6 +103,7 @@ class Options:
 
 SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
                        cumulative=False, completion_cuts=False, ps_cuts=False,
+                       ps_dominance=False,
                        symmetry="none", packing="server")
 
 
@@ -183,6 +191,14 @@ class Prep:
         v, wm = int(self.instance.workload[i]), int(self.w_max[i])
         out = [(tau, v if tau <= t else v - wm * (tau - t)) for tau in self.completion_slots(i)]
         return [(tau, r) for tau, r in out if r > 0]
+
+    def ps_slack(self, i: int) -> float:
+        """``δ_i = min_{k=1…K} (⌊γ_i(k−1)⌋ + 1 − γ_i(k−1))`` over the PS counts K of job i
+        (1 for integer γ_i): with integer work, ``Z = ⌈W/γ⌉ = k ≥ 1`` means
+        ``W ≥ ⌊γ(k−1)⌋ + 1 ≥ γ(k−1) + δ``, the ``ps_dominance`` row."""
+        g = float(self.instance.ps_ratio[i])
+        most = max(1, int(self.ub_z[i].sum()))
+        return min(math.floor(g * k + _EPS) + 1 - g * k for k in range(most))
 
     def ps_needed(self, i: int, work: float) -> int:
         """``⌈work/γ_i⌉``: the fewest PS-slots that serve ``work`` worker-slots of job i."""

@@ -126,13 +126,22 @@ def add_completion_cuts(m: pyo.ConcreteModel, prep: Prep) -> None:
 
 
 def add_ps_ratio_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
-    """One PS serves at most γ_i workers: ``W_it ≤ γ_i · Σ_k z_ikt``."""
+    """One PS serves at most γ_i workers: ``W_it ≤ γ_i · Σ_k z_ikt``; with ``ps_dominance``
+    no idle PS: ``W_it − γ_i · Σ_k z_ikt ≥ δ_i − γ_i`` (``common.Options``)."""
     def ratio(_m, i, t):
         hs, ks = prep.worker_servers(i), prep.ps_servers(i)
         g = float(prep.instance.ps_ratio[i])
         return _lin([1.0] * len(hs) + [-g] * len(ks),
                     [m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks]) <= 0
     m.ps_ratio = pyo.Constraint(prep.work_index, rule=ratio)
+    if prep.options.ps_dominance:
+        def no_idle(_m, i, t):
+            hs, ks = prep.worker_servers(i), prep.ps_servers(i)
+            g = float(prep.instance.ps_ratio[i])
+            return _lin([1.0] * len(hs) + [-g] * len(ks),
+                        [m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks]) \
+                >= prep.ps_slack(i) - g
+        m.ps_dominance = pyo.Constraint(prep.work_index, rule=no_idle)
 
 
 def add_capacity_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
