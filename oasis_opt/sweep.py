@@ -179,9 +179,15 @@ def run_tasks(
     todo = [t for t in tasks if not t.keys() <= store.done]
     if not todo:
         return 0
-    ex = executor or _Serial()
     with progress_bar(progress, len(todo), description) as bar:
-        futures = {ex.submit(execute, t): t for t in todo}
+        if executor is None or isinstance(executor, _Serial):
+            # in order, each task's rows stored before the next task starts (an exception
+            # then leaves exactly the finished tasks on disk)
+            for t in todo:
+                store.append(execute(t))
+                bar.advance()
+            return len(todo)
+        futures = {executor.submit(execute, t): t for t in todo}
         for fut in as_completed(futures):
             store.append(fut.result())
             bar.advance()
