@@ -8,9 +8,9 @@ medians.
 
     pytest benchmarks/bench_solver.py --benchmark-only --benchmark-json=out.json
 
-Quick mode (``OASIS_BENCH_QUICK=1``, set by ``.ci/run``): the fastest testbed seed (4) with both
-modellers and the larger instance with Pyomo only, about 20 s instead of about 3 minutes; the
-full set runs without it.
+Quick mode (``OASIS_BENCH_QUICK=1``, set by ``.ci/run``): one fast testbed seed (4) with both
+modellers and the larger instance with Pyomo only, about 15 s instead of about 2 minutes
+(testbed seeds 0–9); the full set runs without it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from oasis_opt.generator import generate
 from oasis_opt.offline import solve
 
 QUICK = os.environ.get("OASIS_BENCH_QUICK", "") not in ("", "0")
-TESTBED_SEEDS = (4,) if QUICK else (0, 1, 2, 3, 4)
+TESTBED_SEEDS = (4,) if QUICK else tuple(range(10))
 LARGER_MODELERS = ["pyomo"] if QUICK else ["pyomo", "pulp"]
 
 
@@ -49,13 +49,13 @@ def test_testbed_optimum(benchmark, seed, modeler):
 
 
 @pytest.mark.parametrize("modeler", LARGER_MODELERS)
-def test_larger_time_limited(benchmark, modeler):
-    """40 jobs of the paper preset over 20 slots on 40 + 40 servers: too large to prove in a
-    few seconds; measures the modelling overhead at scale and the incumbent after 10 s."""
-    instance = generate("paper", seed=3, jobs=40, horizon=20)
+def test_larger_instance(benchmark, modeler):
+    """60 jobs of the paper preset over 30 slots on 40 + 40 servers (five times the testbed's
+    allocation cells per server): the modelling overhead at scale; proven optimal in about
+    5 s when measured, the 60 s limit only guards CI."""
+    instance = generate("paper", seed=2, jobs=60, horizon=30)
     out = benchmark.pedantic(solve, args=(instance,),
-                             # compact pinned: ``auto`` sends an instance this size to colgen
-                             kwargs={"modeler": modeler, "time_limit": 10.0,
+                             kwargs={"modeler": modeler, "time_limit": 60.0,
                                      "method": "compact"},
                              rounds=1, iterations=1)
     _record(benchmark, instance, out[1])
