@@ -273,3 +273,42 @@ def test_cli_solve_json_and_output(tmp_path):
     assert cg["bound"] >= data["total_utility"] - 1e-6 * max(1, data["total_utility"])
     assert cg["total_utility"] <= data["total_utility"] + 1e-6 * max(1, data["total_utility"])
     assert run_cli("validate", path, str(out)).returncode == 0
+
+
+@st.composite
+def _brute_sized(draw):
+    """Random instances small enough for the brute force: 1–3 jobs, horizon ≤ 3, two servers
+    per pool at most (one when there are three jobs), fractional PS ratios included."""
+    n_jobs = draw(st.integers(1, 3))
+    R = draw(st.integers(1, 2))
+    vec = st.lists(st.sampled_from([0, 0.5, 1, 2]), min_size=R, max_size=R)
+    cap = st.lists(st.sampled_from([1, 2, 3, 4]), min_size=R, max_size=R)
+
+    def pool(prefix):
+        if n_jobs == 3 or draw(st.booleans()):
+            return [{"name": f"{prefix}0", "capacity": draw(cap)}]
+        if draw(st.booleans()):
+            return [{"name": f"{prefix}0", "count": 2, "capacity": draw(cap)}]
+        return [{"name": f"{prefix}{k}", "capacity": draw(cap)} for k in range(2)]
+    horizon = draw(st.integers(1, 3))
+    jobs = [job(f"j{i}", draw(st.integers(0, horizon - 1)), draw(st.integers(1, 4)),
+                draw(st.integers(1, 2)), draw(st.sampled_from([1, 2, 1.5, 2.5])), draw(vec),
+                draw(vec), table(*sorted(draw(st.lists(st.integers(1, 20), min_size=1,
+                                                       max_size=3)), reverse=True)))
+            for i in range(n_jobs)]
+    return inst("brute", horizon, pool("w"), pool("p"), jobs,
+                resources=tuple(f"r{k}" for k in range(R)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(_brute_sized())
+def test_random_tiny_instances_match_bruteforce(d):
+    """The default formulation (merged classes, cuts, the no-idle-PS dominance row) against
+    the brute force on random instances, both modellers."""
+    instance = instance_from_dict(d)
+    expected = best_utility(instance)
+    for modeler in ("pyomo", "pulp"):
+        sched, rep = solve(instance, modeler=modeler)
+        assert rep.status is SolveStatus.OPTIMAL
+        assert close(rep.objective, expected), (modeler, rep.objective, expected)
+        assert validate(instance, sched).feasible
