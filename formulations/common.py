@@ -192,13 +192,17 @@ class Prep:
         out = [(tau, v if tau <= t else v - wm * (tau - t)) for tau in self.completion_slots(i)]
         return [(tau, r) for tau, r in out if r > 0]
 
-    def ps_slack(self, i: int) -> float:
-        """``δ_i = min_{k=1…K} (⌊γ_i(k−1)⌋ + 1 − γ_i(k−1))`` over the PS counts K of job i
-        (1 for integer γ_i): with integer work, ``Z = ⌈W/γ⌉ = k ≥ 1`` means
+    @cached_property
+    def ps_slack(self) -> dict[int, float]:
+        """{active job i: ``δ_i = min_{k=1…K} (⌊γ_i(k−1)⌋ + 1 − γ_i(k−1))``} over the PS
+        counts K of job i (1 for integer γ_i): with integer work, ``Z = ⌈W/γ⌉ = k ≥ 1`` means
         ``W ≥ ⌊γ(k−1)⌋ + 1 ≥ γ(k−1) + δ``, the ``ps_dominance`` row."""
-        g = float(self.instance.ps_ratio[i])
-        most = max(1, int(self.ub_z[i].sum()))
-        return min(math.floor(g * k + _EPS) + 1 - g * k for k in range(most))
+        out = {}
+        for i in self.active:
+            g = float(self.instance.ps_ratio[i])
+            most = max(1, int(self.ub_z[i].sum()))
+            out[i] = min(math.floor(g * k + _EPS) + 1 - g * k for k in range(most))
+        return out
 
     def ps_needed(self, i: int, work: float) -> int:
         """``⌈work/γ_i⌉``: the fewest PS-slots that serve ``work`` worker-slots of job i."""

@@ -134,21 +134,23 @@ def add_completion_cuts(m: PulpModel, prep: Prep) -> None:
                               vs + [m.s[i, int(prep.earliest[i])]]) >= 0
 
 
+def _ps_surplus(m: PulpModel, prep: Prep, i: int, t: int) -> pulp.LpAffineExpression:
+    """``W_it − γ_i · Σ_k z_ikt``."""
+    hs, ks = prep.worker_servers(i), prep.ps_servers(i)
+    g = float(prep.instance.ps_ratio[i])
+    return _lin([1.0] * len(hs) + [-g] * len(ks),
+                [m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks])
+
+
 def add_ps_ratio_constraints(m: PulpModel, prep: Prep) -> None:
     """One PS serves at most γ_i workers: ``W_it ≤ γ_i · Σ_k z_ikt``; with ``ps_dominance``
     no idle PS: ``W_it − γ_i · Σ_k z_ikt ≥ δ_i − γ_i`` (``common.Options``)."""
     for i, t in prep.work_index:
-        hs, ks = prep.worker_servers(i), prep.ps_servers(i)
-        g = float(prep.instance.ps_ratio[i])
-        m.problem += _lin([1.0] * len(hs) + [-g] * len(ks),
-                          [m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks]) <= 0
+        m.problem += _ps_surplus(m, prep, i, t) <= 0
     if prep.options.ps_dominance:
         for i, t in prep.work_index:
-            hs, ks = prep.worker_servers(i), prep.ps_servers(i)
-            g = float(prep.instance.ps_ratio[i])
-            m.problem += _lin([1.0] * len(hs) + [-g] * len(ks),
-                              [m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks]) \
-                >= prep.ps_slack(i) - g
+            m.problem += _ps_surplus(m, prep, i, t) \
+                >= prep.ps_slack[i] - float(prep.instance.ps_ratio[i])
 
 
 def add_capacity_constraints(m: PulpModel, prep: Prep) -> None:
