@@ -15,7 +15,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,12 +117,14 @@ def _fmt(x: Any) -> str:
 
 
 @contextmanager
-def make_executor(workers: int | None = None, dask: str | None = None) -> Iterator[Executor]:
-    """A local process pool (default; ``workers=0`` runs in-process), or a Dask executor:
+def make_executor(workers: int | None = None,
+                  dask: str | None = None) -> Iterator[Executor | None]:
+    """A local process pool (default; ``workers=0`` gives None: ``run_tasks`` then runs
+    in-process), or a Dask executor:
     ``dask="local"`` starts a local cluster; ``dask="tcp://HOST:PORT"`` connects to a running
     scheduler."""
     if dask is None and workers == 0:
-        yield _Serial()
+        yield None
         return
     if dask is None:
         with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as ex:
@@ -152,18 +154,6 @@ def make_executor(workers: int | None = None, dask: str | None = None) -> Iterat
             cluster.close()
 
 
-class _Serial(Executor):
-    """Runs tasks in the calling process: for tests, debugging and ``workers=0``."""
-
-    def submit(self, fn, /, *args, **kwargs):  # type: ignore[override]
-        fut: Future = Future()
-        try:
-            fut.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-            fut.set_exception(exc)
-        return fut
-
-
 def run_tasks(
     tasks: Iterable[Task],
     execute: Callable[[Task], list[dict[str, Any]]],
@@ -180,9 +170,9 @@ def run_tasks(
     if not todo:
         return 0
     with progress_bar(progress, len(todo), description) as bar:
-        if executor is None or isinstance(executor, _Serial):
-            # in order, each task's rows stored before the next task starts (an exception
-            # then leaves exactly the finished tasks on disk)
+        if executor is None:
+            # in-process, in order: each task's rows are stored before the next task starts
+            # (an exception then leaves exactly the finished tasks on disk)
             for t in todo:
                 store.append(execute(t))
                 bar.advance()
