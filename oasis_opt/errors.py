@@ -14,3 +14,8 @@ class InputError(ValueError):
         self.place = place
         self.message = message
         super().__init__(f"{place}: {message}" if place else message)
+
+
+class SolverError(RuntimeError):
+    """A solver or internal step failed on valid input (not the user's fault): the command
+    line prints one line and exits with status 1, never 0 and never a traceback."""

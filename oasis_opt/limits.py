@@ -1,0 +1,82 @@
+"""Size and range limits (SPEC §5): refuse an input before anything large is allocated.
+
+Every code path that allocates in proportion to the input (numpy arrays, Pyomo/PuLP/highspy
+models, DP tables) first asks :func:`check_allocation` with an estimate of the bytes it is about
+to take. Above the limit it raises ``InputError`` naming the field that makes it large and the
+size, which the command line turns into exit status 2 with one message. The limit defaults to
+``DEFAULT_MAX_MEMORY`` (a quarter of this machine's memory, at most 8 GiB) and is raised or
+lowered with ``--max-memory`` on every command (:func:`set_max_memory`) or the environment
+variable ``OASIS_MAX_MEMORY`` (bytes, or with a K/M/G/T suffix), which child processes inherit.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+from .errors import InputError
+
+_GIB = 1024**3
+_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1024**2, "MB": 1024**2,
+          "MIB": 1024**2, "G": _GIB, "GB": _GIB, "GIB": _GIB, "T": 1024**4, "TB": 1024**4,
+          "TIB": 1024**4}
+ENV = "OASIS_MAX_MEMORY"
+
+
+def _machine_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: assume 8 GiB
+        return 8 * _GIB
+
+
+DEFAULT_MAX_MEMORY = min(8 * _GIB, _machine_memory() // 4)
+
+
+def parse_size(text: str, place: str = "--max-memory") -> int:
+    """``"512M"``, ``"2G"``, ``"1.5GiB"``, ``"1000000"`` → bytes; anything else is bad input."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    if not m or m.group(2).upper() not in _UNITS:
+        raise InputError(place, f"expected a size such as 512M or 4G, got {text!r}")
+    value = float(m.group(1)) * _UNITS[m.group(2).upper()]
+    if not math.isfinite(value) or value < 1:
+        raise InputError(place, f"must be a positive size, got {text!r}")
+    return int(value)
+
+
+def max_memory() -> int:
+    """The current limit in bytes: ``OASIS_MAX_MEMORY`` if set, else the default."""
+    text = os.environ.get(ENV)
+    if text:
+        return parse_size(text, ENV)
+    return DEFAULT_MAX_MEMORY
+
+
+def set_max_memory(nbytes: int) -> None:
+    """Set the limit for this process and the processes it starts (sweep workers)."""
+    os.environ[ENV] = str(int(nbytes))
+
+
+def human(nbytes: float) -> str:
+    for unit, size in (("TiB", 1024**4), ("GiB", _GIB), ("MiB", 1024**2), ("KiB", 1024)):
+        if nbytes >= size:
+            return f"{nbytes / size:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def check_allocation(place: str, nbytes: float, what: str) -> None:
+    """Refuse (``InputError`` at ``place``) an allocation of about ``nbytes`` bytes above the
+    limit. ``what`` says what would be built, with the sizes that make it large, e.g.
+    ``"10000000 servers × 10 slots"``."""
+    limit = max_memory()
+    if not nbytes <= limit:  # also refuses NaN
+        raise InputError(place, f"{what} is too large: about {human(nbytes)} "
+                                f"(limit {human(limit)}; raise it with --max-memory)")
+
+
+def check_count(place: str, count: float, limit: float, what: str) -> None:
+    """Refuse a count above a hard limit that no memory setting lifts (e.g. a value past
+    what double precision represents exactly)."""
+    if not count <= limit:
+        raise InputError(place, f"{what} {count:g} is too large (limit {limit:g})")
