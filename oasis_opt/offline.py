@@ -98,13 +98,14 @@ class _Raw:
 
 def solve(instance: Instance, modeler: str = "pyomo", time_limit: float | None = None,
           mip_gap: float = 0.0, method: str = "auto",
-          options: Any = None) -> tuple[Schedule, SolveReport]:
+          options: Any = None, solver: str = "highs") -> tuple[Schedule, SolveReport]:
     """Solve the offline problem of ``instance`` exactly (or until ``time_limit`` seconds of
     HiGHS time) and return the validated schedule and its report.
 
     ``method``: ``compact`` (the time-indexed MILP), ``colgen`` (column generation: LP bound and
     price-and-branch schedule), ``auto`` (compact up to ``COMPACT_SIZE_LIMIT``, else colgen).
-    ``options``: ``formulations.common.Options`` (tightenings).
+    ``options``: ``formulations.common.Options`` (tightenings). ``solver``: ``highs``, or
+    another MILP solver for the compact model (``oasis_opt.solvers``; forces ``compact``).
     """
     from .validate import validate
 
@@ -118,6 +119,9 @@ def solve(instance: Instance, modeler: str = "pyomo", time_limit: float | None =
         raise InputError("--time-limit", f"must be a positive number, got {time_limit}")
     if not 0 <= mip_gap < 1:
         raise InputError("--mip-gap", f"must be in [0, 1), got {mip_gap}")
+    if solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)
+        from . import solvers
+        modeler, method = solvers.check(solver), "compact"
     method = _choose_method(instance, method)
     if method == "colgen":
         return _solve_colgen(instance, time_limit, mip_gap, modeler)
@@ -129,6 +133,10 @@ def solve(instance: Instance, modeler: str = "pyomo", time_limit: float | None =
     prep_seconds = time.perf_counter() - start
     if not prep.active:  # no job can earn anything: the empty schedule is optimal
         raw = _Raw(SolveStatus.OPTIMAL, 0.0, 0.0, (), 0.0, 0.0, 0.0)
+    elif solver != "highs":
+        r = solvers.solve(solver, prep, time_limit, mip_gap, THREADS)
+        raw = _Raw(SolveStatus(r.status), r.objective, r.bound, r.values, r.build_seconds,
+                   r.handover_seconds, r.solve_seconds)
     else:
         raw = _ROUTES[modeler](prep, time_limit, mip_gap)
     schedule = _extract(prep, raw)
@@ -148,7 +156,8 @@ def solve(instance: Instance, modeler: str = "pyomo", time_limit: float | None =
         solver_objective=raw.solver_objective)
     schedule = schedule.with_extras(status=result.status.value, bound=result.bound,
                                     gap=result.gap, seconds=seconds, modeler=modeler,
-                                    method=method, solver_objective=raw.solver_objective)
+                                    method=method, solver=solver,
+                                    solver_objective=raw.solver_objective)
     return schedule, result
 
 

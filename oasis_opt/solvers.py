@@ -1,0 +1,340 @@
+"""Other MILP solvers for the compact model (SPEC §6 ``solve --solver NAME``).
+
+HiGHS stays in ``oasis_opt/offline.py``; this is the one module that talks to every other
+solver. Each solver gets the compact MILP exactly as a modeller builds it
+(``formulations/compact_pyomo.py`` or ``compact_pulp.py``) through a maintained interface:
+
+| name | route | needs |
+| --- | --- | --- |
+| ``cbc`` | PuLP ``PULP_CBC_CMD`` (CBC ships inside the PuLP wheel) | pulp |
+| ``scip`` | Pyomo ``scip_direct`` (``pyomo.contrib.solver``) | pyscipopt (extra ``scip``) |
+| ``gurobi`` | Pyomo ``gurobi_direct`` (``pyomo.contrib.solver``) | gurobipy and a licence |
+| ``cplex`` | Pyomo ``cplex_direct`` (legacy interface) | cplex and a licence |
+| ``xpress`` | Pyomo ``xpress_direct`` (legacy interface) | xpress and a licence |
+| ``copt`` | PuLP ``COPT`` (Pyomo has no COPT interface) | coptpy and a licence |
+
+Pyomo's own ``cbc`` wants a ``cbc`` executable that no wheel installs, hence PuLP for CBC.
+
+What comes back (``SolverRun``) is read from each solver's own status, never from a summary
+string that hides a stop on a limit (/work/shared/SOLVERS.md):
+
+- ``status``: ``optimal`` when the solver proved optimality (within ``mip_gap``),
+  ``time_limit`` when it stopped on the time limit or another limit (an incumbent may exist),
+  ``error`` otherwise. PuLP's ``LpStatus`` says "Optimal" after a time limit: CBC's status is
+  ``problem.sol_status`` (1 optimal, 2 solution found on a limit);
+- ``objective``: the solver's objective of its incumbent (None without one);
+- ``bound``: the solver's dual bound on the maximum (None when it gives none; the caller then
+  uses the trivial bound). CBC reports its bound only in its log, rounded to 6 significant
+  digits (``Upper bound: 315.173``): it is read from the log and raised by half a unit of the
+  last printed digit, so that it stays an upper bound. The gap is never taken from a solver:
+  ``offline.relative_gap`` computes it from bound and incumbent for every solver alike.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, SolverError
+
+OPTIMAL, TIME_LIMIT, ERROR = "optimal", "time_limit", "error"
+
+
+@dataclass(frozen=True)
+class SolverInfo:
+    """One solver: the modeller whose model it takes, the interface, the Python package it
+    needs, and what to install when it is missing."""
+
+    name: str
+    modeler: str
+    interface: str
+    package: str
+    install: str
+
+
+SOLVERS: dict[str, SolverInfo] = {
+    "highs": SolverInfo("highs", "pyomo", "Pyomo highs / PuLP HiGHS (oasis_opt.offline)",
+                        "highspy", "pip install highspy"),
+    "cbc": SolverInfo("cbc", "pulp", "PuLP PULP_CBC_CMD", "pulp", "pip install pulp"),
+    "scip": SolverInfo("scip", "pyomo", "Pyomo scip_direct", "pyscipopt",
+                       "pip install 'oasis-opt[scip]' (pyscipopt, which brings SCIP)"),
+    "gurobi": SolverInfo("gurobi", "pyomo", "Pyomo gurobi_direct", "gurobipy",
+                         "pip install gurobipy, with a Gurobi licence for models of this size"),
+    "cplex": SolverInfo("cplex", "pyomo", "Pyomo cplex_direct", "cplex",
+                        "pip install cplex, with a CPLEX licence for models of this size"),
+    "xpress": SolverInfo("xpress", "pyomo", "Pyomo xpress_direct", "xpress",
+                         "pip install xpress, with an Xpress licence for models of this size"),
+    "copt": SolverInfo("copt", "pulp", "PuLP COPT", "coptpy",
+                       "pip install coptpy, with a COPT licence"),
+}
+
+#: Solvers whose packages are free to install and need no licence: the test suite runs these.
+OPEN_SOLVERS = ("highs", "cbc", "scip")
+
+
+@dataclass(frozen=True)
+class SolverRun:
+    """What one solver hands back (module docstring): status, the incumbent's objective, the
+    dual bound, solved values ``(y, z, λ_w, λ_z)`` by index (empty without an incumbent), and
+    seconds for the model build, the hand-over (model to solver and values back) and the
+    solver's own run."""
+
+    status: str
+    objective: float | None
+    bound: float | None
+    values: tuple[dict, ...]
+    build_seconds: float
+    handover_seconds: float
+    solve_seconds: float
+
+
+def names() -> list[str]:
+    return list(SOLVERS)
+
+
+def availability(name: str) -> str | None:
+    """None when solver ``name`` can run here, else why not (a phrase)."""
+    info = SOLVERS[name]
+    if importlib.util.find_spec(info.package) is None:
+        return f"its Python package {info.package!r} is not installed"
+    try:
+        if name in ("highs", "cbc"):
+            return None
+        if name in ("scip", "gurobi"):
+            import pyomo.environ  # noqa: F401  (registers the solver plugins)
+            from pyomo.contrib.solver.common.factory import SolverFactory
+            avail = SolverFactory(_CONTRIB[name]).available()
+            return None if avail else f"Pyomo reports {avail.name}"
+        if name in ("cplex", "xpress"):
+            import pyomo.environ as pyo
+            opt = pyo.SolverFactory(_LEGACY[name])
+            if not opt.available(exception_flag=False):
+                return "Pyomo cannot load it"
+            if hasattr(opt, "license_is_valid") and not opt.license_is_valid():
+                return "no valid licence was found"
+            return None
+        if name == "copt":
+            import pulp
+            return None if pulp.COPT(msg=False).available() else "PuLP cannot load COPT"
+    except Exception as exc:  # a broken install or licence check: say so, do not crash
+        return f"it failed to load ({type(exc).__name__}: {exc})"
+    return "no interface"
+
+
+def check(name: str) -> str:
+    """Refuse an unknown or unavailable solver (``InputError`` at ``--solver``, naming what to
+    install); return the modeller its model is built with."""
+    if name not in SOLVERS:
+        raise InputError("--solver", f"unknown solver {name!r}; choose from {', '.join(SOLVERS)}")
+    why = availability(name)
+    if why is not None:
+        raise InputError("--solver", f"{name} is not available: {why}; "
+                                     f"install it with: {SOLVERS[name].install}")
+    return SOLVERS[name].modeler
+
+
+def solve(name: str, prep: Any, time_limit: float | None, mip_gap: float,
+          threads: int = 1) -> SolverRun:
+    """Build the compact MILP of ``prep`` (``formulations.common.Prep``) with solver ``name``'s
+    modeller and solve it. HiGHS is not routed here (``oasis_opt.offline``)."""
+    check(name)
+    if name == "highs":
+        raise ValueError("HiGHS runs in oasis_opt.offline, not here")
+    route = _ROUTES[name]
+    try:
+        return route(name, prep, time_limit, mip_gap, threads)
+    except InputError:
+        raise
+    except Exception as exc:
+        text = str(exc)
+        if "licen" in text.lower():  # licence too small for the model, expired, …
+            raise InputError("--solver", f"{name} refused the model: {text.strip()}; "
+                                         f"{SOLVERS[name].install}") from None
+        raise SolverError(f"{name} failed: {type(exc).__name__}: {text}") from exc
+
+
+# --- Pyomo: new interface (scip, gurobi) --------------------------------------------------
+
+_CONTRIB = {"scip": "scip_direct", "gurobi": "gurobi_direct"}
+_LEGACY = {"cplex": "cplex_direct", "xpress": "xpress_direct"}
+
+
+def _pyomo_model(prep: Any) -> tuple[Any, float]:
+    from .formulations import compact_pyomo
+    t0 = time.perf_counter()
+    m = compact_pyomo.build(prep.instance, prep=prep)
+    return m, time.perf_counter() - t0
+
+
+def _solve_contrib(name: str, prep: Any, time_limit: float | None, mip_gap: float,
+                   threads: int) -> SolverRun:
+    """``pyomo.contrib.solver`` (``scip_direct``, ``gurobi_direct``): the same Results as the
+    HiGHS route. SCIP maps its ``gaplimit`` stop to convergence (right: ``limits/gap`` is
+    ``mip_gap``) and ``memlimit``/``sollimit`` to ``unknown``, which with an incumbent is a
+    stop on a limit, not an error."""
+    import pyomo.environ  # noqa: F401
+    from pyomo.contrib.solver.common.factory import SolverFactory
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+    from .formulations import compact_pyomo
+
+    m, build = _pyomo_model(prep)
+    opt = SolverFactory(_CONTRIB[name])
+    t1 = time.perf_counter()
+    res = opt.solve(m, time_limit=time_limit, rel_gap=mip_gap, threads=threads,
+                    raise_exception_on_nonoptimal_result=False, load_solutions=False)
+    elapsed = time.perf_counter() - t1
+    own = res.timing_info.value().get(f"{name}_time") if hasattr(res.timing_info, "value") \
+        else None
+    solve_s = float(own) if own is not None else elapsed
+    tc = res.termination_condition
+    has_solution = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
+    if tc == TerminationCondition.convergenceCriteriaSatisfied and has_solution:
+        status = OPTIMAL
+    elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit,
+                TerminationCondition.objectiveLimit, TerminationCondition.interrupted) or (
+                tc == TerminationCondition.unknown and has_solution):
+        status = TIME_LIMIT
+    else:
+        status = ERROR
+    values: tuple[dict, ...] = ()
+    t2 = time.perf_counter()
+    if has_solution and res.incumbent_objective is not None:
+        res.solution_loader.load_vars()
+        values = compact_pyomo.values(m)
+    handover = max(0.0, elapsed - solve_s) + time.perf_counter() - t2
+    return SolverRun(status, _num(res.incumbent_objective) if values else None,
+                     _num(res.objective_bound), values, build, handover, solve_s)
+
+
+# --- Pyomo: legacy direct interfaces (cplex, xpress) --------------------------------------
+
+#: native option names: relative MIP gap and threads
+_LEGACY_OPTIONS = {"cplex": ("mip_tolerances_mipgap", "threads"),
+                   "xpress": ("miprelstop", "threads")}
+
+
+def _solve_legacy(name: str, prep: Any, time_limit: float | None, mip_gap: float,
+                  threads: int) -> SolverRun:
+    """Pyomo's legacy ``*_direct`` interfaces. For a maximisation, ``results.problem``'s
+    ``upper_bound`` is the dual bound and ``lower_bound`` the incumbent; the values load only
+    when the results carry a solution."""
+    import pyomo.environ as pyo
+    from pyomo.opt import TerminationCondition as TC
+
+    from .formulations import compact_pyomo
+
+    m, build = _pyomo_model(prep)
+    opt = pyo.SolverFactory(_LEGACY[name])
+    gap_opt, thread_opt = _LEGACY_OPTIONS[name]
+    kwargs: dict[str, Any] = {"options": {gap_opt: mip_gap, thread_opt: threads},
+                              "load_solutions": False}
+    if time_limit is not None:
+        kwargs["timelimit"] = time_limit
+    t1 = time.perf_counter()
+    res = opt.solve(m, **kwargs)
+    solve_s = time.perf_counter() - t1
+    tc = res.solver.termination_condition
+    has_solution = len(res.solution) > 0
+    if tc == TC.optimal and has_solution:
+        status = OPTIMAL
+    elif tc in (TC.maxTimeLimit, TC.maxIterations, TC.maxEvaluations, TC.userInterrupt,
+                TC.resourceInterrupt):
+        status = TIME_LIMIT
+    else:
+        status = ERROR
+    values: tuple[dict, ...] = ()
+    incumbent = None
+    if has_solution and status != ERROR:
+        m.solutions.load_from(res)
+        values = compact_pyomo.values(m)
+        incumbent = float(pyo.value(m.utility))
+    bound = _num(getattr(res.problem, "upper_bound", None))
+    return SolverRun(status, incumbent, bound, values, build, 0.0, solve_s)
+
+
+# --- PuLP (cbc, copt) ---------------------------------------------------------------------
+
+_BOUND_LINE = re.compile(r"^(?:Upper|Lower) bound:\s+(\S+)", re.MULTILINE)
+
+
+def cbc_bound_from_log(log: str) -> float | None:
+    """CBC's dual bound from its log (``Upper bound:`` for a maximisation), raised by half a
+    unit of its last printed digit: CBC prints 6 significant digits, and a bound rounded down
+    would no longer be a bound. None when the log has no bound line."""
+    found = _BOUND_LINE.findall(log)
+    if not found:
+        return None
+    text = found[-1]
+    try:
+        d = Decimal(text)
+    except InvalidOperation:
+        return None
+    if not d.is_finite():
+        return None
+    exponent = d.as_tuple().exponent
+    assert isinstance(exponent, int)
+    return float(d) + 0.5 * 10.0 ** exponent
+
+
+def _solve_pulp(name: str, prep: Any, time_limit: float | None, mip_gap: float,
+                threads: int) -> SolverRun:
+    """PuLP's CBC (bundled executable) or COPT. ``LpStatus`` is not read: CBC's
+    ``sol_status`` tells a proven optimum (1) from a solution found on a limit (2)."""
+    import pulp
+
+    from .formulations import compact_pulp
+
+    t0 = time.perf_counter()
+    m = compact_pulp.build(prep.instance, prep=prep)
+    build = time.perf_counter() - t0
+    problem = m.problem
+    with tempfile.TemporaryDirectory(prefix="oasis-cbc-") as tmp:
+        log_path = Path(tmp) / "solver.log"
+        if name == "cbc":
+            solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=mip_gap,
+                                       threads=threads, logPath=str(log_path), keepFiles=False)
+        else:
+            solver = pulp.COPT(msg=False, timeLimit=time_limit, gapRel=mip_gap,
+                               threads=threads)
+        t1 = time.perf_counter()
+        problem.solve(solver)
+        solve_s = time.perf_counter() - t1
+        log = log_path.read_text(encoding="utf-8", errors="replace") \
+            if log_path.exists() else ""
+    sol = problem.sol_status
+    st = problem.status
+    has_solution = sol in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
+    if sol == pulp.LpSolutionOptimal and st == pulp.LpStatusOptimal:
+        status = OPTIMAL
+    elif has_solution or "Stopped on time limit" in log or "Stopped on" in log:
+        status = TIME_LIMIT
+    else:
+        status = ERROR
+    values: tuple[dict, ...] = ()
+    incumbent = None
+    if has_solution:
+        values = compact_pulp.values(m)
+        incumbent = _num(pulp.value(problem.objective))
+    bound = cbc_bound_from_log(log) if name == "cbc" else None
+    if bound is None and status == OPTIMAL and mip_gap == 0 and incumbent is not None:
+        bound = incumbent  # proven optimal at gap 0: CBC prints no bound line then
+    return SolverRun(status, incumbent, bound, values, build, 0.0, solve_s)
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if not math.isnan(x) else None
+
+
+_ROUTES = {"cbc": _solve_pulp, "copt": _solve_pulp, "scip": _solve_contrib,
+           "gurobi": _solve_contrib, "cplex": _solve_legacy, "xpress": _solve_legacy}
