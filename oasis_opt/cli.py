@@ -74,9 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
         return c
 
     g = cmd("generate", "write a random instance from a preset")
-    g.add_argument("--preset", required=True, choices=["small", "testbed", "paper"],
+    g.add_argument("--preset", required=True, choices=["small", "testbed", "paper", "hard"],
                    help="small: exact-solvable; testbed: 12 jobs, 10 slots; paper: 100 slots, "
-                        "40+40 servers, contended")
+                        "40+40 servers, contended; hard: 12-16 jobs and slots, tight")
     g.add_argument("--jobs", type=_nonneg_int("--jobs"), help="number of jobs (preset default)")
     g.add_argument("--horizon", type=_nonneg_int("--horizon"), help="number of slots")
     g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop after S seconds with the incumbent and the best bound")
     s.add_argument("--mip-gap", type=float, default=0.0, metavar="G",
                    help="relative gap at which to stop (default 0: proven optimal)")
+    s.add_argument("--solver", default="highs", metavar="NAME",
+                   help="MILP solver: highs (default), cbc, scip, or gurobi, cplex, xpress, "
+                        "copt when installed (all but highs take the compact model)")
     s.add_argument("-o", "--output", metavar="FILE", help="schedule file to write")
 
     r = cmd("run", "run one online algorithm or baseline")
@@ -117,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--time-limit", type=_positive("--time-limit"), metavar="S",
                    help="time limit of the offline solve")
     q.add_argument("--modeler", choices=["pyomo", "pulp"], default="pyomo")
+    q.add_argument("--solver", default="highs", metavar="NAME",
+                   help="MILP solver of the offline solve (as in solve --solver)")
 
     e = cmd("experiment", "reproduce one of the paper's findings: CSV + PNG figure")
     e.add_argument("name", metavar="NAME",
@@ -228,10 +233,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise InputError("--mip-gap", f"must be in [0, 1), got {args.mip_gap}")
     inst = load_instance(args.instance)
     sched, report = solve(inst, modeler=args.modeler, time_limit=args.time_limit,
-                          mip_gap=args.mip_gap, method=args.method)
+                          mip_gap=args.mip_gap, method=args.method, solver=args.solver)
     if args.output:
         save_schedule(sched, args.output)
-    data = report.to_dict()
+    data = {**report.to_dict(), "solver": args.solver}
 
     def human() -> None:
         gap = "–" if data["gap"] is None else f"{data['gap']:.3%}"
@@ -276,8 +281,9 @@ def cmd_ratio(args: argparse.Namespace) -> int:
             raise InputError("--algorithms", f"unknown algorithm {n!r}; choose from "
                                              f"{', '.join(algorithms.REGISTRY)}")
     inst = load_instance(args.instance)
-    report = compare(inst, names, time_limit=args.time_limit, modeler=args.modeler)
-    data = report.to_dict()
+    report = compare(inst, names, time_limit=args.time_limit, modeler=args.modeler,
+                     solver=args.solver)
+    data = {**report.to_dict(), "solver": args.solver}
 
     def human() -> None:
         print(report.headline())

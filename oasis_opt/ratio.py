@@ -59,14 +59,15 @@ class RatioReport:
                 "notes": self.notes}
 
 
-def _solve(instance: Instance, time_limit: float | None, modeler: str) -> Any:
+def _solve(instance: Instance, time_limit: float | None, modeler: str,
+           solver: str = "highs") -> Any:
     try:
         from . import offline
     except ImportError as err:
         raise SolverUnavailableError(
             f"the offline solver is not available ({err}); `oasis-opt ratio` needs "
             "oasis_opt.offline") from err
-    return offline.solve(instance, modeler=modeler, time_limit=time_limit)[1]
+    return offline.solve(instance, modeler=modeler, time_limit=time_limit, solver=solver)[1]
 
 
 def _le(a: float, b: float) -> bool:
@@ -92,9 +93,10 @@ def ratio(opt: float, alg: float) -> float | None:
 
 
 def compare(instance: Instance, names: Sequence[str], time_limit: float | None = None,
-            modeler: str = "pyomo") -> RatioReport:
-    """Solve the offline optimum once, run each algorithm, and compare (module docstring)."""
-    rep = _solve(instance, time_limit, modeler)
+            modeler: str = "pyomo", solver: str = "highs") -> RatioReport:
+    """Solve the offline optimum once (with ``solver``, ``oasis_opt.solvers``), run each
+    algorithm, and compare (module docstring)."""
+    rep = _solve(instance, time_limit, modeler, solver)
     status = str(getattr(rep.status, "value", rep.status))
     notes: list[str] = []
     if status == "optimal":

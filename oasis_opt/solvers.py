@@ -37,6 +37,7 @@ import math
 import re
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -299,8 +300,13 @@ def _solve_pulp(name: str, prep: Any, time_limit: float | None, mip_gap: float,
     with tempfile.TemporaryDirectory(prefix="oasis-cbc-") as tmp:
         log_path = Path(tmp) / "solver.log"
         if name == "cbc":
-            solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=mip_gap,
-                                       threads=threads, logPath=str(log_path), keepFiles=False)
+            # PuLP 3.x marks PULP_CBC_CMD deprecated (4.0 moves CBC to an extra); it is still
+            # the one CBC that installs with PuLP itself.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=mip_gap,
+                                           threads=threads, logPath=str(log_path),
+                                           keepFiles=False)
         else:
             solver = pulp.COPT(msg=False, timeLimit=time_limit, gapRel=mip_gap,
                                threads=threads)

@@ -1,0 +1,110 @@
+"""``solve --solver``: every open solver agrees with HiGHS and the manifest, statuses and bounds
+are read truthfully, and unavailable solvers are refused with what to install."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from oasis_opt import solvers
+from oasis_opt.cli import main
+from oasis_opt.errors import InputError
+from oasis_opt.io import load_instance
+from oasis_opt.offline import solve
+from oasis_opt.validate import validate
+
+INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())
+#: the manifest's instances that every open solver proves in well under a second
+QUICK = [e for e in MANIFEST["instances"] if e["jobs"] <= 8 and e["seconds"] < 2]
+TOL = MANIFEST["rel_tol"]
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= TOL * max(1.0, abs(b))
+
+
+@pytest.mark.parametrize("solver", ["cbc", "scip"])
+@pytest.mark.parametrize("entry", QUICK, ids=[e["name"] for e in QUICK])
+def test_open_solvers_agree_with_highs_and_manifest(solver, entry):
+    inst = load_instance(INSTANCES / entry["file"])
+    _, ref = solve(inst, method="compact")
+    sched, rep = solve(inst, solver=solver)
+    assert rep.status.value == "optimal"
+    assert _close(rep.objective, entry["optimum"])
+    assert _close(rep.objective, ref.objective)
+    assert rep.bound >= entry["optimum"] * (1 - TOL)
+    assert rep.gap is not None and rep.gap <= TOL
+    assert rep.modeler == solvers.SOLVERS[solver].modeler
+    assert sched.extras["solver"] == solver
+    check = validate(inst, sched)
+    assert check.feasible and _close(check.total_utility, entry["optimum"])
+
+
+def test_quick_set_is_not_empty():
+    assert len(QUICK) >= 8  # the agreement test above must cover the edge and small instances
+
+
+@pytest.mark.parametrize("solver", ["cbc", "scip"])
+def test_time_limit_gives_true_status_and_valid_bound(solver):
+    """testbed-s0 needs ~6 s: after 1 s the status says so (PuLP's LpStatus would say
+    Optimal for CBC) and the bound still covers the manifest's optimum."""
+    entry = next(e for e in MANIFEST["instances"] if e["name"] == "testbed-s0")
+    inst = load_instance(INSTANCES / entry["file"])
+    sched, rep = solve(inst, solver=solver, time_limit=1.0)
+    opt = entry["optimum"]
+    assert rep.status.value in ("time_limit", "optimal")
+    assert rep.objective <= opt * (1 + TOL)
+    assert rep.bound >= opt * (1 - TOL)
+    if rep.status.value == "time_limit":
+        assert rep.bound > rep.objective
+        assert rep.bound < sum(float(inst.utility_table[i].max()) for i in range(inst.num_jobs)) \
+            or solver == "scip"  # CBC's logged bound is tighter than the trivial one
+    assert validate(inst, sched).feasible
+
+
+def test_cbc_bound_is_rounded_up():
+    log = "Result - Stopped on time limit\n\nObjective value:  268.48\nUpper bound:  315.173\n"
+    assert solvers.cbc_bound_from_log(log) == pytest.approx(315.1735)
+    assert solvers.cbc_bound_from_log("Upper bound:  1.23457e+06\n") == pytest.approx(1234575)
+    assert solvers.cbc_bound_from_log("Lower bound:  -12\n") == pytest.approx(-11.5)
+    assert solvers.cbc_bound_from_log("Result - Optimal solution found\n") is None
+
+
+def test_unknown_solver_is_refused():
+    inst = load_instance(INSTANCES / "small-s0.json")
+    with pytest.raises(InputError, match="unknown solver 'glpk'; choose from highs, cbc, scip"):
+        solve(inst, solver="glpk")
+
+
+@pytest.mark.parametrize("name,package", [("gurobi", "gurobipy"), ("cplex", "cplex"),
+                                          ("xpress", "xpress"), ("copt", "coptpy")])
+def test_missing_commercial_solver_names_what_to_install(name, package, capsys):
+    if importlib.util.find_spec(package) is not None:
+        pytest.skip(f"{package} is installed here")
+    code = main(["solve", str(INSTANCES / "small-s0.json"), "--solver", name])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{name} is not available" in err and f"pip install {package}" in err
+    assert "Traceback" not in err
+
+
+def test_cli_json_adds_solver(tmp_path, capfd):
+    out = tmp_path / "opt.json"
+    code = main(["solve", str(INSTANCES / "small-s1.json"), "--solver", "cbc", "--json",
+                 "-o", str(out)])
+    data = json.loads(capfd.readouterr().out)
+    assert code == 0 and data["solver"] == "cbc" and data["modeler"] == "pulp"
+    assert _close(data["total_utility"], 231.48965056912695)
+    assert json.loads(out.read_text())["extras"]["solver"] == "cbc"
+
+
+def test_ratio_takes_solver(capfd):
+    code = main(["ratio", str(INSTANCES / "small-s3.json"), "--solver", "scip",
+                 "--algorithms", "oasis,fifo", "--json"])
+    data = json.loads(capfd.readouterr().out)
+    assert code == 0 and data["solver"] == "scip"
+    assert _close(data["opt"], 114.73768945699823)
