@@ -1,0 +1,523 @@
+"""The mapping shared by every trace importer (docs/traces.md): strict CSV reading with
+``FILE:LINE`` messages, slots, workloads, elasticity, utilities, the cluster, the instance.
+
+An importer reads its trace into :class:`TraceJob` records (seconds, GPUs, per-worker demand,
+measured throughputs where the trace has them) and a :class:`ClusterSpec`; :func:`build`
+turns them into an ``Instance`` with the rules below, for a :class:`Policy`:
+
+- jobs: the usable jobs sorted by (submission time, file line), ``jobs[start : start + n]``;
+- slot length ``S`` (``--slot-seconds``, default ``ceil((A + D75) / T)`` with ``A`` the arrival
+  span of the slice and ``D75`` the 75th percentile of its trace durations), arrival
+  ``a_i = floor((s_i − s_0) / S)``;
+- workload ``V_i = max(1, ceil(d_i · n_i / S))`` worker-slots: the trace duration ``d_i`` (or
+  steps ÷ measured throughput) times the requested workers ``n_i``;
+- elasticity: ``N_i = floor(e · n_i)`` (``--elastic e``), or, where the trace measured the job's
+  throughput ``θ(w)`` at several worker counts, the largest measured ``w ≤ e · n_i`` whose
+  per-worker throughput ``θ(w)/w`` is at least ``--efficiency`` times ``θ(n_i)/n_i``;
+- utility around the job's own trace duration ``δ_i = ceil(d_i / S)`` slots with target
+  ``τ_i = slack · δ_i``: ``sigmoid`` ``γ1 / (1 + exp((urgency / τ_i)·(d − τ_i)))``, ``deadline``
+  ``γ1·[d ≤ ceil(τ_i)]`` or ``linear`` ``max(0, γ1 − γ1·(d − 1)/(2τ_i))``; ``γ1 = V_i``
+  (``--value work``) or 1 (``--value unit``);
+- no parameter servers: the traces are all-reduce or single-worker jobs, so every job gets
+  ``ps_ratio = N_i`` and a zero PS demand on one zero-capacity placeholder PS server;
+- servers: ``H = max(ceil(W_gpu / (load · Ḡ · T)), ceil(max_i n_i·α_i[gpu] / Ḡ))`` nodes of the
+  trace's own shape (``W_gpu`` the slice's GPU-slots of work, ``Ḡ`` the mean GPUs per node),
+  at most the trace's own cluster size; ``--servers`` sets ``H``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..limits import check_allocation, check_count
+from ..model import Instance, Job, ServerGroup
+from ..utility import Deadline, Linear, Sigmoid, Utility
+
+#: Largest file an importer reads (the traces of this field are a few MB).
+MAX_TRACE_BYTES = 512 * 1024**2
+#: Workloads above this many worker-slots are refused (OASiS's DP tables grow with V).
+MAX_WORKLOAD = 10**7
+UTILITIES = ("sigmoid", "deadline", "linear")
+VALUES = ("work", "unit")
+
+
+# --- the policy ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The mapping parameters (the command line's options; defaults give a contended instance
+    the exact engine can bound)."""
+
+    jobs: int = 40
+    start: int = 0
+    slot_seconds: float | None = None  # None: ceil((A + D75) / T)
+    horizon: int = 100
+    elastic: float = 2.0
+    efficiency: float = 0.8
+    utility: str = "sigmoid"
+    slack: float = 2.0
+    urgency: float = 4.0
+    value: str = "work"
+    load: float = 1.5
+    servers: int | None = None
+    skip_bad: bool = False
+    name: str | None = None
+
+    def check(self) -> None:
+        """Refuse impossible parameters with the option's name."""
+        if self.jobs < 1:
+            raise InputError("--jobs", f"must be at least 1, got {self.jobs}")
+        if self.start < 0:
+            raise InputError("--start", f"must be at least 0, got {self.start}")
+        if self.horizon < 1:
+            raise InputError("--horizon", f"must be at least 1, got {self.horizon}")
+        for opt, x in (("--slot-seconds", self.slot_seconds), ("--elastic", self.elastic),
+                       ("--slack", self.slack), ("--load", self.load)):
+            if x is not None and not (math.isfinite(x) and x > 0):
+                raise InputError(opt, f"must be a positive number, got {x}")
+        if self.elastic < 1:
+            raise InputError("--elastic", f"must be at least 1 (1 = rigid), got {self.elastic}")
+        if not (math.isfinite(self.efficiency) and 0 <= self.efficiency <= 1):
+            raise InputError("--efficiency", f"must be in [0, 1], got {self.efficiency}")
+        if not (math.isfinite(self.urgency) and self.urgency >= 0):
+            raise InputError("--urgency", f"must be a non-negative number, got {self.urgency}")
+        if self.utility not in UTILITIES:
+            raise InputError("--utility", f"unknown policy {self.utility!r}; choose from "
+                                          f"{', '.join(UTILITIES)}")
+        if self.value not in VALUES:
+            raise InputError("--value", f"unknown value {self.value!r}; choose from "
+                                        f"{', '.join(VALUES)}")
+        if self.servers is not None and self.servers < 1:
+            raise InputError("--servers", f"must be at least 1, got {self.servers}")
+        # An instance holds a (J, T) utility table and algorithms (J, T, H) arrays: refuse
+        # absurd --jobs / --horizon before reading anything.
+        check_allocation("--jobs", 8.0 * self.jobs * self.horizon,
+                         f"{self.jobs} jobs × {self.horizon} slots")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in vars(self).items() if k not in ("skip_bad", "name")}
+
+
+# --- what importers produce ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TraceJob:
+    """One usable job of a trace, in the trace's units.
+
+    ``submit`` and ``duration`` in seconds (``duration``: the run time alone at ``workers``
+    workers); ``demand``: what one worker holds, one value per resource of the cluster;
+    ``throughput``: measured ``(w, θ(w))`` pairs, the job's speed at w workers (empty when the
+    trace has none)."""
+
+    id: str
+    line: int
+    submit: float
+    duration: float
+    workers: int
+    demand: tuple[float, ...]
+    throughput: tuple[tuple[int, float], ...] = ()
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Candidate worker servers in the trace's order (``nodes``: name and capacity per
+    resource), or one node shape repeated (``nodes`` holds a single entry and ``uniform``);
+    ``max_nodes`` is the trace's own cluster size (None: not stated)."""
+
+    resources: tuple[str, ...]
+    nodes: tuple[tuple[str, tuple[float, ...]], ...]
+    uniform: bool
+    max_nodes: int | None
+    source: str
+
+
+@dataclass
+class Reader:
+    """Counts what an importer reads: rows refused as bad (with ``--skip-bad``) and rows left
+    out by the mapping's filters (another cluster, a pod that never ran)."""
+
+    path: str
+    skip_bad: bool
+    skipped: int = 0
+    filtered: int = 0
+    first_skipped: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def bad(self, line: int, message: str, path: str | None = None) -> None:
+        """A malformed row: raise ``FILE:LINE: message``, or count it with ``--skip-bad``."""
+        place = f"{path or self.path}:{line}"
+        if not self.skip_bad:
+            raise InputError(place, message)
+        self.skipped += 1
+        if self.first_skipped is None:
+            self.first_skipped = f"{place}: {message}"
+
+
+class RowError(ValueError):
+    """A field of one row is malformed; the reader adds the file and line."""
+
+
+# --- CSV reading --------------------------------------------------------------------------
+
+
+def read_text(path: str | Path, what: str = "trace") -> str:
+    """The file as text; a missing, huge, binary or non-UTF-8 file is one ``InputError``."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_TRACE_BYTES:
+            raise InputError(str(path), f"{what} is {size} bytes, more than the "
+                                        f"{MAX_TRACE_BYTES} an importer reads")
+        data = p.read_bytes()
+    except IsADirectoryError:
+        raise InputError(str(path), f"cannot read {what}: is a directory") from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
+    if b"\0" in data:
+        raise InputError(str(path), f"not a text file (NUL byte at offset {data.index(0)})")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(str(path), f"not UTF-8 text (bad byte at offset {exc.start})") from None
+    if not text.strip():
+        raise InputError(str(path), f"empty {what}")
+    return text
+
+
+def rows(text: str, delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) for each non-blank row; CRLF and a missing final newline are
+    fine."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(f"?:{reader.line_num}", f"not CSV: {exc}") from None
+        if not fields or all(not f.strip() for f in fields):
+            continue
+        yield reader.line_num, [f.strip() for f in fields]
+
+
+def header(path: str, line: int, fields: list[str], layouts: Sequence[Sequence[str]]) -> int:
+    """Which of ``layouts`` the header row matches (index); else one message naming them."""
+    for k, cols in enumerate(layouts):
+        if list(fields) == list(cols):
+            return k
+    names = [f for f in fields if not _is_number(f)]
+    if len(names) == len(fields):  # a header row, not data: say what is wrong with it
+        seen: set[str] = set()
+        for f in fields:
+            if f in seen:
+                raise InputError(f"{path}:{line}", f"duplicate column {f!r} in the header")
+            seen.add(f)
+    want = " or ".join(",".join(c) for c in layouts)
+    got = ",".join(fields)
+    if len(got) > 120:
+        got = got[:117] + "..."
+    raise InputError(f"{path}:{line}", f"missing or unexpected header: expected {want}, "
+                                       f"got {got!r}")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def table(path: str | Path, layouts: Sequence[Sequence[str]], reader: Reader | None = None,
+          what: str = "trace") -> tuple[int, list[tuple[int, dict[str, str]]]]:
+    """A headed CSV file: (layout index, [(line, {column: text})]). A row with the wrong number
+    of fields is bad (``reader`` decides: refuse or count); without ``reader`` it is refused."""
+    p = str(path)
+    it = rows(read_text(path, what))
+    try:
+        first = next(it)
+    except StopIteration:
+        raise InputError(p, f"empty {what}") from None
+    except InputError as err:
+        raise InputError(p + err.place[1:], err.message) from None
+    layout = header(p, first[0], first[1], layouts)
+    cols = layouts[layout]
+    out = []
+    try:
+        for line, fields in it:
+            if len(fields) != len(cols):
+                msg = f"expected {len(cols)} columns ({','.join(cols)}), got {len(fields)}"
+                if reader is None:
+                    raise InputError(f"{p}:{line}", msg)
+                reader.bad(line, msg, p)
+                continue
+            out.append((line, dict(zip(cols, fields, strict=True))))
+    except InputError as err:
+        if err.place.startswith("?:"):
+            raise InputError(p + err.place[1:], err.message) from None
+        raise
+    return layout, out
+
+
+def number(row: dict[str, str], col: str, *, minimum: float | None = 0.0,
+           positive: bool = False, integer: bool = False) -> float:
+    """A strict number: finite, not empty, ≥ ``minimum`` (> 0 with ``positive``); with
+    ``integer`` an integral value (``4.0`` counts as 4)."""
+    text = row[col]
+    try:
+        x = float(text)
+    except ValueError:
+        raise RowError(f"column {col}: expected a number, got {text!r}") from None
+    if not math.isfinite(x):
+        raise RowError(f"column {col}: expected a finite number, got {text!r}")
+    if positive and not x > 0:
+        raise RowError(f"column {col}: must be positive, got {text!r}")
+    if minimum is not None and x < minimum:
+        raise RowError(f"column {col}: must be at least {minimum:g}, got {text!r}")
+    if integer:
+        if not x.is_integer():
+            raise RowError(f"column {col}: expected an integer, got {text!r}")
+        if abs(x) > 2**53:
+            raise RowError(f"column {col}: {text} is too large")
+        return int(x)
+    return x
+
+
+ISO_SECONDS = "%Y-%m-%d %H:%M:%S"
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
+_EPOCH = datetime(1970, 1, 1)
+
+
+def timestamp(row: dict[str, str], col: str, fmt: str = ISO_SECONDS) -> float:
+    """Seconds since the epoch of a naive timestamp (the trace's own clock)."""
+    text = row[col]
+    try:
+        # fromisoformat is fast but lenient; the pattern keeps it to exactly ``fmt``'s shape
+        if fmt != ISO_SECONDS or not _ISO.fullmatch(text):
+            when = datetime.strptime(text, fmt)
+        else:
+            when = datetime.fromisoformat(text)
+        return (when - _EPOCH).total_seconds()
+    except ValueError:
+        raise RowError(f"column {col}: expected a date as {fmt.replace('%', '')}, "
+                       f"got {text!r}") from None
+
+
+def parse_rows(reader: Reader, rows_: Sequence[tuple[int, dict[str, str]]],
+               parse: Callable[[int, dict[str, str]], TraceJob | None],
+               path: str | None = None) -> list[TraceJob]:
+    """Apply ``parse`` to every row; a ``RowError`` becomes ``FILE:LINE: message`` (or a skip);
+    ``None`` means filtered out by the mapping. Job ids must be unique."""
+    out: list[TraceJob] = []
+    ids: dict[str, int] = {}
+    for line, row in rows_:
+        try:
+            job = parse(line, row)
+        except RowError as err:
+            reader.bad(line, str(err), path)
+            continue
+        if job is None:
+            reader.filtered += 1
+            continue
+        if job.id in ids:
+            reader.bad(line, f"duplicate job id {job.id!r} (also line {ids[job.id]})", path)
+            continue
+        ids[job.id] = line
+        out.append(job)
+    return out
+
+
+def find_near(path: str | Path, name: str, levels: int = 3) -> Path | None:
+    """``name`` in the trace's folder or up to ``levels`` folders above (the layout of the
+    source repositories: gavel's ``simulation_throughputs.json``, adaptdl's ``apps/``)."""
+    d = Path(path).resolve().parent
+    for _ in range(levels + 1):
+        if (d / name).exists():
+            return d / name
+        if d.parent == d:
+            break
+        d = d.parent
+    return None
+
+
+def sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# --- the mapping --------------------------------------------------------------------------
+
+
+def slot_seconds(jobs: Sequence[TraceJob], horizon: int) -> float:
+    """``ceil((A + D75) / T)``, at least 1: the slice's arrivals and three quarters of its
+    durations fit in the horizon."""
+    span = jobs[-1].submit - jobs[0].submit
+    d75 = float(np.percentile([j.duration for j in jobs], 75, method="lower"))
+    return float(max(1, math.ceil((span + d75) / horizon - 1e-9)))
+
+
+def max_workers(job: TraceJob, policy: Policy) -> int:
+    """``N_i``: ``floor(e·n)``, or with measured throughputs the largest measured
+    ``w ≤ e·n`` with ``θ(w)/w ≥ efficiency · θ(n)/n`` (never below n)."""
+    n = job.workers
+    cap = max(n, math.floor(policy.elastic * n + 1e-9))
+    if not job.throughput:
+        return cap
+    thr = dict(job.throughput)
+    base = thr.get(n)
+    if base is None or base <= 0:
+        return n
+    best = n
+    for w, t in job.throughput:
+        if n < w <= cap and t > 0 and t / w >= policy.efficiency * base / n - 1e-12:
+            best = max(best, w)
+    return best
+
+
+def utility(policy: Policy, value: float, trace_slots: int) -> Utility:
+    """The utility policy around the job's own trace duration (module docstring)."""
+    tau = policy.slack * trace_slots
+    if policy.utility == "sigmoid":
+        return Sigmoid(float(value), policy.urgency / tau, tau)
+    if policy.utility == "deadline":
+        return Deadline(float(value), max(1, math.ceil(tau - 1e-9)))
+    return Linear(float(value), value / (2.0 * tau))
+
+
+def choose_servers(spec: ClusterSpec, count: int) -> tuple[ServerGroup, ...]:
+    """``count`` nodes: the uniform shape repeated, or ``count`` nodes evenly spaced through
+    the trace's node list (node ``floor(k · M / count)``, k = 0 … count−1), so the mix of node
+    types is kept."""
+    if spec.uniform:
+        name, cap = spec.nodes[0]
+        return (ServerGroup(name, cap, count),)
+    m = len(spec.nodes)
+    picked = [spec.nodes[(k * m) // count] for k in range(count)]
+    return tuple(ServerGroup(n, c) for n, c in picked)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """An importer's result: the instance and what the command line reports."""
+
+    instance: Instance
+    skipped: int
+    filtered: int
+    usable: int
+    slot_seconds: float
+    unfinishable: int
+    notes: tuple[str, ...] = ()
+
+    def report(self) -> dict[str, Any]:
+        inst = self.instance
+        return {"jobs": inst.num_jobs, "horizon": inst.horizon, "skipped": self.skipped,
+                "filtered": self.filtered, "usable": self.usable,
+                "slot_seconds": self.slot_seconds, "worker_servers": len(inst.worker_names),
+                "unfinishable": self.unfinishable}
+
+
+def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob],
+          spec: ClusterSpec, policy: Policy, sources: dict[str, str] | None = None,
+          what: str = "") -> Imported:
+    """The instance for ``policy`` from the usable jobs (any order) and the cluster spec."""
+    policy.check()
+    trace = str(trace)
+    if not usable:
+        extra = f" ({reader.skipped} bad rows skipped)" if reader.skipped else ""
+        raise InputError(trace, f"no usable job{what and ' ' + what}{extra}")
+    ordered = sorted(usable, key=lambda j: (j.submit, j.line))
+    if policy.start >= len(ordered):
+        raise InputError("--start", f"{policy.start} is past the {len(ordered)} usable jobs "
+                                    f"of {trace}")
+    jobs = ordered[policy.start: policy.start + policy.jobs]
+    T = policy.horizon
+    S = policy.slot_seconds or slot_seconds(jobs, T)
+    t0 = jobs[0].submit
+    gpu = spec.resources.index("gpu")
+    built: list[Job] = []
+    unfinishable = 0
+    total_gpu_work = 0.0
+    biggest_gang = 0.0
+    for j in jobs:
+        a = math.floor((j.submit - t0) / S + 1e-9)
+        if a >= T:
+            raise InputError("--horizon", f"{trace}:{j.line} arrives in slot {a}, past the "
+                                          f"horizon {T}; raise --horizon or --slot-seconds, or "
+                                          f"lower --jobs")
+        work = j.duration * j.workers / S
+        check_count(f"{trace}:{j.line}", math.ceil(work), MAX_WORKLOAD,
+                    "workload (worker-slots; raise --slot-seconds)")
+        V = max(1, math.ceil(work - 1e-9))
+        N = max_workers(j, policy)
+        slots = max(1, math.ceil(j.duration / S - 1e-9))
+        value = V if policy.value == "work" else 1
+        if a + math.ceil(V / N) > T:
+            unfinishable += 1
+        # demand the horizon can hold: a job runs at most N workers from its arrival on
+        total_gpu_work += min(V, N * (T - a)) * j.demand[gpu]
+        biggest_gang = max(biggest_gang, j.workers * j.demand[gpu])
+        built.append(Job(
+            id=j.id, arrival=a, workload=V, max_workers=N, ps_ratio=float(N),
+            worker_demand=np.array(j.demand, dtype=float),
+            ps_demand=np.zeros(len(spec.resources)),
+            utility=utility(policy, value, slots), requested_workers=j.workers))
+    mean_gpus = float(np.mean([c[gpu] for _, c in spec.nodes]))
+    if policy.servers is not None:
+        H = policy.servers
+        if spec.max_nodes is not None and H > spec.max_nodes:
+            raise InputError("--servers", f"{H} is more than the {spec.max_nodes} nodes of "
+                                          f"{spec.source}")
+    else:
+        by_load = math.ceil(total_gpu_work / (policy.load * mean_gpus * T) - 1e-9)
+        by_gang = math.ceil(biggest_gang / mean_gpus - 1e-9)
+        H = max(1, by_load, by_gang)
+        if spec.max_nodes is not None:
+            H = min(H, spec.max_nodes)
+    check_allocation("--servers", 8.0 * len(built) * T * H,
+                     f"{len(built)} jobs × {T} slots × {H} servers")
+    servers = choose_servers(spec, H)
+    lines = [j.line for j in jobs]
+    src = {"format": fmt, "file": trace, "file_name": os.path.basename(trace),
+           "sha256": sha256(trace), **(sources or {})}
+    description = (
+        f"Imported from the {fmt} trace {os.path.basename(trace)}: jobs {policy.start}–"
+        f"{policy.start + len(jobs) - 1} of its {len(ordered)} usable jobs{what and ' ' + what} "
+        f"in submission order (file lines {min(lines)}–{max(lines)}; {reader.skipped} bad rows "
+        f"skipped, {reader.filtered} rows filtered out). Slot = {S:g} s; workload = "
+        f"duration × workers / slot; max_workers up to ×{policy.elastic:g} of the trace's "
+        f"request{' (measured scalability)' if any(j.throughput for j in jobs) else ''}; "
+        f"{policy.utility} utility around slack {policy.slack:g} × the trace duration, value "
+        f"{policy.value}; {H} servers from {spec.source}; no parameter servers "
+        f"(ps_ratio = max_workers, zero PS demand). Mapping: docs/traces.md.")
+    name = policy.name or f"{fmt}-{Path(trace).stem}-{policy.start}-{len(jobs)}"
+    extra = {
+        "description": description,
+        "trace": {**src, "jobs": len(jobs), "usable_jobs": len(ordered),
+                  "skipped_rows": reader.skipped, "filtered_rows": reader.filtered,
+                  "lines": lines, "slot_seconds": S, "first_submit_seconds": t0,
+                  "servers_from": spec.source, "mapping": policy.to_dict()},
+    }
+    inst = Instance(name=name, horizon=T, resources=spec.resources, worker_groups=servers,
+                    ps_groups=(ServerGroup("ps", tuple(0.0 for _ in spec.resources)),),
+                    jobs=tuple(built), extra=extra)
+    return Imported(inst, reader.skipped, reader.filtered, len(ordered), S, unfinishable,
+                    tuple(reader.notes))
