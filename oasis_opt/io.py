@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError
+from pydantic_core import PydanticCustomError
 
 from . import utility as U
 from .errors import InputError
@@ -27,10 +28,102 @@ from .model import Allocation, Instance, Job, JobResult, Schedule, ServerGroup, 
 INSTANCE_FORMAT = "oasis-instance/1"
 SCHEDULE_FORMAT = "oasis-schedule/1"
 
-NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Pos = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-Count = Annotated[int, Field(ge=0)]
-PosInt = Annotated[int, Field(ge=1)]
+#: Range rules (SPEC §5: numbers the arithmetic can schedule at the stated tolerances).
+#: Counts (servers, workers, PSs, slots, workloads) stay below ``MAX_COUNT`` so that sums of
+#: them over servers and slots are exact in 64-bit integers and in doubles.
+MAX_COUNT = 10**12
+#: Positive capacities and demands lie in [MIN_AMOUNT, MAX_AMOUNT]: ``floor(C/α + 1e-9)`` and
+#: the validator's ``1e-9·C`` capacity tolerance need ratios and sums far from over/underflow.
+MIN_AMOUNT, MAX_AMOUNT = 1e-9, 1e15
+#: Utilities are summed over jobs and handed to MILP solvers, which treat costs from 1e20 up as
+#: infinite: every f_i(d) is at most MAX_UTILITY.
+MAX_UTILITY = 1e15
+#: One PS serves at most this many workers; larger ratios mean the same as max_workers (one
+#: PS for any number of workers), so nothing is lost by the limit.
+MAX_PS_RATIO = 1e12
+#: PSs one job may need in one slot, ``ceil(N_i/γ_i)``: ``ceil(w/γ − 1e-9)`` is exact only
+#: while w/γ is small enough for doubles to resolve 1e-9 (2^20 ≈ 1e6 has a 2e-10 spacing).
+MAX_PS_PER_SLOT = 10**6
+
+
+def _kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, str):
+        return f"a string ({v[:20]!r})"
+    if isinstance(v, (list, tuple)):
+        return "a list"
+    if isinstance(v, dict):
+        return "an object"
+    return repr(v)
+
+
+def _fail(text: str) -> PydanticCustomError:
+    return PydanticCustomError("value_error", text)  # no context: the text is used verbatim
+
+
+def _int_rule(lo: int, hi: int = MAX_COUNT):
+    """A JSON integer in [lo, hi]; an integral float (4.0) counts as 4; strings, booleans,
+    null, NaN and infinities are refused (no coercion)."""
+    def check(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _fail(f"expected an integer, got {_kind(v)}")
+        if isinstance(v, float):
+            if not math.isfinite(v) or not v.is_integer():
+                raise _fail(f"expected an integer, got {v!r}")
+            v = int(v)
+        if v < lo:
+            raise _fail(f"must be at least {lo}, got {_short(v)}")
+        if v > hi:
+            raise _fail(f"{_short(v)} is too large (limit {hi:.6g})")
+        return v
+    return BeforeValidator(check)
+
+
+def _short(v: int | float) -> str:
+    return str(v) if abs(v) < 1e15 else f"{float(v):.6g}"
+
+
+def _num_rule(lo: float | None = 0.0, hi: float = math.inf, positive: bool = False,
+              tiny: float = 0.0):
+    """A finite JSON number in [lo, hi] (> 0 with ``positive``; a positive value below
+    ``tiny`` is refused as too small); no strings, booleans or null."""
+    def check(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _fail(f"expected a number, got {_kind(v)}")
+        try:
+            x = float(v)
+        except OverflowError:
+            raise _fail("expected a finite number, got a huge integer") from None
+        if not math.isfinite(x):
+            raise _fail(f"expected a finite number, got {v!r}")
+        if positive and not x > 0:
+            raise _fail(f"must be positive, got {x:g}")
+        if lo is not None and x < lo:
+            raise _fail(f"must be at least {lo:g}, got {x:g}")
+        if x > hi:
+            raise _fail(f"{x:g} is too large (limit {hi:g})")
+        if 0 < x < tiny:
+            raise _fail(f"{x:g} is too small: positive values must be at least {tiny:g} (or 0)")
+        return x
+    return BeforeValidator(check)
+
+
+Amount = Annotated[float, _num_rule(0.0, MAX_AMOUNT, tiny=MIN_AMOUNT)]  # capacity, demand
+UtilityValue = Annotated[float, _num_rule(0.0, MAX_UTILITY)]
+NonNeg = Annotated[float, _num_rule(0.0)]
+Pos = Annotated[float, _num_rule(positive=True)]
+Real = Annotated[float, _num_rule(None)]
+AnyReal = Annotated[float, _num_rule(None, math.inf)]
+Count = Annotated[int, _int_rule(0)]
+PosInt = Annotated[int, _int_rule(1)]
+Text = Annotated[str, Strict()]
+Name = Annotated[str, Strict(), Field(min_length=1)]
+Flag = Annotated[bool, Strict()]
+#: Reported utilities in a schedule may be anything finite (the validator recomputes them).
+Reported = Annotated[float, _num_rule(None, math.inf)]
 
 
 class _Strict(BaseModel):
@@ -39,25 +132,25 @@ class _Strict(BaseModel):
 
 class _SigmoidIn(_Strict):
     kind: Literal["sigmoid"]
-    gamma1: NonNeg
+    gamma1: UtilityValue
     gamma2: NonNeg
-    gamma3: Annotated[float, Field(allow_inf_nan=False)]
+    gamma3: Real
 
 
 class _TableIn(_Strict):
     kind: Literal["table"]
-    values: list[NonNeg]
+    values: list[UtilityValue]
 
 
 class _DeadlineIn(_Strict):
     kind: Literal["deadline"]
-    value: NonNeg
+    value: UtilityValue
     deadline: PosInt
 
 
 class _LinearIn(_Strict):
     kind: Literal["linear"]
-    value: NonNeg
+    value: UtilityValue
     decay: NonNeg
 
 
@@ -74,23 +167,23 @@ class _TrainingIn(_Strict):
     gradient_gbit: NonNeg
     bandwidth_gbps: Pos
     slot_seconds: Pos
-    model: str | None = None
+    model: Text | None = None
 
 
 class _ServerIn(_Strict):
-    name: Annotated[str, Field(min_length=1)]
-    capacity: list[NonNeg]
+    name: Name
+    capacity: list[Amount]
     count: PosInt | None = None
 
 
 class _JobIn(_Strict):
-    id: Annotated[str, Field(min_length=1)]
+    id: Name
     arrival: Count
     workload: PosInt | None = None
     max_workers: PosInt
-    ps_ratio: Pos
-    worker_demand: list[NonNeg]
-    ps_demand: list[NonNeg]
+    ps_ratio: Annotated[float, _num_rule(positive=True, hi=MAX_PS_RATIO)]
+    worker_demand: list[Amount]
+    ps_demand: list[Amount]
     requested_workers: PosInt | None = None
     utility: _UtilityIn
     training: _TrainingIn | None = None
@@ -98,34 +191,34 @@ class _JobIn(_Strict):
 
 class _InstanceIn(BaseModel):
     model_config = ConfigDict(extra="allow")  # free-form provenance such as "description"
-    format: str
-    name: str
+    format: Text
+    name: Text
     horizon: PosInt
-    resources: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    resources: Annotated[list[Name], Field(min_length=1)]
     worker_servers: Annotated[list[_ServerIn], Field(min_length=1)]
     ps_servers: Annotated[list[_ServerIn], Field(min_length=1)]
     jobs: list[_JobIn]
 
 
-class _AllocationIn(BaseModel):
+class _AllocationIn(_Strict):
     slot: Count
     workers: dict[str, Count] = Field(default_factory=dict)
     ps: dict[str, Count] = Field(default_factory=dict)
 
 
-class _JobResultIn(BaseModel):
-    id: str
-    completed: bool
+class _JobResultIn(_Strict):
+    id: Text
+    completed: Flag
     completion_slot: Count | None
-    utility: Annotated[float, Field(allow_inf_nan=False)]
+    utility: Reported
     allocations: list[_AllocationIn]
 
 
-class _ScheduleIn(BaseModel):
-    format: str
-    instance: str
-    algorithm: str
-    total_utility: Annotated[float, Field(allow_inf_nan=False)]
+class _ScheduleIn(_Strict):
+    format: Text
+    instance: Text
+    algorithm: Text
+    total_utility: Reported
     jobs: list[_JobResultIn]
     extras: dict[str, Any] = Field(default_factory=dict)
 
@@ -159,16 +252,52 @@ def _first_error(err: ValidationError) -> InputError:
     return InputError(_place(e["loc"]), msg)
 
 
-def _read_json(path: str | Path, what: str) -> Any:
+#: Parsed JSON takes several times its text in memory (boxed numbers, dicts): a file is
+#: refused when this many times its size exceeds the memory limit.
+JSON_MEMORY_FACTOR = 16
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {k!r} in one object")
+        out[k] = v
+    return out
+
+
+def read_json(path: str | Path, what: str) -> Any:
+    """Read a JSON file strictly: one ``InputError`` naming the file for an unreadable or
+    oversized file, bad UTF-8, bad JSON, ``NaN``/``Infinity`` literals, duplicate keys, numbers
+    with absurdly many digits, or nesting deeper than the parser can follow."""
+    from .limits import check_allocation, human
+    path = Path(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        size = path.stat().st_size
+        if path.is_dir():
+            raise InputError(str(path), f"cannot read {what}: it is a folder")
+        check_allocation(str(path), size * JSON_MEMORY_FACTOR,
+                         f"reading this {what} file ({human(size)})")
+        raw = path.read_bytes()
     except OSError as exc:
         raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
     try:
-        return json.loads(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(str(path), f"not UTF-8 text (byte {exc.start})") from None
+    try:
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError(str(path), f"not valid JSON: {exc.msg} at line {exc.lineno} "
                                     f"column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(str(path), "not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # NaN/Infinity, duplicate keys, integers of > 4300 digits
+        raise InputError(str(path), f"not valid JSON: {exc}") from None
 
 
 # --- instances ---------------------------------------------------------------------------
@@ -228,6 +357,7 @@ def _check_instance(raw: _InstanceIn) -> Instance:
         if name in seen_res:
             raise InputError(f"resources[{k}]", f"duplicate resource name {name!r}")
         seen_res.add(name)
+    check_instance_size(raw.horizon, len(raw.jobs), r, raw.worker_servers, raw.ps_servers)
     workers = _groups(raw.worker_servers, "worker_servers", r)
     pss = _groups(raw.ps_servers, "ps_servers", r)
     jobs, ids = [], {}
@@ -244,7 +374,7 @@ def _check_instance(raw: _InstanceIn) -> Instance:
         training = Training(**j.training.model_dump()) if j.training else None
         workload = j.workload
         if training is not None:
-            derived = training.workload()
+            derived = _training_workload(training, f"{at}.training")
             if workload is None:
                 workload = derived
             elif workload != derived:
@@ -252,6 +382,11 @@ def _check_instance(raw: _InstanceIn) -> Instance:
                                                    f"gives {derived}")
         if workload is None:
             raise InputError(f"{at}.workload", "missing field (give workload or training)")
+        most_ps = math.ceil(j.max_workers / j.ps_ratio - 1e-9)
+        if most_ps > MAX_PS_PER_SLOT:
+            raise InputError(f"{at}.ps_ratio",
+                             f"{j.ps_ratio:g} means {most_ps:.6g} PSs in a slot for max_workers "
+                             f"{j.max_workers}; at most {MAX_PS_PER_SLOT:g} PSs per job and slot")
         requested = j.requested_workers if j.requested_workers is not None else j.max_workers
         if requested > j.max_workers:
             raise InputError(f"{at}.requested_workers",
@@ -265,6 +400,42 @@ def _check_instance(raw: _InstanceIn) -> Instance:
         ))
     return Instance(raw.name, raw.horizon, tuple(raw.resources), workers, pss, tuple(jobs),
                     dict(raw.model_extra or {}))
+
+
+#: Bytes per (slot, server, resource) cell that the algorithms keep (used and free capacity,
+#: prices, the validator's usage), and per server for its name and index entries.
+CELL_BYTES = 8 * 6
+SERVER_BYTES = 400
+
+
+def check_instance_size(horizon: int, jobs: int, resources: int, worker_servers: Sequence[Any],
+                        ps_servers: Sequence[Any]) -> None:
+    """Refuse an instance whose per-slot server state (T × servers × R) or utility table
+    (J × T) would not fit in the memory limit (``oasis_opt.limits``), naming the field that
+    makes it large: the largest server ``count``, else ``horizon``."""
+    from .limits import check_allocation
+    counts = [(s.count or 1, f"{pool}[{g}].count")
+              for pool, group in (("worker_servers", worker_servers), ("ps_servers", ps_servers))
+              for g, s in enumerate(group)]
+    servers = sum(c for c, _ in counts)
+    biggest, where = max(counts)
+    place = where if biggest > 1 and biggest >= horizon else "horizon"
+    check_allocation(place, servers * SERVER_BYTES + horizon * servers * resources * CELL_BYTES,
+                     f"{servers} servers × {horizon} slots × {resources} resources")
+    check_allocation("horizon" if horizon >= jobs else "jobs", 8.0 * jobs * horizon,
+                     f"the utility table of {jobs} jobs × {horizon} slots")
+
+
+def _training_workload(training: Training, place: str) -> int:
+    """``V = ceil(E·chunks·M·(τ + 2g/b)/slot_seconds)``, refused past ``MAX_COUNT``."""
+    seconds = (training.epochs * training.chunks * training.minibatches_per_chunk
+               * (training.minibatch_seconds
+                  + 2.0 * training.gradient_gbit / training.bandwidth_gbps))
+    slots = seconds / training.slot_seconds
+    if not slots <= MAX_COUNT:  # also catches inf and NaN
+        raise InputError(place, f"gives a workload of {slots:.6g} worker-slots, too large "
+                                f"(limit {MAX_COUNT:g})")
+    return training.workload()
 
 
 def instance_to_dict(inst: Instance) -> dict[str, Any]:
@@ -304,7 +475,7 @@ def _num(x: float) -> float | int:
 
 
 def load_instance(path: str | Path) -> Instance:
-    return instance_from_dict(_read_json(path, "instance"))
+    return instance_from_dict(read_json(path, "instance"))
 
 
 def save_instance(inst: Instance, path: str | Path) -> None:
@@ -352,7 +523,7 @@ def schedule_to_dict(s: Schedule) -> dict[str, Any]:
 
 
 def load_schedule(path: str | Path) -> Schedule:
-    return schedule_from_dict(_read_json(path, "schedule"))
+    return schedule_from_dict(read_json(path, "schedule"))
 
 
 def save_schedule(s: Schedule, path: str | Path) -> None:

@@ -77,8 +77,12 @@ class Job:
 
 
 def ps_needed(workers: Any, ratio: float) -> Any:
-    """``ceil(workers / ratio)`` (scalar or array), robust to float noise in the ratio."""
-    out = np.ceil(np.asarray(workers, dtype=float) / ratio - 1e-9).astype(np.int64)
+    """``ceil(workers / ratio)`` (scalar or array), robust to float noise in the ratio
+    (``w/γ`` within 1e-9 above an integer counts as that integer), and never 0 for a positive
+    worker count however large γ is (``ceil`` of a tiny positive quotient is 1)."""
+    w = np.asarray(workers, dtype=float)
+    out = np.ceil(w / ratio - 1e-9).astype(np.int64)
+    out = np.where(w > 0, np.maximum(out, 1), 0)
     return int(out) if out.ndim == 0 else out
 
 

@@ -191,8 +191,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
     """A sweep config (JSON): ``{"experiment": NAME, "seeds": K, "quick": false,
     "out": DIR}`` runs one of the named experiments (``oasis-opt experiment``) on the chosen
     executor."""
-    from .io import _read_json
-    data = _read_json(path, "sweep config")
+    from .io import read_json
+    data = read_json(path, "sweep config")
     if not isinstance(data, dict):
         raise InputError(str(path), "a sweep config must be a JSON object")
     from .experiments import EXPERIMENTS

@@ -22,8 +22,13 @@ class Sigmoid:
     kind: ClassVar[str] = "sigmoid"
 
     def values(self, n: int) -> np.ndarray:
-        d = np.arange(1, n + 1, dtype=float)
-        with np.errstate(over="ignore"):
+        return self._f(np.arange(1, n + 1, dtype=float))
+
+    def at(self, d: int) -> float:
+        return float(self._f(np.array([float(d)]))[0])
+
+    def _f(self, d: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
             return self.gamma1 / (1.0 + np.exp(self.gamma2 * (d - self.gamma3)))
 
     def to_dict(self) -> dict[str, Any]:
@@ -44,6 +49,9 @@ class Table:
         out[:k] = self.table[:k]
         return out
 
+    def at(self, d: int) -> float:
+        return float(self.table[d - 1]) if d <= len(self.table) else 0.0
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "values": list(self.table)}
 
@@ -59,6 +67,9 @@ class Deadline:
     def values(self, n: int) -> np.ndarray:
         d = np.arange(1, n + 1)
         return np.where(d <= self.deadline, float(self.value), 0.0)
+
+    def at(self, d: int) -> float:
+        return float(self.value) if d <= self.deadline else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.value, "deadline": self.deadline}
@@ -76,6 +87,9 @@ class Linear:
         d = np.arange(1, n + 1, dtype=float)
         return np.maximum(0.0, self.value - self.decay * (d - 1.0))
 
+    def at(self, d: int) -> float:
+        return max(0.0, self.value - self.decay * (d - 1.0))
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.value, "decay": self.decay}
 
@@ -84,7 +98,7 @@ Utility = Sigmoid | Table | Deadline | Linear
 
 
 def value(utility: Utility, d: int) -> float:
-    """f(d) for one duration ``d ≥ 1``."""
+    """f(d) for one duration ``d ≥ 1``, without building the table up to d (d may be huge)."""
     if d < 1:
         raise ValueError(f"duration must be at least 1, got {d}")
-    return float(utility.values(d)[-1])
+    return utility.at(d)

@@ -68,8 +68,46 @@ def check_names(instance: Instance, schedule: Schedule) -> None:
                                          f"unknown {kind} server {name!r}")
 
 
+@dataclass(frozen=True)
+class _Entries:
+    """The schedule's positive counts as flat arrays (one row per job, slot and server), for
+    allocations inside the horizon. Counts are float64: exact up to 2^53, and sums of huge
+    counts (a hostile file) stay finite instead of wrapping around like int64."""
+
+    job: np.ndarray  # position of the job in the schedule
+    slot: np.ndarray
+    server: np.ndarray
+    count: np.ndarray
+
+    @classmethod
+    def collect(cls, instance: Instance, schedule: Schedule, pool: str) -> _Entries:
+        index = instance.worker_index if pool == "workers" else instance.ps_index
+        job, slot, server, count = [], [], [], []
+        for n, jr in enumerate(schedule.jobs):
+            for a in jr.allocations:
+                if a.slot >= instance.horizon:
+                    continue
+                for name, c in (a.workers if pool == "workers" else a.ps).items():
+                    if c:
+                        job.append(n)
+                        slot.append(a.slot)
+                        server.append(index[name])
+                        count.append(c)
+        return cls(np.array(job, dtype=np.int64), np.array(slot, dtype=np.int64),
+                   np.array(server, dtype=np.int64), np.array(count, dtype=float))
+
+    def per_slot(self, jobs: int, horizon: int) -> np.ndarray:
+        """(jobs, T) count per job and slot, summed over servers."""
+        out = np.zeros((jobs, horizon))
+        np.add.at(out, (self.job, self.slot), self.count)
+        return out
+
+
 def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
-    """Check every rule; list every violation (not just the first)."""
+    """Check every rule; list every violation (not just the first).
+
+    Memory is O(T·(H+K)·R + J·T) whatever the schedule holds: counts are gathered as flat
+    entries, never as a dense (J, T, H) array."""
     check_names(instance, schedule)
     v: list[Violation] = []
     warnings: list[str] = []
@@ -91,42 +129,46 @@ def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
             elif a.slot < job.arrival:
                 v.append(Violation("arrival", at, f"job {jr.id!r} runs in slot {a.slot}, "
                                                   f"before its arrival {job.arrival}"))
-    y, z = schedule.to_arrays(instance)  # (J,T,H), (J,T,K)
-
-    _check_capacity(instance, y, z, v)
+    jobs = [instance.job_index[jr.id] for jr in schedule.jobs]
+    ew = _Entries.collect(instance, schedule, "workers")
+    ep = _Entries.collect(instance, schedule, "ps")
+    _check_capacity(instance, schedule, jobs, ew, ep, v)
+    wt = ew.per_slot(len(jobs), T)  # (n, T) workers per listed job and slot
+    pt = ep.per_slot(len(jobs), T)
+    held = (wt > 0) | (pt > 0)
 
     job_utility: dict[str, float] = {}
     total = 0.0
     completed = 0
     for n, jr in enumerate(schedule.jobs):
-        i = instance.job_index[jr.id]
+        i = jobs[n]
         job = instance.jobs[i]
         at = f"jobs[{n}]"
-        w = y[i].sum(axis=1)  # (T,) workers per slot
-        p = z[i].sum(axis=1)
+        w, p = wt[n], pt[n]
         for t in np.flatnonzero(w > job.max_workers):
-            v.append(Violation("max_workers", at, f"job {jr.id!r} has {w[t]} workers in slot "
+            v.append(Violation("max_workers", at, f"job {jr.id!r} has {w[t]:.0f} workers in slot "
                                                   f"{t}, more than max_workers {job.max_workers}"))
-        need = ps_needed(w, job.ps_ratio)
+        # Capped where int64 ends; counts that large already break max_workers.
+        need = ps_needed(np.minimum(w, 2.0**53), job.ps_ratio)
         for t in np.flatnonzero(p < need):
-            v.append(Violation("ps_ratio", at, f"job {jr.id!r} has {w[t]} workers and {p[t]} PSs "
-                                               f"in slot {t}; ps_ratio {job.ps_ratio:g} needs "
-                                               f"{need[t]}"))
+            v.append(Violation("ps_ratio", at, f"job {jr.id!r} has {w[t]:.0f} workers and "
+                                               f"{p[t]:.0f} PSs in slot {t}; ps_ratio "
+                                               f"{job.ps_ratio:g} needs {need[t]}"))
         done = np.cumsum(w)
         hit = np.flatnonzero(done >= job.workload)
         slot = int(hit[0]) if hit.size else None
         if jr.completion_slot != slot:
             v.append(Violation("completion", f"{at}.completion_slot",
                                f"job {jr.id!r} reports completion slot {jr.completion_slot}, "
-                               f"but its work ({int(done[-1])} of {job.workload}) "
+                               f"but its work ({done[-1]:.0f} of {job.workload}) "
                                + (f"first reaches the workload in slot {slot}" if slot is not None
                                   else "never reaches the workload")))
         if jr.completed != (slot is not None):
             v.append(Violation("completion", f"{at}.completed",
                                f"job {jr.id!r} reports completed={str(jr.completed).lower()}, "
                                f"but it {'does' if slot is not None else 'does not'} complete"))
-        if slot is not None and (y[i, slot + 1:].any() or z[i, slot + 1:].any()):
-            late = int(np.flatnonzero(y[i, slot + 1:].any(axis=1) | z[i, slot + 1:].any(axis=1))[0])
+        if slot is not None and held[n, slot + 1:].any():
+            late = int(np.flatnonzero(held[n, slot + 1:])[0])
             v.append(Violation("after_completion", at,
                                f"job {jr.id!r} holds servers in slot {slot + 1 + late}, after its "
                                f"completion slot {slot}"))
@@ -144,19 +186,24 @@ def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
     return ValidationReport(not v, total, completed, job_utility, v, warnings)
 
 
-def _check_capacity(instance: Instance, y: np.ndarray, z: np.ndarray, v: list[Violation]) -> None:
+def _check_capacity(instance: Instance, schedule: Schedule, jobs: list[int], ew: _Entries,
+                    ep: _Entries, v: list[Violation]) -> None:
     """Per (server, resource, slot): Σ_i α_i[r]·y_iht ≤ C_h[r], and alike for PSs."""
-    for pool, counts, demand, cap, names in (
-        ("worker", y, instance.worker_demand, instance.worker_capacity, instance.worker_names),
-        ("PS", z, instance.ps_demand, instance.ps_capacity, instance.ps_names),
+    T = instance.horizon
+    for pool, e, demand, cap, names in (
+        ("worker", ew, instance.worker_demand, instance.worker_capacity, instance.worker_names),
+        ("PS", ep, instance.ps_demand, instance.ps_capacity, instance.ps_names),
     ):
-        if counts.size == 0:
+        if e.count.size == 0:
             continue
-        used = np.einsum("jts,jr->tsr", counts.astype(float), demand)  # (T, S, R)
+        job_rows = np.asarray(jobs, dtype=np.int64)[e.job]
+        used = np.zeros((T, cap.shape[0], cap.shape[1]))  # (T, S, R)
+        np.add.at(used, (e.slot, e.server), e.count[:, None] * demand[job_rows])
         over = used > cap[None] + CAP_TOL * np.maximum(1.0, cap[None])
         for t, s, r in zip(*np.nonzero(over), strict=True):
-            holders = ", ".join(f"{instance.jobs[i].id}:{counts[i, t, s]}"
-                                for i in np.flatnonzero(counts[:, t, s]))
+            here = (e.slot == t) & (e.server == s)
+            holders = ", ".join(f"{schedule.jobs[n].id}:{c:.0f}"
+                                for n, c in zip(e.job[here], e.count[here], strict=True))
             v.append(Violation(
                 "capacity", f"slot {t}",
                 f"{pool} server {names[s]!r}, resource {instance.resources[r]}: "

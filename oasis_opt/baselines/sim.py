@@ -31,7 +31,6 @@ completion.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,7 +68,7 @@ def fit_counts(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
     if not pos.any():
         return np.full(free.shape[0], UNBOUNDED, dtype=np.int64)
     q = np.floor(free[:, pos] / demand[pos] + FIT_EPS).min(axis=1)
-    return np.maximum(q, 0).astype(np.int64)
+    return np.clip(q, 0, UNBOUNDED).astype(np.int64)  # clip first: a huge float has no int64
 
 
 def first_fit(free: np.ndarray, demand: np.ndarray, n: int) -> np.ndarray | None:
@@ -163,7 +162,7 @@ class Packer:
         h = self._first_room(self.free_w, alpha, self._start_w)
         if h is None:
             return False
-        if math.ceil((pl.workers + 1) / ratio - 1e-9) > pl.ps:  # = ps_needed, for a scalar
+        if ps_needed(pl.workers + 1, ratio) > pl.ps:
             k = self._first_room(self.free_ps, beta, self._start_ps)
             if k is None:
                 return False

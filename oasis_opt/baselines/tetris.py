@@ -35,8 +35,6 @@ share) is left out.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..errors import InputError
@@ -146,7 +144,7 @@ class TetrisPolicy(Policy):
                 stale = np.flatnonzero(best_k == k)
                 best_k[stale] = b_m[stale].argmax(axis=1)
                 b_best[stale] = b_m[stale, best_k[stale]]
-            need[i] = math.ceil((w[i] + 1) / ratio[i] - 1e-9) > p[i]  # ps_needed, scalar
+            need[i] = ps_needed(w[i] + 1, ratio[i]) > p[i]
         return {int(jobs[i]): Placement(y[i], z[i]) for i in np.flatnonzero(w)}
 
 

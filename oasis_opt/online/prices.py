@@ -94,8 +94,15 @@ def max_workers_alone(instance: Instance, i: int) -> int:
     per_p = _fit_counts(instance.ps_capacity, instance.ps_demand[i], z_cap)
     w = min(job.max_workers, int(per_w.sum()))
     z = int(per_p.sum())
-    while w > 0 and ps_needed(w, job.ps_ratio) > z:
-        w -= 1
+    if ps_needed(w, job.ps_ratio) > z:
+        # The most workers z PSs serve is about z·γ: jump there, then correct the float
+        # rounding by single steps (a loop from N down would take N steps for N = 10^12).
+        top = w
+        w = min(top, math.floor(z * job.ps_ratio + 1e-9))
+        while w > 0 and ps_needed(w, job.ps_ratio) > z:
+            w -= 1
+        while w < top and ps_needed(w + 1, job.ps_ratio) <= z:
+            w += 1
     return w
 
 

@@ -60,12 +60,14 @@ class JobSpec:
     worker_demand: np.ndarray
     ps_demand: np.ndarray
     utility: np.ndarray
+    place: str = ""  # where the job is in its file (``jobs[3]``), for size refusals
 
     @classmethod
     def from_instance(cls, instance: Instance, i: int) -> JobSpec:
         job = instance.jobs[i]
         return cls(job.arrival, job.workload, job.max_workers, float(job.ps_ratio),
-                   instance.worker_demand[i], instance.ps_demand[i], instance.utility_table[i])
+                   instance.worker_demand[i], instance.ps_demand[i], instance.utility_table[i],
+                   f"jobs[{i}]")
 
 
 @dataclass(frozen=True)
@@ -209,14 +211,22 @@ def best_schedule(
         return none
     if min(worker_price.min(initial=0.0), ps_price.min(initial=0.0)) < -TIE_TOL:
         raise ValueError("prices must be non-negative")
-    wmax = min(N, V)
+    # No slot takes more workers than fit on all servers together: cost_t(w) = +inf beyond,
+    # so W = min(N, V, that) gives the same tables and DP, and bounds their size by what the
+    # cluster can hold rather than by the job's numbers (a workload of 10^12 costs nothing
+    # when it cannot finish).
+    fw = fit_counts(worker_free, job.worker_demand, min(N, V), a, T)  # (S, H)
+    wmax = int(min(N, V, fw.sum(axis=1).max(initial=0)))
+    if wmax == 0 or wmax * S < V:
+        return none  # nothing fits, or the work cannot be done by the horizon
+    _check_size(job, S, wmax, V, H, K)
     psn = np.asarray(ps_needed(np.arange(wmax + 1), job.ps_ratio), dtype=np.int64)
     zmax = int(psn[-1])
 
     # Step 1: per-slot cost tables, all slots at once.
     cw = np.maximum(worker_price[a:] @ job.worker_demand, 0.0)  # (S, H)
     cp = np.maximum(ps_price[a:] @ job.ps_demand, 0.0)  # (S, K)
-    gw = _greedy(cw, fit_counts(worker_free, job.worker_demand, wmax, a, T), wmax)
+    gw = _greedy(cw, fw, wmax)
     gp = _greedy(cp, fit_counts(ps_free, job.ps_demand, zmax, a, T), zmax)
     cost = gw.table + gp.table[:, psn]  # (S, W+1), cost_t(w); inf where it does not fit
 
@@ -269,6 +279,18 @@ def best_schedule(
     gp.place(psn[ws], z[a:])
     return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat, float(util[s_hat]),
                         y, z)
+
+
+def _check_size(job: JobSpec, S: int, W: int, V: int, H: int, K: int) -> None:
+    """Refuse (``InputError``) a DP whose tables would not fit in the memory limit: the DP
+    rows (S+1)·(W+V+1), one slot's update (W+1)·(V+1), the greedy tables and their search
+    arrays, S·(W+1) and S·(Z+1) several times over."""
+    from ..limits import check_allocation
+    Z = int(ps_needed(W, job.ps_ratio))
+    cells = (S + 1) * (W + V + 1) + (W + 1) * (V + 1) + 4 * S * (W + Z + 2) + 2 * S * (H + K)
+    check_allocation(f"{job.place}.workload" if job.place else "workload", 8.0 * cells,
+                     f"OASiS's dynamic programme for a workload of {V} over {S} slots "
+                     f"with up to {W} workers a slot")
 
 
 def payoff_upper_bound(
