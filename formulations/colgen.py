@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import highspy
@@ -63,8 +64,12 @@ class ColgenResult:
     pricing_seconds: float = 0.0
     mip_seconds: float = 0.0
     bound_seconds: float = 0.0  # from the start to the end of the bound phase
-    #: (round, LP value, best bound so far, seconds since the start)
-    history: list[tuple[int, float, float, float]] = field(default_factory=list)
+    pattern_seconds: float = 0.0  # pattern master: build and column generation
+    lns_moves: int = 0  # neighbourhoods searched
+    #: (seconds since the start, incumbent utility, bound) whenever either improves
+    history: list[tuple[float, float, float]] = field(default_factory=list)
+    #: (round, LP value, best bound so far, seconds since the start) of the bound phase
+    rounds: list[tuple[int, float, float, float]] = field(default_factory=list)
 
 
 def implied_rows(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
@@ -250,75 +255,9 @@ def _usage_cost(inst: Instance, col: Column, p: np.ndarray, q: np.ndarray) -> fl
                  + (col.ps * (q @ inst.ps_demand[i])).sum())
 
 
-def _first_fit(free: np.ndarray, demand: np.ndarray, count: int) -> np.ndarray | None:
-    """Place ``count`` units of ``demand`` (R,) on servers with ``free`` (S, R) capacity, first
-    fit by server index; the (S,) counts, or None when they do not fit."""
-    need = demand > 0
-    if not need.any():
-        out = np.zeros(len(free), dtype=np.int64)
-        out[0] = count
-        return out
-    room = np.floor(np.min(np.where(need, free / np.where(need, demand, 1.0), np.inf), axis=1)
-                    + 1e-9).astype(np.int64)
-    room = np.maximum(room, 0)
-    take = np.minimum(room, np.maximum(count - np.concatenate([[0], np.cumsum(room)[:-1]]), 0))
-    return take if take.sum() == count else None
-
-
-def _lp_rounding(inst: Instance, columns: list[Column], x: np.ndarray,
-                 fallback: list[Column]) -> list[Column]:
-    """A schedule guided by an LP solution: jobs by decreasing LP weight take their
-    heaviest column, its per-slot worker and PS counts re-placed first-fit on the servers
-    left (the aggregated master may have stacked columns on the same servers); jobs left out
-    then try their column of ``fallback``. Returns the placed columns."""
-    T = inst.horizon
-    free_w = np.broadcast_to(inst.worker_capacity, (T, *inst.worker_capacity.shape)).copy()
-    free_p = np.broadcast_to(inst.ps_capacity, (T, *inst.ps_capacity.shape)).copy()
-    order = sorted((n for n in range(len(columns)) if x[n] > 1e-6),
-                   key=lambda n: (-x[n], -columns[n].value))
-    chosen: dict[int, Column] = {}
-    for col in [columns[n] for n in order] + list(fallback):
-        i = col.job
-        if i in chosen:
-            continue
-        y = np.zeros_like(col.workers)
-        z = np.zeros_like(col.ps)
-        ok = True
-        for t in np.flatnonzero(col.workers.any(axis=1) | col.ps.any(axis=1)):
-            yt = _first_fit(free_w[t], inst.worker_demand[i], int(col.workers[t].sum()))
-            zt = _first_fit(free_p[t], inst.ps_demand[i], int(col.ps[t].sum()))
-            if yt is None or zt is None:
-                ok = False
-                break
-            y[t], z[t] = yt, zt
-        if ok:  # slots are independent: placing them all against the same free is exact
-            free_w -= y[:, :, None] * inst.worker_demand[i]
-            free_p -= z[:, :, None] * inst.ps_demand[i]
-            chosen[i] = Column(i, col.value, y, z)
-    return list(chosen.values())
-
-
-def _seed_columns(inst: Instance, seeds: tuple[str, ...]) -> tuple[list[Column], list[Column]]:
-    """Columns of every heuristic's schedule (each a feasible column set), and those of the
-    best schedule (the MIP start)."""
-    from oasis_opt import algorithms
-    pool: list[Column] = []
-    best: list[Column] = []
-    best_value = 0.0
-    for name in seeds if inst.num_jobs else ():
-        params = {"certificate": False} if name == "oasis" else {}
-        sched = algorithms.get(name)(inst, **params)
-        y_all, z_all = sched.to_arrays(inst)
-        cols = [col for i in range(inst.num_jobs)
-                if (col := _column(inst, i, y_all[i], z_all[i])) is not None]
-        pool += cols
-        if sched.total_utility > best_value:
-            best, best_value = cols, sched.total_utility
-    return pool, best
-
-
 def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start: float,
-              deadline: float | None, max_iterations: int, smoothing: float) -> bool:
+              deadline: float | None, max_iterations: int, smoothing: float,
+              report: Callable[[float], None] | None = None) -> bool:
     """Column generation rounds on ``master`` until pricing finds no column (returns True:
     the LP is optimal), the deadline or the round limit. Every round's Lagrangian bound
     updates ``res.bound``.
@@ -356,6 +295,8 @@ def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start
             found = [best_schedule(spec, p, q, cap_w, cap_p) for spec in specs]
             bound = float(pi @ cap) + sum(max(0.0, b.payoff) for b in found
                                           if math.isfinite(b.payoff))
+            if report is not None:
+                report(bound)
             res.bound = min(res.bound, bound)
             if bound < phase_best or best_pi is None:
                 phase_best, best_pi = bound, pi
@@ -373,9 +314,11 @@ def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start
         res.pricing_seconds += time.perf_counter() - t1
         res.lp_value = lp
         res.iterations += 1
-        res.history.append((res.iterations, lp, res.bound, time.perf_counter() - start))
+        res.rounds.append((res.iterations, lp, res.bound, time.perf_counter() - start))
         if entered == 0:
             if master.columns:
+                if report is not None:
+                    report(lp)
                 res.bound = min(res.bound, lp)
             return True
         if deadline is not None and time.perf_counter() > deadline:
@@ -383,81 +326,203 @@ def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start
     return False
 
 
+class _Tracker:
+    """Best incumbent value and bound so far; ``history`` and ``on_progress`` get a point
+    (seconds since the start, incumbent, bound) whenever either improves."""
+
+    def __init__(self, start: float, res: ColgenResult,
+                 on_progress: Callable[[float, float, float], None] | None) -> None:
+        self.start, self.res, self.on_progress = start, res, on_progress
+        self.incumbent = 0.0
+
+    def update(self, incumbent: float | None = None, bound: float | None = None) -> None:
+        better = False
+        if incumbent is not None and incumbent > self.incumbent + 1e-9 * max(1.0, incumbent):
+            self.incumbent, better = incumbent, True
+        if bound is not None and bound < self.res.bound - 1e-9 * max(1.0, abs(bound)):
+            self.res.bound, better = bound, True
+        if better:
+            shown = max(self.res.bound, self.incumbent)
+            point = (time.perf_counter() - self.start, self.incumbent, shown)
+            self.res.history.append(point)
+            if self.on_progress is not None:
+                self.on_progress(*point)
+
+    def gap(self) -> float:
+        b = self.res.bound
+        return (b - self.incumbent) / max(abs(b), 1e-9) if math.isfinite(b) else math.inf
+
+
+def _columns_of(inst: Instance, sched: Schedule) -> list[Column]:
+    y_all, z_all = sched.to_arrays(inst)
+    return [col for i in range(inst.num_jobs)
+            if (col := _column(inst, i, y_all[i], z_all[i])) is not None]
+
+
 def solve(instance: Instance, *, time_limit: float | None = None, max_iterations: int = 10_000,
           seeds: tuple[str, ...] = ("oasis", "tetris", "rrh"), smoothing: float = 0.7,
-          polish_iterations: int = 10, mip_time_limit: float = 30.0,
-          mip_gap: float = 1e-4) -> ColgenResult:
-    """LP bound by column generation, then price-and-branch for a feasible schedule.
+          mip_time_limit: float = 30.0, mip_gap: float = 1e-4,
+          on_progress: Callable[[float, float, float], None] | None = None,
+          lns_window: int = 20, rng_seed: int = 0) -> ColgenResult:
+    """LP bound by column generation, then a schedule from the pattern master, improved until
+    the gap target or the time limit.
 
     1. Bound: column generation on the master with identical servers aggregated (the same LP
-       value, far fewer rows; ``_Master``), seeded with the heuristics' schedules, until
-       pricing proves the LP optimal.
-    2. Rounding: jobs by decreasing LP weight take their heaviest column, re-placed first-fit
-       on the servers left (``_lp_rounding``).
-    3. Polish: when servers were aggregated, a few rounds (``polish_iterations``, for at most
-       a quarter of the bound's time, 5 s at least) on the per-server master, which every column
-       generated so far enters, so that price-and-branch has columns that fit server by server.
-    4. Price-and-branch: the per-server master as a MILP over the columns, started from the
-       better of the best heuristic schedule and the rounding.
+       value as per server, far fewer rows; ``_Master``), seeded with the heuristics'
+       schedules, until pricing proves the LP optimal.
+    2. Pattern master (``pattern_master.PatternMaster``): the columns as counts per group of
+       identical servers, packed exactly by single-server patterns; column generation there
+       too — its LP is a bound no weaker than the schedule LP's.
+    3. Price-and-branch: the pattern master as a MILP over the columns, from the best
+       heuristic schedule.
+    4. Large-neighbourhood search (``lns.search``) over windows of slots until
+       ``(bound − incumbent)/bound ≤ mip_gap`` or the time limit, re-pricing the window's jobs
+       against the residual capacity.
 
-    ``time_limit`` covers everything: the bound phase stops at 60 % of it (70 % without
-    aggregation), the polish at 80 % (the bound stays valid), the MILP gets the rest (at most
-    ``mip_time_limit``)."""
+    ``time_limit`` is the whole budget: the bound phase stops at 35 % of it, the pattern
+    master's column generation at 45 %, the first MILP gets up to 35 % of the budget and LNS the
+    rest; the result is returned within the limit (HiGHS may overshoot a MILP limit by a little
+    inside presolve). Without a limit the MILP gets ``mip_time_limit`` and so does the LNS.
+    ``on_progress(seconds, incumbent, bound)`` is called whenever either side improves; the
+    same points are ``ColgenResult.history``."""
+    from . import lns
+    from .pattern_master import PatternMaster, price
+
     start = time.perf_counter()
     inst = instance
     specs = [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
     aggregate = any(len(set(server_groups(c).tolist())) < len(c)
                     for c in (inst.worker_capacity, inst.ps_capacity))
+    budget = time_limit
+    # Leave room to build and hand back the schedule (and for offline.py to validate it).
+    end = None if budget is None else start + 0.97 * budget - min(1.0, 0.02 * budget)
 
     def at(fraction: float) -> float | None:
-        return None if time_limit is None else start + fraction * time_limit
+        return None if budget is None else start + fraction * budget
 
-    pool, best_seed = _seed_columns(inst, seeds)
-    res = ColgenResult(math.inf, 0.0, False, None, "", 0, 0)  # type: ignore[arg-type]
+    def left() -> float:
+        return math.inf if end is None else end - time.perf_counter()
+
+    # The trivial bound Σ_i f_i(1) (utilities are non-increasing) until the LP gives one.
+    trivial = float(inst.utility_table[:, 0].sum()) if inst.num_jobs else 0.0
+    res = ColgenResult(trivial, 0.0, False, None, "", 0, 0)  # type: ignore[arg-type]
+    track = _Tracker(start, res, on_progress)
+    pool: list[Column] = []
+    best_sched = Schedule.from_arrays(inst, "colgen", {}, {})
+    from oasis_opt import algorithms
+    for name in seeds if inst.num_jobs else ():
+        params = {"certificate": False} if name == "oasis" else {}
+        sched = algorithms.get(name)(inst, **params)
+        pool += _columns_of(inst, sched)
+        if sched.total_utility > best_sched.total_utility:
+            best_sched = sched
+    track.update(incumbent=best_sched.total_utility)
+
+    # 1. the bound on the aggregated master
     master = _Master(inst, aggregate=aggregate)
     for col in pool:
         master.add(col)
-    res.proven = _generate(master, specs, res, start=start,
-                           deadline=at(0.6 if aggregate else 0.7),
-                           max_iterations=max_iterations, smoothing=smoothing)
+    res.proven = _generate(master, specs, res, start=start, deadline=at(0.35),
+                           max_iterations=max_iterations, smoothing=smoothing,
+                           report=lambda b: track.update(bound=b))
     res.bound_seconds = time.perf_counter() - start
-    # A start for price-and-branch: the best heuristic, or the LP rounded and re-placed.
-    x_lp = np.asarray(master.h.getSolution().col_value) if master.columns else np.zeros(0)
-    rounded = _lp_rounding(inst, master.columns, x_lp, best_seed) if master.columns else []
-    start_cols = max((best_seed, rounded), key=lambda cols: sum(c.value for c in cols))
-    if aggregate:
-        columns = master.columns
-        master = _Master(inst)
-        for col in columns + rounded:
-            master.add(col)
-        # The per-server master is the slow one: give the polish no more time than a quarter
-        # of the bound's (at least 5 s), within 80 % of the time limit.
-        now = time.perf_counter()
-        deadline = now + max(5.0, 0.25 * res.bound_seconds)
-        if time_limit is not None:
-            deadline = min(deadline, at(0.8))
-        if polish_iterations and now < deadline:
-            res.proven |= _generate(master, specs, res, start=start, deadline=deadline,
-                                    max_iterations=polish_iterations, smoothing=smoothing)
-    else:
-        for col in rounded:
-            master.add(col)
-    res.columns = len(master.columns)
 
+    def finish(sched: Schedule) -> ColgenResult:
+        res.incumbent = Schedule(sched.instance, "colgen", sched.total_utility, sched.jobs, {})
+        res.bound = max(res.bound, res.incumbent.total_utility)  # float noise
+        return res
+
+    if not master.columns or track.gap() <= mip_gap or left() <= 0.5:
+        res.mip_status = "optimal" if track.gap() <= mip_gap else "no_solution"
+        res.columns = len(master.columns)
+        return finish(best_sched)
+
+    # 2. the pattern master and its own column generation
+    t_pm = time.perf_counter()
+    pm = PatternMaster(inst)
+    for col in master.columns:
+        pm.add(pm.group_counts(col.job, col.workers, col.ps, col.value))
+    seed_cols = [pm.add(pm.group_counts(c.job, c.workers, c.ps, c.value))
+                 for c in _columns_of(inst, best_sched)]
+    y_all, z_all = best_sched.to_arrays(inst)
+    lam0 = pm.lambda_of(y_all, z_all)
+    pm_deadline = at(0.45)
+    pm_proven = False
+    for _ in range(max_iterations):
+        t0 = time.perf_counter()
+        lp, pi, _ = pm.solve_lp()
+        t1 = time.perf_counter()
+        res.lp_seconds += t1 - t0
+        found, lb = price(pm, specs, pi)
+        res.pricing_seconds += time.perf_counter() - t1
+        res.iterations += 1
+        track.update(bound=lb)
+        n0 = len(pm.columns)
+        for i, b in enumerate(found):
+            col = _column(inst, i, b.workers, b.ps) if math.isfinite(b.payoff) else None
+            if col is None:
+                continue
+            cw, cp = pm.unit_costs(pi, i)
+            reduced = col.value - float((col.workers * cw).sum() + (col.ps * cp).sum()) - pi[i]
+            if reduced > ENTER_TOL * max(1.0, abs(pi[i])):
+                pm.add(pm.group_counts(i, col.workers, col.ps, col.value))
+        res.lp_value = lp
+        if len(pm.columns) == n0:
+            pm_proven = True
+            track.update(bound=lp)
+            break
+        if pm_deadline is not None and time.perf_counter() > pm_deadline:
+            break
+    res.proven = res.proven or pm_proven
+    res.pattern_seconds = time.perf_counter() - t_pm
+
+    # 3. the MILP over the columns
     t2 = time.perf_counter()
-    y: dict[int, np.ndarray] = {}
-    z: dict[int, np.ndarray] = {}
-    if master.columns:
-        left = mip_time_limit if time_limit is None else \
-            min(mip_time_limit, time_limit - (t2 - start))
-        x, res.mip_status = master.solve_mip(left, mip_gap, [master.add(c) for c in start_cols])
-        for n, col in enumerate(master.columns):
-            if x[n] > 0.5:
-                y[col.job], z[col.job] = col.workers, col.ps
-    else:
-        res.mip_status = "optimal"
+    mip_left = mip_time_limit if end is None else min(0.35 * budget, left())
+
+    def on_inc(value: float, _bound: float) -> None:
+        track.update(incumbent=value)
+
+    x, lam, res.mip_status, _ = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
+    cand = pm.schedule(x, lam)
+    if cand.total_utility > best_sched.total_utility:
+        best_sched = cand
+    else:  # keep the start as the LNS incumbent
+        x = np.zeros(len(pm.columns))
+        x[seed_cols] = 1.0
+        lam = lam0
+    track.update(incumbent=best_sched.total_utility)
+
+    # 4. LNS over windows of slots until the gap target or the limit
+    T = inst.horizon
+    rng = np.random.default_rng(rng_seed)
+    lns_end = (time.perf_counter() + mip_time_limit) if end is None else end
+    width = max(1, min(T, lns_window))
+    stall = 0
+    while track.gap() > mip_gap and time.perf_counter() < lns_end - 0.5:
+        x = np.concatenate([x, np.zeros(len(pm.columns) - len(x))])
+        t0 = int(rng.integers(0, max(1, T - width + 1)))
+        t1 = min(T - 1, t0 + width - 1)
+        slice_s = min(max(2.0, 0.05 * (budget or 60.0)), lns_end - time.perf_counter() - 0.2)
+        if slice_s < 0.5:
+            break
+        move = lns.search(pm, specs, x, lam, t0, t1, slice_s, gap=1e-6)
+        res.lns_moves += 1
+        if move.value > best_sched.total_utility + 1e-9 * max(1.0, move.value):
+            cand = pm.schedule(move.x, move.lam)
+            if cand.total_utility > best_sched.total_utility:
+                best_sched, x, lam = cand, move.x, move.lam
+                track.update(incumbent=cand.total_utility)
+                stall = 0
+        else:
+            stall += 1
+        # adapt the window: solved quickly → wider; stopped by the limit → narrower
+        if move.status == "optimal" and move.seconds < 0.5 * slice_s:
+            width = min(T, width + max(1, width // 4))
+        elif move.status != "optimal":
+            width = max(2, int(width * 0.75))
+        if end is None and stall >= max(4, T // max(1, width)):
+            break  # no time limit: stop once a sweep of windows finds nothing
+    res.columns = len(pm.columns)
     res.mip_seconds = time.perf_counter() - t2
-    res.incumbent = Schedule.from_arrays(inst, "colgen", y, z)
-    # Float noise: the bound is never below a feasible schedule's value.
-    res.bound = max(res.bound, res.incumbent.total_utility)
-    return res
+    return finish(best_sched)

@@ -1,0 +1,469 @@
+"""The schedule-packing master with identical servers packed by patterns (SPEC §2).
+
+Column generation's plain master (``colgen._Master``) has capacity rows per server, or, with
+identical servers aggregated, per group of them. The per-server master is large and its MILP
+slow; the aggregated one is small but only a relaxation for integer schedules (its rows let a
+group take loads that no split over its servers fits: 60 workers of bandwidth 20 and 80 of 5
+fit in 40 servers of (4 GPU, 40 Gbps) in total, but at most 60 + 60 of them server by server).
+
+Here every group g of identical servers (``|g| ≥ 2``) is packed exactly, as in the compact
+model's ``pattern`` packing (``formulations/common.py``): jobs whose demand vectors agree on
+the resources that can bind on g form a *demand class* c, and the maximal single-server count
+vectors ``n_p`` over the classes are g's *patterns*. With integer ``λ_gtp`` (servers of g
+filled by pattern p in slot t):
+
+    Σ_il W_il[t,g]·[c(i) = c]·x_il − Σ_p n_cp·λ_gtp ≤ 0     per group g, slot t, class c
+    Σ_p λ_gtp ≤ |g|                                          per group g, slot t
+
+A column now holds a job's per-slot *counts per group* (``W[t, g]`` workers, ``Z[t, g]``
+PSs), not per server; schedules that differ only in which server of a group they use are one
+column. Single servers, and groups with too many patterns (split into single servers), keep
+capacity rows ``Σ α_i[r]·W·x ≤ C[r]``, which are exact for one server. So:
+
+- x and λ integer: exactly the scheduling problem restricted to the columns (every solution
+  maps to servers: each server of g takes one pattern's class counts, filled job by job);
+- the LP relaxation is a valid bound on OPT, and no weaker than the schedule LP: a class-count
+  vector in ``|g|·conv(single-server packings)`` lies within the group's total capacity, whose
+  LP optimum is the per-server one (``colgen._Master``).
+
+Pricing stays OASiS's subroutine: a worker of job i on a server of g costs the dual of row
+(g, t, c(i)) (or ``Σ_r α_i[r]·p`` on capacity rows), handed to ``best_schedule`` as a price
+on one resource the job demands. The Lagrangian bound for prices ``π ≥ 0`` is
+
+    LB(π) = Σ_cap π·C + Σ_{g,t} |g|·max(0, max_p Σ_c n_cp·π_gtc) + Σ_i max(0, payoff_i(π)),
+
+(the λ columns priced out at their best), valid for any ``π ≥ 0``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import highspy
+import numpy as np
+
+from oasis_opt.limits import check_allocation
+from oasis_opt.model import Instance, Schedule
+
+from .common import binding_resources, maximal_patterns
+
+#: Most patterns one group may have before it is split into single servers.
+PATTERN_LIMIT = 2000
+
+_EPS = 1e-9
+
+
+@dataclass
+class GroupColumn:
+    """A job's schedule as counts per group: ``workers`` (T, Gw), ``ps`` (T, Gk)."""
+
+    job: int
+    value: float
+    workers: np.ndarray
+    ps: np.ndarray
+
+
+@dataclass
+class _Pool:
+    """One server pool (workers or PSs) cut into units: pattern groups and single servers."""
+
+    capacity: np.ndarray  # (S, R) per server
+    demand: np.ndarray  # (J, R) per job
+    units: list[np.ndarray]  # server indices of each unit
+    unit_of: np.ndarray  # (S,) unit of each server
+    pattern: list[bool]  # unit packed by patterns (else capacity rows)
+    classes: list[np.ndarray]  # per unit: (J,) class of each job, −1 if it never fits
+    patterns: list[np.ndarray]  # per pattern unit: (P, C) counts
+    base: list[int]  # per unit: first row of its (t, c) or (t, r) block
+    card: list[int]  # per pattern unit: first row of its (t) cardinality block
+    width: list[int]  # per unit: C (pattern) or R (capacity)
+    lam_base: list[int]  # per pattern unit: first λ column (t, p) of the block
+
+    @property
+    def n_units(self) -> int:
+        return len(self.units)
+
+
+def _build_pool(capacity: np.ndarray, demand: np.ndarray, cap_count: np.ndarray,
+                pattern_limit: int) -> _Pool:
+    """Units of a pool: groups of ≥ 2 servers with equal capacity vectors take patterns over
+    demand classes while they have at most ``pattern_limit``; the rest are single servers."""
+    S, R = capacity.shape
+    J = demand.shape[0]
+    groups: dict[tuple[float, ...], list[int]] = {}
+    for s in range(S):
+        groups.setdefault(tuple(float(v) for v in capacity[s]), []).append(s)
+    units: list[np.ndarray] = []
+    pattern: list[bool] = []
+    classes: list[np.ndarray] = []
+    patterns: list[np.ndarray] = []
+    for servers in groups.values():
+        c0 = capacity[servers[0]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fit = np.where(demand > 0, np.floor(c0[None, :] / demand + _EPS), np.inf).min(axis=1)
+        fit = np.minimum(fit, cap_count).astype(np.int64) if J else np.zeros(0, dtype=np.int64)
+        users = np.flatnonzero(fit > 0)
+        pats = None
+        cls = np.full(J, -1, dtype=np.int64)
+        if len(servers) > 1 and users.size:
+            eff = demand * binding_resources(demand[users], c0)
+            keys: dict[tuple[float, ...], int] = {}
+            for i in users:
+                cls[i] = keys.setdefault(tuple(float(v) for v in eff[i]), len(keys))
+            most = [int(min(fit[cls == c].max(), cap_count[cls == c].sum())) for c in
+                    range(len(keys))]
+            dem = [np.array(k) for k in keys]
+            budget: list[int | None] = [pattern_limit]
+            try:
+                pats = np.array(maximal_patterns(dem, most, c0, budget), dtype=np.int64)
+            except Exception:
+                if budget[0] is None or budget[0] >= 0:
+                    raise
+                pats = None  # too many patterns: single servers
+        if pats is not None:
+            units.append(np.array(servers))
+            pattern.append(True)
+            classes.append(cls)
+            patterns.append(pats.reshape(len(pats), -1))
+        else:
+            for s in servers:
+                units.append(np.array([s]))
+                pattern.append(False)
+                one = np.full(J, -1, dtype=np.int64)
+                one[fit > 0] = 0
+                classes.append(one)
+                patterns.append(np.zeros((0, 0), dtype=np.int64))
+    unit_of = np.zeros(S, dtype=np.int64)
+    for u, servers in enumerate(units):
+        unit_of[servers] = u
+    width = [p.shape[1] if pt else R for p, pt in zip(patterns, pattern, strict=True)]
+    return _Pool(capacity, demand, units, unit_of, pattern, classes, patterns, [], [], width,
+                 [])
+
+
+class PatternMaster:
+    """The master above on one persistent ``highspy.Highs`` (warm simplex re-solves).
+
+    Rows: the jobs' ``Σ_l x_il ≤ 1`` first, then per pool and unit the (t, c) class rows or
+    (t, r) capacity rows, then the (t) cardinality rows of pattern units. Columns: the λ of
+    every pattern unit and slot first, then the schedules as they are added."""
+
+    def __init__(self, instance: Instance, pattern_limit: int = PATTERN_LIMIT) -> None:
+        self.inst = instance
+        T, J = instance.horizon, instance.num_jobs
+        ps_count = np.ceil(instance.max_workers / instance.ps_ratio - _EPS) if J else \
+            np.zeros(0)
+        self.pools = (_build_pool(instance.worker_capacity, instance.worker_demand,
+                                  instance.max_workers.astype(float), pattern_limit),
+                      _build_pool(instance.ps_capacity, instance.ps_demand, ps_count,
+                                  pattern_limit))
+        n = J
+        n_lam = 0
+        for pool in self.pools:
+            for u in range(pool.n_units):
+                pool.base.append(n)
+                n += T * pool.width[u]
+            for u in range(pool.n_units):
+                pool.card.append(n if pool.pattern[u] else -1)
+                pool.lam_base.append(n_lam if pool.pattern[u] else -1)
+                if pool.pattern[u]:
+                    n += T
+                    n_lam += T * len(pool.patterns[u])
+        self.n_rows, self.n_lam = n, n_lam
+        nnz_lam = sum(T * int((p > 0).sum()) + T * len(p) for pool in self.pools
+                      for p, pt in zip(pool.patterns, pool.pattern, strict=True) if pt)
+        check_allocation("instance", 16.0 * (n + n_lam + 4 * nnz_lam),
+                         f"pattern master of {n} rows and {n_lam} pattern columns")
+        ub = np.ones(n)
+        for pool in self.pools:
+            for u in range(pool.n_units):
+                b = pool.base[u]
+                if pool.pattern[u]:
+                    ub[b:b + T * pool.width[u]] = 0.0
+                    ub[pool.card[u]:pool.card[u] + T] = len(pool.units[u])
+                else:
+                    ub[b:b + T * pool.width[u]] = np.tile(pool.capacity[pool.units[u][0]], T)
+        self.row_upper = ub
+        h = self.h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", 1)
+        h.setOptionValue("presolve", "off")
+        h.addRows(n, np.full(n, -highspy.kHighsInf), ub, 0, np.zeros(n, dtype=np.int32),
+                  np.zeros(0, dtype=np.int32), np.zeros(0))
+        # λ columns: −n_cp on the class rows of (u, t), +1 on the cardinality row (u, t).
+        starts, idx, val = [], [], []
+        nz = 0
+        for pool in self.pools:
+            for u in range(pool.n_units):
+                if not pool.pattern[u]:
+                    continue
+                P = pool.patterns[u]
+                C = P.shape[1]
+                for t in range(T):
+                    for p in range(len(P)):
+                        c = np.flatnonzero(P[p])
+                        starts.append(nz)
+                        idx.extend((pool.base[u] + t * C + c).tolist())
+                        val.extend((-P[p, c]).astype(float).tolist())
+                        idx.append(pool.card[u] + t)
+                        val.append(1.0)
+                        nz += len(c) + 1
+        if n_lam:
+            h.addCols(n_lam, np.zeros(n_lam), np.zeros(n_lam),
+                      np.full(n_lam, highspy.kHighsInf), nz, np.array(starts, dtype=np.int32),
+                      np.array(idx, dtype=np.int32), np.array(val))
+        self.columns: list[GroupColumn] = []
+        self.seen: dict[tuple[int, bytes, bytes], int] = {}
+
+    # --- columns ------------------------------------------------------------------------
+    def group_counts(self, i: int, workers: np.ndarray, ps: np.ndarray,
+                     value: float) -> GroupColumn:
+        """A per-server schedule (T, H), (T, K) of job i as counts per unit."""
+        out = []
+        for pool, counts in zip(self.pools, (workers, ps), strict=True):
+            g = np.zeros((counts.shape[0], pool.n_units), dtype=np.int64)
+            np.add.at(g.T, pool.unit_of, counts.T)
+            out.append(g)
+        return GroupColumn(i, value, out[0], out[1])
+
+    def add(self, col: GroupColumn) -> int:
+        """Add a column once; returns its index among the schedules."""
+        key = (col.job, col.workers.tobytes(), col.ps.tobytes())
+        if key in self.seen:
+            return self.seen[key]
+        self.seen[key] = len(self.columns)
+        i = col.job
+        idx: list[np.ndarray] = [np.array([i])]
+        val: list[np.ndarray] = [np.ones(1)]
+        for pool, counts in zip(self.pools, (col.workers, col.ps), strict=True):
+            t, u = np.nonzero(counts)
+            for tt, uu in zip(t.tolist(), u.tolist(), strict=True):
+                n = float(counts[tt, uu])
+                w = pool.width[uu]
+                if pool.pattern[uu]:
+                    idx.append(np.array([pool.base[uu] + tt * w + pool.classes[uu][i]]))
+                    val.append(np.array([n]))
+                else:
+                    r = np.flatnonzero(pool.demand[i] > 0)
+                    idx.append(pool.base[uu] + tt * w + r)
+                    val.append(n * pool.demand[i, r])
+        rows = np.concatenate(idx).astype(np.int32)
+        v = np.concatenate(val)
+        self.h.addCol(-col.value, 0.0, highspy.kHighsInf, len(rows), rows, v)
+        self.columns.append(col)
+        return len(self.columns) - 1
+
+    # --- LP -------------------------------------------------------------------------------
+    def solve_lp(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """LP value, the row prices ``π ≥ 0`` (negated duals, job rows included) and x."""
+        self.h.run()
+        sol = self.h.getSolution()
+        pi = np.maximum(-np.asarray(sol.row_dual), 0.0)
+        x = np.asarray(sol.col_value)[self.n_lam:]
+        return -self.h.getInfo().objective_function_value, pi, x
+
+    def unit_costs(self, pi: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """(T, H) and (T, K): what one worker (PS) of job i costs on each server and slot at
+        row prices ``pi`` (class-row dual on pattern units, ``Σ_r d_i[r]·π`` on capacity)."""
+        T = self.inst.horizon
+        out = []
+        for pool in self.pools:
+            cost = np.zeros((T, len(pool.unit_of)))
+            for u in range(pool.n_units):
+                w, b = pool.width[u], pool.base[u]
+                block = pi[b:b + T * w].reshape(T, w)
+                if pool.pattern[u]:
+                    c = pool.classes[u][i]
+                    unit = block[:, c] if c >= 0 else np.zeros(T)
+                else:
+                    unit = block @ pool.demand[i]
+                cost[:, pool.units[u]] = unit[:, None]
+            out.append(cost)
+        return out[0], out[1]
+
+    def fixed_part(self, pi: np.ndarray) -> float:
+        """The Lagrangian's terms that do not depend on the jobs: ``Σ π·C`` over capacity
+        rows and ``|g|·max(0, max_p n_p·π_gt)`` per pattern unit and slot."""
+        T = self.inst.horizon
+        total = 0.0
+        for pool in self.pools:
+            for u in range(pool.n_units):
+                w, b = pool.width[u], pool.base[u]
+                block = pi[b:b + T * w].reshape(T, w)
+                if pool.pattern[u]:
+                    best = (block @ pool.patterns[u].T).max(axis=1) if len(pool.patterns[u]) \
+                        else np.zeros(T)
+                    total += len(pool.units[u]) * float(np.maximum(best, 0.0).sum())
+                else:
+                    total += float((block * self.row_upper[b:b + T * w].reshape(T, w)).sum())
+        return total
+
+    # --- bounds of the columns (neighbourhoods) ---------------------------------------
+    def set_bounds(self, x_lower: np.ndarray, x_upper: np.ndarray, lam_lower: np.ndarray,
+                   lam_upper: np.ndarray) -> None:
+        """Bounds of every λ and schedule column (``kHighsInf`` for none)."""
+        lo = np.concatenate([lam_lower, x_lower]).astype(float)
+        hi = np.concatenate([lam_upper, x_upper]).astype(float)
+        n = len(lo)
+        self.h.changeColsBounds(n, np.arange(n, dtype=np.int32), lo, hi)
+
+    def free_bounds(self) -> None:
+        """All columns back to ``[0, ∞)``."""
+        self.set_bounds(np.zeros(len(self.columns)), np.full(len(self.columns), np.inf),
+                        np.zeros(self.n_lam), np.full(self.n_lam, np.inf))
+
+    def lam_slot(self) -> np.ndarray:
+        """(n_lam,) the slot of every λ column."""
+        T = self.inst.horizon
+        out = np.zeros(self.n_lam, dtype=np.int64)
+        for pool in self.pools:
+            for u in range(pool.n_units):
+                if pool.pattern[u]:
+                    P = len(pool.patterns[u])
+                    out[pool.lam_base[u]:pool.lam_base[u] + T * P] = np.repeat(np.arange(T), P)
+        return out
+
+    # --- MILP -----------------------------------------------------------------------------
+    def lambda_of(self, workers: np.ndarray, ps: np.ndarray) -> np.ndarray:
+        """λ (n_lam,) of a feasible per-server schedule, ``workers`` (J, T, H) and ``ps``
+        (J, T, K): each server's class counts in each slot are dominated by a maximal
+        pattern (one exists: extend the content until nothing more fits)."""
+        T = self.inst.horizon
+        lam = np.zeros(self.n_lam)
+        for pool, counts in zip(self.pools, (workers, ps), strict=True):
+            for u in range(pool.n_units):
+                if not pool.pattern[u]:
+                    continue
+                P = pool.patterns[u]
+                cls = pool.classes[u]
+                for s in pool.units[u]:
+                    load = np.zeros((T, P.shape[1]), dtype=np.int64)
+                    for i in np.flatnonzero(counts[:, :, s].any(axis=1)):
+                        load[:, cls[i]] += counts[i, :, s]
+                    busy = np.flatnonzero(load.any(axis=1))
+                    for t in busy:
+                        ok = np.flatnonzero((P >= load[t][None, :]).all(axis=1))
+                        if not ok.size:
+                            raise ValueError(f"server {s} in slot {t} holds no pattern")
+                        lam[pool.lam_base[u] + t * len(P) + int(ok[0])] += 1
+        return lam
+
+    def solve_mip(self, time_limit: float, gap: float, start: list[int], lam0: np.ndarray,
+                  on_incumbent: Callable[[float, float], None] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, str, float]:
+        """x and λ integer over the columns, from the MIP start ``start`` (columns of a
+        feasible schedule) with its λ ``lam0`` (``lambda_of``). Returns (x, λ, status, dual
+        bound of the MILP restricted to these columns — not a bound on OPT)."""
+        h = self.h
+        n = len(self.columns)
+        x0 = np.zeros(n)
+        x0[start] = 1.0
+        total = self.n_lam + n
+        h.changeColsIntegrality(total, np.arange(total, dtype=np.int32),
+                                np.full(total, highspy.HighsVarType.kInteger))
+        sol0 = highspy.HighsSolution()
+        sol0.col_value = list(np.concatenate([lam0, x0]))
+        sol0.value_valid = True
+        h.setSolution(sol0)
+        h.setOptionValue("presolve", "on")
+        h.setOptionValue("time_limit", float(max(time_limit, 0.1)))
+        h.setOptionValue("mip_rel_gap", gap)
+        cb = None
+        if on_incumbent is not None:
+            def cb(e: object) -> None:
+                data = e.data_out  # type: ignore[attr-defined]
+                on_incumbent(-float(data.objective_function_value), -float(data.mip_dual_bound))
+            h.cbMipImprovingSolution.subscribe(cb)
+        h.run()
+        if cb is not None:
+            h.cbMipImprovingSolution.unsubscribe(cb)
+        status = h.getModelStatus()
+        sol = h.getSolution()
+        x = np.asarray(sol.col_value)
+        bound = -float(h.getInfo().mip_dual_bound)
+        # back to an LP for further column generation
+        h.changeColsIntegrality(total, np.arange(total, dtype=np.int32),
+                                np.full(total, highspy.HighsVarType.kContinuous))
+        h.setOptionValue("presolve", "off")
+        h.setOptionValue("time_limit", highspy.kHighsInf)
+        if not sol.value_valid or x.size != total:
+            return x0, lam0, "no_solution", bound
+        tag = "optimal" if status == highspy.HighsModelStatus.kOptimal else "time_limit"
+        return np.round(x[self.n_lam:]), np.round(x[:self.n_lam]), tag, bound
+
+    # --- schedules ------------------------------------------------------------------------
+    def schedule(self, x: np.ndarray, lam: np.ndarray, algorithm: str = "colgen") -> Schedule:
+        """The per-server schedule of integer x and λ: each server of a pattern unit takes
+        one chosen pattern, and the jobs of each class fill its room in index order."""
+        inst = self.inst
+        T = inst.horizon
+        chosen = [n for n in range(len(self.columns)) if x[n] > 0.5]
+        y = {self.columns[n].job: np.zeros((T, len(inst.worker_names)), dtype=np.int64)
+             for n in chosen}
+        z = {self.columns[n].job: np.zeros((T, len(inst.ps_names)), dtype=np.int64)
+             for n in chosen}
+        for pool, attr, out in zip(self.pools, ("workers", "ps"), (y, z), strict=True):
+            for u in range(pool.n_units):
+                servers = pool.units[u]
+                users = [(self.columns[n].job, getattr(self.columns[n], attr)[:, u])
+                         for n in chosen if getattr(self.columns[n], attr)[:, u].any()]
+                if not users:
+                    continue
+                if not pool.pattern[u]:
+                    for i, counts in users:
+                        out[i][:, servers[0]] += counts
+                    continue
+                P = pool.patterns[u]
+                for t in range(T):
+                    need = [(i, int(c[t])) for i, c in users if c[t] > 0]
+                    if not need:
+                        continue
+                    block = lam[pool.lam_base[u] + t * len(P):pool.lam_base[u] + (t + 1) * len(P)]
+                    pats = [p for p in range(len(P)) for _ in range(int(round(block[p])))]
+                    room = [P[p].copy() for p in pats]
+                    for i, k in need:
+                        c = pool.classes[u][i]
+                        for s, rm in enumerate(room):
+                            if k == 0:
+                                break
+                            take = min(k, int(rm[c]))
+                            if take > 0:
+                                out[i][t, servers[s]] += take
+                                rm[c] -= take
+                                k -= take
+                        if k > 0:
+                            raise ValueError(f"patterns of unit {u} in slot {t} do not hold "
+                                             f"job {i}'s counts")
+        return Schedule.from_arrays(inst, algorithm, y, z, trim=True)
+
+
+def price(master: PatternMaster, specs: list, pi: np.ndarray) -> tuple[list, float]:
+    """Every job's best schedule at row prices ``pi`` (OASiS's subroutine against the full
+    capacities) and the Lagrangian bound ``LB(π)`` of the module docstring."""
+    from oasis_opt.online.subroutine import best_schedule
+    inst = master.inst
+    T, R = inst.horizon, len(inst.resources)
+    H, K = len(inst.worker_names), len(inst.ps_names)
+    found = []
+    bound = master.fixed_part(pi)
+    for i, spec in enumerate(specs):
+        cw, cp = master.unit_costs(pi, i)
+        p = np.zeros((T, H, R))
+        q = np.zeros((T, K, R))
+        # one resource the job demands carries the whole unit cost (α·p = cost)
+        for arr, cost, d in ((p, cw, inst.worker_demand[i]), (q, cp, inst.ps_demand[i])):
+            need = np.flatnonzero(d > 0)
+            if need.size:
+                arr[:, :, need[0]] = cost / d[need[0]]
+        b = best_schedule(spec, p, q, inst.worker_capacity, inst.ps_capacity)
+        found.append(b)
+        if np.isfinite(b.payoff):
+            bound += max(0.0, b.payoff)
+    return found, bound
+
+
+def column_slots(col: GroupColumn) -> tuple[int, int]:
+    """First and last slot in which the column holds servers ((0, −1) when none)."""
+    busy = np.flatnonzero(col.workers.any(axis=1) | col.ps.any(axis=1))
+    return (int(busy[0]), int(busy[-1])) if busy.size else (0, -1)
