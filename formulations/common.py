@@ -105,6 +105,10 @@ SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
                        cumulative=False, completion_cuts=False, ps_cuts=False,
                        ps_dominance=False,
                        symmetry="none", packing="server")
+#: The default without the rows whose size grows with the square of a job's window (the
+#: cumulative rows, the completion and PS cuts: ``Σ_{t' ≤ t}`` over every slot t): what long
+#: horizons get when those rows would not fit the time limit (``Prep.cut_nonzeros``).
+LEAN = Options(cumulative=False, completion_cuts=False, ps_cuts=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,11 +154,16 @@ class Prep:
         return max(t, int(self.earliest[i]))
 
     def worker_servers(self, i: int) -> list[int]:
-        """Worker units job i can use."""
-        return [int(h) for h in np.flatnonzero(self.ub_y[i])]
+        """Worker units job i can use (computed once per job: the builders ask per row)."""
+        return self._units_of[0][i]
 
     def ps_servers(self, i: int) -> list[int]:
-        return [int(k) for k in np.flatnonzero(self.ub_z[i])]
+        return self._units_of[1][i]
+
+    @cached_property
+    def _units_of(self) -> tuple[list[list[int]], list[list[int]]]:
+        return ([[int(h) for h in np.flatnonzero(row)] for row in self.ub_y],
+                [[int(k) for k in np.flatnonzero(row)] for row in self.ub_z])
 
     @cached_property
     def y_index(self) -> list[tuple[int, int, int]]:
@@ -272,6 +281,66 @@ class Prep:
     def upper_bound(self) -> float:
         """A trivial bound on OPT: ``Σ_i max_t f_i`` over the jobs that can earn."""
         return float(sum(self.gain[i].max() for i in self.active))
+
+    def model_size(self) -> dict[str, int]:
+        """Columns, rows and nonzeros of the compact MILP with these options, counted from the
+        index sets without building it (an upper estimate: rows a modeller skips as empty
+        are counted); ``cut_nonzeros`` of them in the quadratic cut rows."""
+        o, inst = self.options, self.instance
+        R = len(inst.resources)
+        ny, nz, nc = len(self.y_index), len(self.z_index), len(self.c_index)
+        npat = len(self.worker_pattern_index) + len(self.ps_pattern_index)
+        nwork = len(self.work_index)
+        cols = ny + nz + 2 * nc + npat
+        rows = nc + nwork * (2 if o.ps_dominance else 1) + len(self.active) + nwork
+        nnz = 3 * nc + ny + nwork + ny + nc  # running, work link, workload
+        nnz += 2 * (ny + nz)  # PS ratio (and its dominance twin)
+        if o.server_linking:
+            rows, nnz = rows + ny, nnz + 2 * ny
+        if o.ps_linking:
+            rows, nnz = rows + nz, nnz + 2 * nz
+        if self.packing == "server":
+            rows += len(self.worker_capacity_rows) + len(self.ps_capacity_rows)
+            nnz += R * (ny + nz)
+        else:
+            rows += len(self.worker_patterns) + len(self.ps_patterns)
+            classes = sum(len(c) for c, _ in self.worker_patterns.values()) + sum(
+                len(c) for c, _ in self.ps_patterns.values())
+            rows += classes
+            nnz += 2 * npat + ny + nz + sum(
+                len(c) * len(p) for c, p in self.worker_patterns.values()) + sum(
+                len(c) * len(p) for c, p in self.ps_patterns.values())
+        cut_rows, cut_nnz = self._cut_counts()
+        return {"columns": cols, "rows": rows + cut_rows, "nonzeros": nnz + cut_nnz,
+                "cut_nonzeros": cut_nnz}
+
+    def cut_nonzeros(self) -> int:
+        """Nonzeros of the rows that grow with the square of a job's window (``LEAN``)."""
+        return self._cut_counts()[1]
+
+    def _cut_counts(self) -> tuple[int, int]:
+        """(rows, nonzeros) of the cumulative rows and the completion / PS cuts, in closed
+        form per job: with ``n`` slots ``a_i … l_i``, a row at slot t sums ``t − a_i + 1``
+        slots of every unit, plus the completion terms of its window."""
+        o = self.options
+        rows = nnz = 0
+        for i in self.active:
+            a, e, last = int(self.instance.arrival[i]), int(self.earliest[i]), int(self.latest[i])
+            nh, nk = len(self.worker_servers(i)), len(self.ps_servers(i))
+            n, nc = last - a + 1, last - e + 1
+            tri_all = (n - 1) * n // 2  # Σ_{t=a}^{l−1} (t − a + 1)
+            tri_cum = tri_all - (e - a) * (e - a + 1) // 2  # Σ_{t=e}^{l−1} (t − a + 1)
+            if o.cumulative:
+                rows += nc - 1
+                nnz += tri_cum * nh + 2 * (nc - 1)
+            for on, units in ((o.completion_cuts, nh), (o.ps_cuts, nk)):
+                if on:
+                    rows += n - 1
+                    nnz += tri_all * units + (n - 1) * nc
+            if o.ps_cuts:
+                rows += 1
+                nnz += n * nk + 1
+        return rows, nnz
 
     def size(self) -> dict[str, int | str]:
         """Counts that describe the MILP (for benchmarks and reports)."""

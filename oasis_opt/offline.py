@@ -1,25 +1,44 @@
-"""The exact offline optimum (SPEC §2): build the compact MILP, hand it to HiGHS, read back a
-schedule and a typed report.
+"""The exact offline optimum (SPEC §2): pick a route by its predicted cost, build the compact
+MILP (or run column generation), hand it to HiGHS, read back a schedule and a typed report.
 
-This is the one module (with ``formulations/``) that talks to solver APIs: Pyomo's maintained
-HiGHS interface (``pyomo.contrib.solver``) and PuLP's ``pulp.HiGHS`` (through highspy).
+This is the one module (with ``formulations/`` and ``solvers.py``) that talks to solver APIs:
+highspy directly (``formulations/compact_highspy.py``, the default), Pyomo's maintained HiGHS
+interface (``pyomo.contrib.solver``) and PuLP's ``pulp.HiGHS`` (through highspy).
+
+Time limits bound the whole call (SPEC §6). ``solve`` fixes a deadline ``start + time_limit``
+at its first line and every step gets what is left of it:
+
+1. the online algorithms of the registry run first (well under a second at the paper's
+   scale); the best of their schedules is the *floor*: the answer is never worse;
+2. the route is picked from predicted costs, before anything large is built: the compact
+   MILP's columns, rows and nonzeros are counted from the index sets (``Prep.model_size``),
+   turned into seconds with a per-nonzero cost measured for each modeller, and compared with
+   the budget. The quadratic-in-horizon cut rows are dropped (``LEAN``) when they would eat
+   the budget; Pyomo or PuLP hand over to highspy when their build would; column generation
+   takes instances too large for the compact model;
+3. HiGHS gets the time left minus a reserve for extraction and validation, and a callback
+   interrupts it at the deadline if it overshoots (a long root LP);
+4. the better of the solver's schedule and the floor is returned; the bound is the least of
+   the solver's dual bound and ``Σ_i max_t f_i``, and never below the utility returned.
 
 What the report means:
 
-- ``total_utility`` (``objective``) is the utility of the extracted schedule, recomputed from the
-  instance after trimming every job after the first slot at which its work reaches V_i. For a
-  proven optimum it equals the solver's objective (1e-6 rel.). For a time-limited incumbent it
-  can only be higher: the MILP may have chosen a completion slot ``c_it`` later than the one the
-  work reaches, and ``f_i`` is non-increasing; the trimmed schedule is itself a feasible MILP
-  point, so the solver's bound still covers it;
-- ``bound`` is HiGHS's dual bound, tightened to ``Σ_i max_t f_i`` when that is smaller, and never
-  below ``total_utility``;
-- ``gap = (bound − total_utility) / total_utility`` (relative to the incumbent, as Gurobi's
-  ``MIPGap``); 0 when both are 0, ``None`` when the incumbent is 0 and the bound is not.
-- seconds: ``build_seconds`` (preprocessing and the Python model), ``handover_seconds`` (model
-  to HiGHS and the solution back: Pyomo's ``set_instance`` and loading, PuLP's column/row
-  passing), ``solve_seconds`` (HiGHS run time), ``seconds`` (the whole call, extraction and
-  validation included).
+- ``total_utility`` (``objective``) is the utility of the returned schedule, recomputed from
+  the instance after trimming every job after the first slot at which its work reaches V_i. For
+  a proven optimum it equals the solver's objective (1e-6 rel.). For a time-limited incumbent
+  it can only be higher: the MILP may have chosen a completion slot ``c_it`` later than the one
+  the work reaches, and ``f_i`` is non-increasing; the trimmed schedule is itself a feasible
+  MILP point, so the solver's bound still covers it;
+- ``bound`` ≥ OPT ≥ ``total_utility``; ``gap = (bound − total_utility) / total_utility``
+  (relative to the incumbent, as Gurobi's ``MIPGap``); 0 when both are 0, ``None`` when the
+  incumbent is 0 and the bound is not;
+- ``history``: ``(seconds, incumbent, bound)`` whenever either side improved (incumbent
+  ``None`` before the first one), from the floor to the end;
+- seconds: ``build_seconds`` (preprocessing and the model), ``handover_seconds`` (model to
+  HiGHS and the solution back), ``solve_seconds`` (HiGHS run time), ``seconds`` (the whole
+  call: floor, extraction and validation included).
+
+A failure of the solver on valid input raises ``SolverError`` (the CLI: exit 1, one line).
 """
 
 from __future__ import annotations
@@ -30,29 +49,33 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, SolverError
 from .model import REL_TOL, Instance, Schedule
 
 #: HiGHS threads: the machine's cores are shared with other work, and HiGHS's MIP search is
 #: essentially serial; one thread avoids oversubscription.
 THREADS = 1
-MODELERS = ("pyomo", "pulp")
+MODELERS = ("auto", "highspy", "pyomo", "pulp")
 METHODS = ("auto", "compact", "colgen")
+
+#: Progress callback: (elapsed seconds, incumbent utility or None, bound).
+Progress = Callable[[float, "float | None", float], None]
 
 
 class SolveStatus(str, Enum):
     """How the solve ended: proven optimal (within ``mip_gap``), stopped by the time limit (or
-    another limit) with the incumbent, or a solver error (the empty schedule is returned)."""
+    another limit) with the incumbent, or feasible without proof (column generation)."""
 
     OPTIMAL = "optimal"
     TIME_LIMIT = "time_limit"
     #: column generation finished without a time limit, but price-and-branch left a gap to
     #: the LP bound: a feasible schedule and a valid bound, optimality not proven.
     FEASIBLE = "feasible"
+    #: kept for readers of old reports; ``solve`` raises ``SolverError`` instead.
     ERROR = "error"
 
 
@@ -61,7 +84,7 @@ class SolveReport:
     """The outcome of one offline solve (module docstring for the meaning of each figure)."""
 
     status: SolveStatus
-    objective: float  # utility of the extracted schedule = SPEC §6 total_utility
+    objective: float  # utility of the returned schedule = SPEC §6 total_utility
     bound: float
     gap: float | None
     build_seconds: float
@@ -71,6 +94,11 @@ class SolveReport:
     modeler: str
     method: str
     solver_objective: float | None = None  # the MILP's own objective value of the incumbent
+    history: tuple[tuple[float, float | None, float], ...] = ()
+    #: what ran: e.g. ``compact/highspy/full``, ``compact/highspy/lean``, ``colgen``; and
+    #: the online algorithm whose schedule was returned, when it beat the solver's
+    route: str = ""
+    floor: str | None = None
 
     @property
     def total_utility(self) -> float:
@@ -80,6 +108,7 @@ class SolveReport:
         d = asdict(self)
         d["status"] = self.status.value
         d["total_utility"] = d.pop("objective")
+        d["history"] = [list(h) for h in self.history]
         return d
 
 
@@ -96,19 +125,65 @@ class _Raw:
     solve: float
 
 
-def solve(instance: Instance, modeler: str = "pyomo", time_limit: float | None = None,
+class _Clock:
+    """The deadline of one call: ``start + time_limit`` (None: no limit)."""
+
+    def __init__(self, time_limit: float | None) -> None:
+        self.start = time.perf_counter()
+        self.limit = time_limit
+        self.deadline = None if time_limit is None else self.start + time_limit
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.perf_counter()
+
+
+@dataclass(eq=False)
+class _Tracker:
+    """The best incumbent and the least bound seen so far; every change is appended to the
+    history and reported to ``on_progress``."""
+
+    clock: _Clock
+    on_progress: Progress | None
+    incumbent: float | None = None
+    bound: float = math.inf
+    history: list[tuple[float, float | None, float]] = field(default_factory=list)
+
+    def update(self, incumbent: float | None = None, bound: float | None = None) -> None:
+        changed = False
+        if incumbent is not None and math.isfinite(incumbent) and (
+                self.incumbent is None or incumbent > self.incumbent + REL_TOL * max(
+                    1.0, abs(incumbent))):
+            self.incumbent, changed = float(incumbent), True
+        if bound is not None and math.isfinite(bound) and bound < self.bound - REL_TOL * max(
+                1.0, abs(bound)):
+            self.bound, changed = float(bound), True
+        if changed:
+            point = (round(self.clock.elapsed(), 4), self.incumbent, self.bound)
+            self.history.append(point)
+            if self.on_progress is not None:
+                self.on_progress(*point)
+
+
+def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = None,
           mip_gap: float = 0.0, method: str = "auto",
-          options: Any = None, solver: str = "highs") -> tuple[Schedule, SolveReport]:
-    """Solve the offline problem of ``instance`` exactly (or until ``time_limit`` seconds of
-    HiGHS time) and return the validated schedule and its report.
+          options: Any = None, solver: str = "highs",
+          on_progress: Progress | None = None) -> tuple[Schedule, SolveReport]:
+    """Solve the offline problem of ``instance`` exactly, or within ``time_limit`` seconds of
+    wall time for the whole call (module docstring), and return the validated schedule and
+    its report.
 
     ``method``: ``compact`` (the time-indexed MILP), ``colgen`` (column generation: LP bound and
-    price-and-branch schedule), ``auto`` (compact up to ``COMPACT_SIZE_LIMIT``, else colgen).
-    ``options``: ``formulations.common.Options`` (tightenings). ``solver``: ``highs``, or
-    another MILP solver for the compact model (``oasis_opt.solvers``; forces ``compact``).
+    price-and-branch schedule), ``auto`` (by predicted cost). ``modeler``: ``auto`` (highspy
+    directly), ``highspy``, ``pyomo`` or ``pulp`` for the compact MILP (Pyomo and PuLP hand
+    over to highspy when their build would not fit the time limit). ``options``:
+    ``formulations.common.Options`` (tightenings). ``solver``: ``highs``, or another MILP solver
+    for the compact model (``oasis_opt.solvers``; forces ``compact``). ``on_progress(seconds,
+    incumbent, bound)`` is called whenever either side improves.
     """
-    from .validate import validate
-
+    clock = _Clock(time_limit)
     if modeler not in MODELERS:
         raise InputError("--modeler", f"unknown modeler {modeler!r}; choose from "
                                       f"{', '.join(MODELERS)}")
@@ -122,43 +197,12 @@ def solve(instance: Instance, modeler: str = "pyomo", time_limit: float | None =
     if solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)
         from . import solvers
         modeler, method = solvers.check(solver), "compact"
-    method = _choose_method(instance, method)
+    tracker = _Tracker(clock, on_progress)
+    floor = _floor(instance, clock, tracker) if time_limit is not None else None
+    method = _choose_method(instance, method, clock)
     if method == "colgen":
-        return _solve_colgen(instance, time_limit, mip_gap, modeler)
-
-    from .formulations.common import prepare
-
-    start = time.perf_counter()
-    prep = prepare(instance, options)
-    prep_seconds = time.perf_counter() - start
-    if not prep.active:  # no job can earn anything: the empty schedule is optimal
-        raw = _Raw(SolveStatus.OPTIMAL, 0.0, 0.0, (), 0.0, 0.0, 0.0)
-    elif solver != "highs":
-        r = solvers.solve(solver, prep, time_limit, mip_gap, THREADS)
-        raw = _Raw(SolveStatus(r.status), r.objective, r.bound, r.values, r.build_seconds,
-                   r.handover_seconds, r.solve_seconds)
-    else:
-        raw = _ROUTES[modeler](prep, time_limit, mip_gap)
-    schedule = _extract(prep, raw)
-    utility = schedule.total_utility
-    bound = _bound(raw, prep.upper_bound(), utility)
-    report = validate(instance, schedule)
-    if not report.feasible:
-        from .algorithms import InvalidScheduleError
-        raise InvalidScheduleError(
-            f"the offline solver produced an infeasible schedule on {instance.name}: "
-            + "; ".join(str(v) for v in report.violations[:5]))
-    seconds = time.perf_counter() - start
-    result = SolveReport(
-        status=raw.status, objective=utility, bound=bound, gap=relative_gap(bound, utility),
-        build_seconds=prep_seconds + raw.build, handover_seconds=raw.handover,
-        solve_seconds=raw.solve, seconds=seconds, modeler=modeler, method=method,
-        solver_objective=raw.solver_objective)
-    schedule = schedule.with_extras(status=result.status.value, bound=result.bound,
-                                    gap=result.gap, seconds=seconds, modeler=modeler,
-                                    method=method, solver=solver,
-                                    solver_objective=raw.solver_objective)
-    return schedule, result
+        return _solve_colgen(instance, clock, tracker, mip_gap, floor)
+    return _solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, floor)
 
 
 def relative_gap(bound: float, incumbent: float) -> float | None:
@@ -169,85 +213,348 @@ def relative_gap(bound: float, incumbent: float) -> float | None:
     return max(0.0, (bound - incumbent) / abs(incumbent))
 
 
-#: ``auto`` takes the compact MILP while jobs × slots × servers stays below this; beyond it,
-#: column generation. Measured on the paper preset (80 servers, docs/offline.md): 40 jobs ×
-#: 20 slots (64 000) and 60 × 30 (144 000) prove optimal in 1 and 5 s; 80 × 40 (256 000)
-#: is still open after 60 s (gap 0.04 %), where column generation stops by itself in 16 s.
+# --- the floor: the best online schedule ------------------------------------------------
+
+
+def _floor(instance: Instance, clock: _Clock, tracker: _Tracker) -> Schedule | None:
+    """The best schedule of the registered online algorithms (each validated by
+    ``algorithms.run``), run while they take less than a tenth of the budget."""
+    from . import algorithms
+    best: Schedule | None = None
+    for name in algorithms.names():
+        left = clock.remaining()
+        if left is not None and clock.limit is not None and clock.elapsed() > 0.1 * clock.limit:
+            break  # the rest of the budget belongs to the solver
+        schedule = algorithms.run(name, instance)
+        if best is None or schedule.total_utility > best.total_utility:
+            best = schedule
+    if best is not None:
+        tracker.update(incumbent=best.total_utility)
+    return best
+
+
+# --- the route by predicted cost ----------------------------------------------------------
+
+#: Without a time limit ``auto`` takes the compact MILP while jobs × slots × servers stays
+#: below this; beyond it, column generation. Measured on the paper preset (80 servers,
+#: docs/offline.md): 40 jobs × 20 slots (64 000) and 60 × 30 (144 000) prove optimal in 1 and
+#: 5 s; 80 × 40 (256 000) is still open after 60 s (gap 0.04 %), where column generation stops
+#: by itself in 16 s.
 COMPACT_SIZE_LIMIT = 150_000
+#: With a time limit of S seconds, the compact MILP is taken up to ``CELLS_PER_SECOND · S``
+#: cells as well (at most ``COMPACT_SIZE_LIMIT``): HiGHS's root LP alone grows about linearly.
+CELLS_PER_SECOND = 5_000
+#: Seconds per (predicted) nonzero of preprocessing and model build, measured on models of
+#: 3 k–3 M nonzeros (docs/offline.md): highspy arrays 2–5 µs, Pyomo 25–40 µs plus its
+#: hand-over, PuLP 9–24 µs; rounded up, since a late answer breaks the contract.
+BUILD_SECONDS_PER_NNZ = {"highspy": 6.0e-6, "pyomo": 5.0e-5, "pulp": 3.0e-5}
+#: Bytes per nonzero while the model is built (Python lists or modelling objects).
+BUILD_BYTES_PER_NNZ = {"highspy": 120, "pyomo": 2_000, "pulp": 1_500}
+#: Share of the budget the model build may take; beyond it the cheaper medium is used.
+BUILD_SHARE = 0.25
+#: Share of the budget the quadratic cut rows may take to build (else ``LEAN``).
+CUT_SHARE = 0.10
+#: Without a time limit the cut rows are dropped beyond this many nonzeros.
+CUT_NNZ_LIMIT = 3_000_000
 
 
-def _choose_method(instance: Instance, method: str) -> str:
-    """``auto``: compact for small instances, column generation for large ones."""
+def _cells(instance: Instance) -> int:
+    """Jobs × slots from arrival × servers: an upper bound on the allocation cells."""
+    slots = int((instance.horizon - instance.arrival).sum()) if instance.num_jobs else 0
+    return slots * (len(instance.worker_names) + len(instance.ps_names))
+
+
+def _choose_method(instance: Instance, method: str, clock: _Clock) -> str:
+    """``auto``: compact while the allocation cells stay below ``COMPACT_SIZE_LIMIT`` (and
+    ``CELLS_PER_SECOND`` times the budget), else column generation."""
     if method != "auto":
         return method
-    size = instance.num_jobs * instance.horizon * (len(instance.worker_names)
-                                                   + len(instance.ps_names))
-    return "compact" if size <= COMPACT_SIZE_LIMIT else "colgen"
+    limit = COMPACT_SIZE_LIMIT
+    if clock.limit is not None:
+        limit = min(limit, max(20_000, CELLS_PER_SECOND * clock.limit))
+    return "compact" if _cells(instance) <= limit else "colgen"
 
 
-def _solve_colgen(instance: Instance, time_limit: float | None, mip_gap: float,
-                  modeler: str) -> tuple[Schedule, SolveReport]:
-    """Column generation (LP bound) and price-and-branch (schedule), on highspy directly:
-    ``formulations/colgen.py``. ``modeler`` does not apply (reported as ``highspy``)."""
-    from .formulations import colgen
+def _plan(prep: Any, modeler: str, clock: _Clock, solver: str) -> tuple[Any, str]:
+    """(prep, modeler) of the route: the cut rows dropped (``common.LEAN``) when their
+    predicted build does not fit, the build handed to highspy when the requested modeller's
+    would not."""
+    from .formulations.common import LEAN, prepare
+    budget = clock.remaining()
+    medium = "highspy" if modeler == "auto" else modeler
+    nnz = prep.model_size()["nonzeros"]
+    cuts = prep.cut_nonzeros()
+    if cuts and (nnz > CUT_NNZ_LIMIT if budget is None
+                 else cuts * BUILD_SECONDS_PER_NNZ["highspy"] > CUT_SHARE * budget):
+        lean = replace(prep.options, **{k: getattr(LEAN, k) for k in
+                                        ("cumulative", "completion_cuts", "ps_cuts")})
+        prep = prepare(prep.instance, lean)
+        nnz = prep.model_size()["nonzeros"]
+    if solver == "highs" and medium != "highspy" and budget is not None \
+            and nnz * BUILD_SECONDS_PER_NNZ[medium] > BUILD_SHARE * budget:
+        medium = "highspy"
+    return prep, medium
+
+
+# --- the compact route ------------------------------------------------------------------
+
+
+def _solve_compact(instance: Instance, modeler: str, clock: _Clock, tracker: _Tracker,
+                   mip_gap: float, options: Any, solver: str,
+                   floor: Schedule | None) -> tuple[Schedule, SolveReport]:
+    from .formulations.common import prepare
+    from .limits import check_allocation
+
+    t0 = time.perf_counter()
+    prep = prepare(instance, options)
+    if not prep.active:  # no job can earn anything: the empty schedule is optimal
+        raw, medium = _Raw(SolveStatus.OPTIMAL, 0.0, 0.0, (), 0.0, 0.0, 0.0), \
+            ("highspy" if modeler == "auto" else modeler)
+    else:
+        prep, medium = _plan(prep, modeler, clock, solver)
+        size = prep.model_size()
+        check_allocation("instance", size["nonzeros"] * BUILD_BYTES_PER_NNZ.get(medium, 2_000),
+                         f"the compact MILP ({size['columns']} columns, {size['rows']} rows, "
+                         f"{size['nonzeros']} nonzeros)")
+        tracker.update(bound=prep.upper_bound())
+        if solver != "highs":
+            from . import solvers
+            r = solvers.solve(solver, prep, _highs_budget(clock, prep), mip_gap, THREADS)
+            raw = _Raw(SolveStatus(r.status), r.objective, r.bound, r.values, r.build_seconds,
+                       r.handover_seconds, r.solve_seconds)
+            if raw.status is SolveStatus.ERROR:
+                raise SolverError(f"{solver} failed on {instance.name}")
+        else:
+            raw = _ROUTES[medium](prep, clock, tracker, mip_gap)
+    prep_seconds = time.perf_counter() - t0 - raw.build - raw.handover - raw.solve
+    schedule = _extract(prep, raw)
+    status = raw.status
+    tracker.update(incumbent=schedule.total_utility if raw.values or not prep.active else None,
+                   bound=raw.bound)
+    chosen = None
+    if floor is not None and floor.total_utility > schedule.total_utility + REL_TOL * max(
+            1.0, abs(floor.total_utility)):
+        schedule, chosen = floor, str(floor.algorithm)
+        if status is SolveStatus.OPTIMAL:  # cannot happen for a correct model: say so
+            raise SolverError(f"the proven optimum of {instance.name} "
+                              f"({raw.solver_objective}) is below {chosen}'s schedule "
+                              f"({floor.total_utility})")
+    route = "compact/" + (solver if solver != "highs" else medium) + "/" + (
+        "lean" if not prep.options.completion_cuts and not prep.options.cumulative else "full")
+    return _finish(instance, schedule, status, tracker, clock, prep.upper_bound(),
+                   medium if solver == "highs" else modeler, "compact", route, chosen,
+                   prep_seconds + raw.build, raw.handover, raw.solve, raw.solver_objective,
+                   extra={"solver": solver})
+
+
+def _highs_budget(clock: _Clock, prep: Any) -> float | None:
+    """HiGHS's share of the time left: all but a reserve for extraction and validation
+    (measured ≈ 2 µs per allocation cell, plus a margin)."""
+    left = clock.remaining()
+    if left is None:
+        return None
+    cells = len(prep.y_index) + len(prep.z_index)
+    return max(0.05, left - 0.3 - 5e-6 * cells)
+
+
+def _finish(instance: Instance, schedule: Schedule, status: SolveStatus, tracker: _Tracker,
+            clock: _Clock, trivial: float, modeler: str, method: str, route: str,
+            floor: str | None, build: float, handover: float, solve_seconds: float,
+            solver_objective: float | None, extra: dict[str, Any] | None = None
+            ) -> tuple[Schedule, SolveReport]:
+    """Validate the schedule, settle the bound (≤ the trivial one, ≥ the utility), and build
+    the report and the schedule's extras."""
+    from .algorithms import InvalidScheduleError
     from .validate import validate
 
-    start = time.perf_counter()
-    with _quiet_stdout():
-        res = colgen.solve(instance, time_limit=time_limit, mip_gap=max(mip_gap, 1e-4))
-    schedule = res.incumbent
-    utility = schedule.total_utility
     report = validate(instance, schedule)
     if not report.feasible:
-        from .algorithms import InvalidScheduleError
         raise InvalidScheduleError(
-            f"column generation produced an infeasible schedule on {instance.name}: "
+            f"the offline solver produced an infeasible schedule on {instance.name}: "
             + "; ".join(str(v) for v in report.violations[:5]))
-    bound = max(res.bound, utility)
+    utility = schedule.total_utility
+    bound = max(min(tracker.bound, trivial), utility)
+    tracker.update(incumbent=utility, bound=bound)
     gap = relative_gap(bound, utility)
-    if gap is not None and gap <= max(mip_gap, REL_TOL):
-        status = SolveStatus.OPTIMAL
-    elif not res.proven or res.mip_status == "time_limit":
-        status = SolveStatus.TIME_LIMIT
-    else:
-        status = SolveStatus.FEASIBLE
-    seconds = time.perf_counter() - start
+    if status is not SolveStatus.OPTIMAL and gap is not None and gap <= REL_TOL:
+        status = SolveStatus.OPTIMAL  # the bound met the incumbent: proven after all
+    seconds = clock.elapsed()
     result = SolveReport(
-        status=status, objective=utility, bound=bound, gap=gap, build_seconds=0.0,
-        handover_seconds=0.0, solve_seconds=seconds, seconds=seconds, modeler="highspy",
-        method="colgen", solver_objective=utility)
-    extras = {"status": status.value, "bound": bound, "gap": gap, "seconds": seconds,
-              "method": "colgen", "lp_proven": res.proven, "lp_value": res.lp_value,
-              "iterations": res.iterations, "columns": res.columns,
-              "lp_seconds": res.lp_seconds, "pricing_seconds": res.pricing_seconds,
-              "mip_seconds": res.mip_seconds, "mip_status": res.mip_status,
-              "bound_seconds": res.bound_seconds}
-    return Schedule(schedule.instance, "optimal" if status is SolveStatus.OPTIMAL else "colgen",
-                    utility, schedule.jobs, extras), result
+        status=status, objective=utility, bound=bound, gap=gap, build_seconds=build,
+        handover_seconds=handover, solve_seconds=solve_seconds, seconds=seconds,
+        modeler=modeler, method=method, solver_objective=solver_objective,
+        history=tuple(tracker.history), route=route, floor=floor)
+    if status is SolveStatus.OPTIMAL or (floor is None and method == "compact"):
+        algorithm = "optimal"
+    else:
+        algorithm = floor or method
+    extras = {**(extra or {}), "status": status.value, "bound": bound, "gap": gap,
+              "seconds": seconds, "modeler": modeler, "method": method, "route": route,
+              "solver_objective": solver_objective}
+    if floor is not None:
+        extras["floor"] = floor
+    schedule = Schedule(schedule.instance, algorithm, utility, schedule.jobs, extras)
+    return schedule, result
 
 
 def _extract(prep: Any, raw: _Raw) -> Schedule:
     from .formulations.common import schedule_from_values
-    if raw.status is SolveStatus.ERROR or not raw.values:
+    if not raw.values:
         return schedule_from_values(prep, {}, {})
     return schedule_from_values(prep, *raw.values)
 
 
-def _bound(raw: _Raw, trivial: float, utility: float) -> float:
-    """The solver's dual bound, or the trivial ``Σ_i max f_i`` when smaller or missing; never
-    below the incumbent's utility (trimming can only raise it, and the solver's tolerances
-    can leave the bound a hair under it)."""
-    bound = trivial
-    if raw.bound is not None and math.isfinite(raw.bound):
-        bound = min(bound, raw.bound)
-    return max(bound, utility)
+# --- column generation ------------------------------------------------------------------
 
 
-# --- the two modeller routes -------------------------------------------------------------
+def _solve_colgen(instance: Instance, clock: _Clock, tracker: _Tracker, mip_gap: float,
+                  floor: Schedule | None) -> tuple[Schedule, SolveReport]:
+    """Column generation (LP bound) and price-and-branch (schedule), on highspy directly:
+    ``formulations/colgen.py``, given the time left and, where it takes them, a progress
+    callback."""
+    import inspect
+
+    from .formulations import colgen
+    from .formulations.common import Options, prepare
+
+    kwargs: dict[str, Any] = {"mip_gap": max(mip_gap, 1e-4)}
+    left = clock.remaining()
+    if left is not None:
+        kwargs["time_limit"] = max(0.5, 0.97 * left - 1.0)  # validation and extras after it
+    if "on_progress" in inspect.signature(colgen.solve).parameters:
+        kwargs["on_progress"] = lambda _s, inc, b: tracker.update(inc, b)
+    t0 = time.perf_counter()
+    try:
+        with _quiet_stdout():
+            res = colgen.solve(instance, **kwargs)
+    except (InputError, SolverError):
+        raise
+    except Exception as exc:  # a bug or solver failure on valid input
+        raise SolverError(f"column generation failed on {instance.name}: "
+                          f"{type(exc).__name__}: {exc}") from exc
+    seconds = time.perf_counter() - t0
+    schedule = res.incumbent
+    tracker.update(incumbent=schedule.total_utility, bound=res.bound)
+    chosen = None
+    if floor is not None and floor.total_utility > schedule.total_utility:
+        schedule, chosen = floor, str(floor.algorithm)
+    utility = schedule.total_utility
+    gap = relative_gap(max(res.bound, utility), utility)
+    if gap is not None and gap <= max(mip_gap, REL_TOL):
+        status = SolveStatus.OPTIMAL
+    elif not res.proven or res.mip_status == "time_limit" or clock.limit is not None:
+        status = SolveStatus.TIME_LIMIT
+    else:
+        status = SolveStatus.FEASIBLE
+    trivial = prepare(instance, Options(packing="server")).upper_bound()
+    if math.isfinite(res.bound):
+        trivial = min(trivial, res.bound)
+    extra = {"lp_proven": res.proven, "lp_value": res.lp_value,
+             "iterations": res.iterations, "columns": res.columns,
+             "lp_seconds": res.lp_seconds, "pricing_seconds": res.pricing_seconds,
+             "mip_seconds": res.mip_seconds, "mip_status": res.mip_status,
+             "bound_seconds": res.bound_seconds}
+    return _finish(instance, schedule, status, tracker, clock, trivial, "highspy", "colgen",
+                   "colgen", chosen, 0.0, 0.0, seconds, utility, extra=extra)
 
 
-def _solve_pyomo(prep: Any, time_limit: float | None, mip_gap: float) -> _Raw:
-    """Pyomo model → ``pyomo.contrib.solver`` HiGHS (persistent interface)."""
+# --- the three media of the compact MILP ---------------------------------------------------
+
+
+def _status_of(model_status: Any) -> SolveStatus:
+    """HiGHS model status → ours; anything but optimal or a limit is a solver failure."""
+    import highspy
+    s = highspy.HighsModelStatus
+    if model_status == s.kOptimal:
+        return SolveStatus.OPTIMAL
+    limits = {s.kTimeLimit, s.kIterationLimit, s.kInterrupt}
+    if hasattr(s, "kSolutionLimit"):
+        limits.add(s.kSolutionLimit)
+    if model_status in limits:
+        return SolveStatus.TIME_LIMIT
+    return SolveStatus.ERROR
+
+
+def _watch(h: Any, clock: _Clock, tracker: _Tracker, sense: float) -> None:
+    """Callbacks on a ``Highs`` object: every improving incumbent and, at most twice a second,
+    the dual bound go to the tracker (``sense`` −1 where the model is ``min −utility``); HiGHS
+    is interrupted once the wall-clock deadline has passed (its own time limit counts only
+    its run, and can overshoot in a long root LP)."""
+    last = [0.0]
+
+    def improving(e: Any) -> None:
+        out = e.data_out
+        tracker.update(sense * out.objective_function_value, sense * out.mip_dual_bound)
+
+    def interrupt(e: Any) -> None:
+        now = time.perf_counter()
+        if clock.deadline is not None and now > clock.deadline:
+            e.interrupt()
+        if now - last[0] >= 0.5 and e.data_out is not None:
+            last[0] = now
+            bound = sense * e.data_out.mip_dual_bound
+            tracker.update(bound=bound)
+
+    def lp_interrupt(e: Any) -> None:
+        if clock.deadline is not None and time.perf_counter() > clock.deadline:
+            e.interrupt()
+    h.cbMipImprovingSolution.subscribe(improving)
+    h.cbMipInterrupt.subscribe(interrupt)
+    h.cbSimplexInterrupt.subscribe(lp_interrupt)
+    h.cbIpmInterrupt.subscribe(lp_interrupt)
+
+
+def _new_highs() -> Any:
+    import highspy
+    with _quiet_stdout():  # the first Highs() of a process prints a banner on stdout
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+    return h
+
+
+def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float) -> _Raw:
+    """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
+    callbacks for progress and the deadline."""
+    import numpy as np
+
+    from .formulations import compact_highspy
+
+    t0 = time.perf_counter()
+    m = compact_highspy.build(prep.instance, prep=prep)
+    build = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    h = _new_highs()
+    h.setOptionValue("threads", THREADS)
+    h.setOptionValue("mip_rel_gap", float(mip_gap))
+    budget = _highs_budget(clock, prep)
+    if budget is not None:
+        h.setOptionValue("time_limit", float(budget))
+    h.passModel(m.lp())
+    _watch(h, clock, tracker, 1.0)
+    handover = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    h.run()
+    highs_seconds = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    status = _status_of(h.getModelStatus())
+    if status is SolveStatus.ERROR:
+        raise SolverError(f"HiGHS failed on {prep.instance.name}: "
+                          f"{h.modelStatusToString(h.getModelStatus())}")
+    info = h.getInfo()
+    values: tuple[dict, ...] = ()
+    incumbent = None
+    if info.primal_solution_status == 2:
+        incumbent = float(info.objective_function_value)
+        values = compact_highspy.values(m, np.asarray(h.getSolution().col_value))
+    bound = float(info.mip_dual_bound) if info.mip_node_count >= 0 else None
+    handover += time.perf_counter() - t3
+    return _Raw(status, incumbent, bound, values, build, handover, highs_seconds)
+
+
+def _solve_pyomo(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float) -> _Raw:
+    """Pyomo model → ``pyomo.contrib.solver`` HiGHS (persistent interface). Pyomo's interface
+    takes no callbacks: the history has the end points only, and the deadline rests on the
+    predicted build (``_plan``) and HiGHS's own time limit."""
     from pyomo.common.timing import HierarchicalTimer
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import TerminationCondition
@@ -261,9 +568,9 @@ def _solve_pyomo(prep: Any, time_limit: float | None, mip_gap: float) -> _Raw:
     timer = HierarchicalTimer()
     t1 = time.perf_counter()
     with _quiet_stdout():  # set_instance captures HiGHS output itself; belt and braces
-        res = opt.solve(m, time_limit=time_limit, rel_gap=mip_gap, threads=THREADS,
-                        raise_exception_on_nonoptimal_result=False, load_solutions=False,
-                        timer=timer)
+        res = opt.solve(m, time_limit=_highs_budget(clock, prep), rel_gap=mip_gap,
+                        threads=THREADS, raise_exception_on_nonoptimal_result=False,
+                        load_solutions=False, timer=timer)
     highs_seconds = float(res.timing_info.highs_time)
     tc = res.termination_condition
     if tc == TerminationCondition.convergenceCriteriaSatisfied:
@@ -272,10 +579,10 @@ def _solve_pyomo(prep: Any, time_limit: float | None, mip_gap: float) -> _Raw:
                 TerminationCondition.objectiveLimit, TerminationCondition.interrupted):
         status = SolveStatus.TIME_LIMIT
     else:
-        status = SolveStatus.ERROR
+        raise SolverError(f"HiGHS (through Pyomo) failed on {prep.instance.name}: {tc.name}")
     values: tuple[dict, ...] = ()
     incumbent = res.incumbent_objective
-    if incumbent is not None and status is not SolveStatus.ERROR:
+    if incumbent is not None:
         res.solution_loader.load_vars()
         values = compact_pyomo.values(m)
     handover = time.perf_counter() - t1 - highs_seconds
@@ -283,12 +590,11 @@ def _solve_pyomo(prep: Any, time_limit: float | None, mip_gap: float) -> _Raw:
                 highs_seconds)
 
 
-def _solve_pulp(prep: Any, time_limit: float | None, mip_gap: float) -> _Raw:
+def _solve_pulp(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float) -> _Raw:
     """PuLP problem → ``pulp.HiGHS`` (highspy). The steps of ``HiGHS.actualSolve`` are run one
-    by one to time the hand-over; status and bound come from HiGHS itself, not ``LpStatus``
-    (which says "Optimal" after a time limit). PuLP hands HiGHS ``min −objective``, so the
-    objective and the dual bound come back negated."""
-    import highspy
+    by one to time the hand-over and to put callbacks on PuLP's ``Highs`` object; status and
+    bound come from HiGHS itself, not ``LpStatus`` (which says "Optimal" after a time limit).
+    PuLP hands HiGHS ``min −objective``, so objective and dual bound come back negated."""
     import pulp
 
     from .formulations import compact_pulp
@@ -297,42 +603,39 @@ def _solve_pulp(prep: Any, time_limit: float | None, mip_gap: float) -> _Raw:
     m = compact_pulp.build(prep.instance, prep=prep)
     build = time.perf_counter() - t0
     problem = m.problem
-    solver = pulp.HiGHS(msg=False, timeLimit=time_limit, gapRel=mip_gap, threads=THREADS)
+    solver = pulp.HiGHS(msg=False, timeLimit=_highs_budget(clock, prep), gapRel=mip_gap,
+                        threads=THREADS)
     t1 = time.perf_counter()
     with _quiet_stdout():  # the first Highs() of a process prints a banner on stdout
         solver.createAndConfigureSolver(problem)
     solver.buildSolverModel(problem)
-    handover = time.perf_counter() - t1
     h = problem.solverModel
-    solver.callSolver(problem)
-    highs_seconds = float(h.getRunTime())
+    _watch(h, clock, tracker, -1.0)
+    handover = time.perf_counter() - t1
     t2 = time.perf_counter()
+    solver.callSolver(problem)
+    highs_seconds = time.perf_counter() - t2
+    t3 = time.perf_counter()
     st, sol_st = solver.findSolutionValues(problem)
     problem.assignStatus(st, sol_st)
     info = h.getInfo()
-    model_status = h.getModelStatus()
+    status = _status_of(h.getModelStatus())
+    if status is SolveStatus.ERROR:
+        raise SolverError(f"HiGHS (through PuLP) failed on {prep.instance.name}: "
+                          f"{h.modelStatusToString(h.getModelStatus())}")
     has_solution = info.primal_solution_status == 2
-    if model_status == highspy.HighsModelStatus.kOptimal:
-        status = SolveStatus.OPTIMAL
-    elif model_status in (highspy.HighsModelStatus.kTimeLimit,
-                          highspy.HighsModelStatus.kIterationLimit,
-                          highspy.HighsModelStatus.kInterrupt,
-                          getattr(highspy.HighsModelStatus, "kSolutionLimit", None)):
-        status = SolveStatus.TIME_LIMIT
-    else:
-        status = SolveStatus.ERROR
     sense = -1.0  # maximisation handed over as min(−obj)
     incumbent = sense * info.objective_function_value if has_solution else None
     bound = sense * info.mip_dual_bound if info.mip_node_count >= 0 else None
     values: tuple[dict, ...] = ()
-    if has_solution and status is not SolveStatus.ERROR:
+    if has_solution:
         values = compact_pulp.values(m)
-    handover += time.perf_counter() - t2
+    handover += time.perf_counter() - t3
     return _Raw(status, incumbent, bound, values, build, handover, highs_seconds)
 
 
-_ROUTES: dict[str, Callable[[Any, float | None, float], _Raw]] = {
-    "pyomo": _solve_pyomo, "pulp": _solve_pulp,
+_ROUTES: dict[str, Callable[[Any, _Clock, _Tracker, float], _Raw]] = {
+    "highspy": _solve_highspy, "pyomo": _solve_pyomo, "pulp": _solve_pulp,
 }
 
 

@@ -14,7 +14,13 @@ from bruteforce import best_utility
 from conftest import INSTANCES
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oasis_opt.formulations.common import SPEC_OPTIONS, Options, binding_resources, prepare
+from oasis_opt.formulations.common import (
+    LEAN,
+    SPEC_OPTIONS,
+    Options,
+    binding_resources,
+    prepare,
+)
 
 from oasis_opt.errors import InputError
 from oasis_opt.io import instance_from_dict, load_instance, load_schedule
@@ -86,10 +92,11 @@ TINY = {
 
 @pytest.mark.parametrize("name", sorted(TINY))
 def test_bruteforce_equals_both_modellers(name):
+    """Brute force = Pyomo = PuLP = the same rows as highspy arrays, with every option set."""
     instance = instance_from_dict(TINY[name])
     expected = best_utility(instance)
-    for modeler in ("pyomo", "pulp"):
-        for options in (Options(), SPEC_OPTIONS,
+    for modeler in ("pyomo", "pulp", "highspy"):
+        for options in (Options(), SPEC_OPTIONS, LEAN, Options(packing="server"),
                         Options(completion_cuts=False, ps_cuts=False, ps_dominance=False)):
             sched, rep = solve(instance, modeler=modeler, options=options)
             assert rep.status is SolveStatus.OPTIMAL
@@ -304,10 +311,10 @@ def _brute_sized(draw):
 @given(_brute_sized())
 def test_random_tiny_instances_match_bruteforce(d):
     """The default formulation (merged classes, cuts, the no-idle-PS dominance row) against
-    the brute force on random instances, both modellers."""
+    the brute force on random instances, both modellers and the highspy arrays."""
     instance = instance_from_dict(d)
     expected = best_utility(instance)
-    for modeler in ("pyomo", "pulp"):
+    for modeler in ("pyomo", "pulp", "highspy"):
         sched, rep = solve(instance, modeler=modeler)
         assert rep.status is SolveStatus.OPTIMAL
         assert close(rep.objective, expected), (modeler, rep.objective, expected)
