@@ -291,7 +291,9 @@ def schedule_figure(instance: Instance, schedule: Schedule, violations: int = 0)
             axp.set_yscale("log")
             axp.set_xlim(-0.5, T - 0.5)
             axp.set_xlabel("slot", fontsize=8)
-            axp.set_ylabel("price / L\n(line: mean over servers,\nband: min–max)", fontsize=7)
+            if n == 0:  # one label for both pools: a second one would run into the first plot
+                axp.set_ylabel("price / L\n(line: mean over servers,\nband: min–max)",
+                               fontsize=7)
             axp.tick_params(labelsize=7)
             who = "worker" if pool == "worker" else "PS"
             axp.set_title(f"OASiS's final {who} prices (dotted: U)", fontsize=9, loc="left")
