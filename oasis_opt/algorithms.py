@@ -18,6 +18,7 @@ from .validate import validate
 #: name -> "module:function"; online/heuristic schedulers, in the order reports list them.
 REGISTRY: dict[str, str] = {
     "oasis": "oasis_opt.online.oasis:run",
+    "oasis-adaptive": "oasis_opt.online.adaptive:run",
     "fifo": "oasis_opt.baselines.fifo:run",
     "drf": "oasis_opt.baselines.drf:run",
     "rrh": "oasis_opt.baselines.rrh:run",

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ def run(
     l_scale: float = 1.0,
     bounds: pr.PriceBounds | Mapping[str, Any] | None = None,
     certificate: bool = True,
+    bounds_update: Callable[[int], pr.PriceBounds | None] | None = None,
     **_: Any,
 ) -> Schedule:
     """Run OASiS on ``instance``.
@@ -55,6 +56,10 @@ def run(
         bounds: price bounds to use instead of the defaults of SPEC §3 (a ``PriceBounds`` or a
             mapping with R-vectors ``U_w, L_w, U_ps, L_ps``); the scales apply on top.
         certificate: compute ``D_cert`` (one more subroutine call per job at the end).
+        bounds_update: called with each job's index before its decision (oasis-adaptive's
+            online estimate); a returned ``PriceBounds`` (scales applied on top) replaces the
+            current bounds and every slot is re-priced from the resources in use. The jump in
+            ``Σ p·C`` counts in that arrival's ΔD. None: the bounds stay fixed (OASiS).
     """
     res = instance.resources
     base = pr.default_bounds(instance) if bounds is None else pr.from_mapping(bounds, instance)
@@ -76,10 +81,19 @@ def run(
     u_sum = 0.0
     P = 0.0
     D = D0
+    bound_updates = 0
     for i in map(int, order):
         job = instance.jobs[i]
         spec = JobSpec.from_instance(instance, i)
         start = time.perf_counter()
+        new_bounds = bounds_update(i) if bounds_update is not None else None
+        if new_bounds is not None:
+            b = pr.scaled(new_bounds, u_scale, l_scale, res)
+            alpha = b.alpha
+            wstate.rebound(b.U_w, b.L_w)
+            pstate.rebound(b.U_ps, b.L_ps)
+            price_cost = wstate.dual_cost() + pstate.dual_cost()
+            bound_updates += 1
         best = best_schedule(spec, wstate.price, pstate.price, wstate.free, pstate.free)
         dP = 0.0
         admitted = best.payoff > ADMIT_TOL
@@ -126,6 +140,7 @@ def run(
         "u_scale": u_scale,
         "l_scale": l_scale,
         "notes": list(b.notes),
+        **({"bound_updates": bound_updates} if bounds_update is not None else {}),
         "decision_ms_median": 1e3 * float(np.median(decision_s)) if decision_s else 0.0,
         "decision_seconds": float(sum(decision_s)),
         "certificate_seconds": cert_s,

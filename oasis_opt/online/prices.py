@@ -117,20 +117,61 @@ def _fit_counts(capacity: np.ndarray, demand: np.ndarray, cap: int) -> np.ndarra
 
 def opt_lower_bound(instance: Instance) -> float:
     """``OPT_lb = max_i f_i(ceil(V_i / w_max_i))`` over jobs that can finish alone (SPEC §3)."""
-    best = 0.0
-    T = instance.horizon
-    for i, job in enumerate(instance.jobs):
-        w = max_workers_alone(instance, i)
-        if w == 0:
-            continue
-        d = math.ceil(job.workload / w)
-        if job.arrival + d - 1 <= T - 1:
-            best = max(best, float(instance.utility_table[i, d - 1]))
-    return best
+    return max((job_bound_terms(instance, i).opt_lb for i in range(instance.num_jobs)),
+               default=0.0)
 
 
 def default_bounds(instance: Instance) -> PriceBounds:
     """The bounds of SPEC §3, derived from the instance (see the module docstring)."""
+    terms = [job_bound_terms(instance, i) for i in range(instance.num_jobs)]
+    R = len(instance.resources)
+    u_w = np.max([t.u_w for t in terms], axis=0) if terms else np.full(R, -np.inf)
+    u_ps = np.max([t.u_ps for t in terms], axis=0) if terms else np.full(R, -np.inf)
+    opt_lb = max((t.opt_lb for t in terms), default=0.0)
+    return bounds_from_terms(instance, u_w, u_ps, opt_lb)
+
+
+@dataclass(frozen=True)
+class JobBoundTerms:
+    """One job's share in the default bounds; the bounds are maxima of these over the jobs.
+
+    ``u_w[r] = f_i(ceil(V_i/N_i)) / α_i[r]`` (−inf where ``α_i[r] = 0``: the job does not
+    use r), ``u_ps`` alike with β, and ``opt_lb = f_i(ceil(V_i/w_max_i))`` (0 when the job
+    cannot finish alone by the horizon)."""
+
+    u_w: np.ndarray
+    u_ps: np.ndarray
+    opt_lb: float
+
+
+def job_bound_terms(instance: Instance, i: int) -> JobBoundTerms:
+    """Job i's ``JobBoundTerms``: what an online estimate of the bounds learns at its
+    arrival (oasis-adaptive), and what ``default_bounds`` takes the maximum of."""
+    job = instance.jobs[i]
+    # f_i(d_min) with d_min = ceil(V_i/N_i), read from the utility family itself (d_min may
+    # exceed the horizon; SPEC §3 takes it as written).
+    fmax = utility_value(job.utility, max(1, math.ceil(job.workload / job.max_workers)))
+
+    def per_unit(demand: np.ndarray) -> np.ndarray:
+        out = np.full(demand.shape, -np.inf)
+        np.divide(fmax, demand, out=out, where=demand > 0)
+        return out
+
+    w = max_workers_alone(instance, i)
+    lb = 0.0
+    if w > 0:
+        d = math.ceil(job.workload / w)
+        if job.arrival + d - 1 <= instance.horizon - 1:
+            lb = float(instance.utility_table[i, d - 1])
+    return JobBoundTerms(per_unit(instance.worker_demand[i]), per_unit(instance.ps_demand[i]),
+                         lb)
+
+
+def bounds_from_terms(instance: Instance, u_w: np.ndarray, u_ps: np.ndarray,
+                      opt_lb: float, notes: tuple[str, ...] = ()) -> PriceBounds:
+    """SPEC §3's bounds from given maxima: ``U = u`` on priced pairs some job uses (``u[r] >
+    −inf``), ``U = L`` on the others, and ``L = opt_lb / (2·n·T·Σ C[r])``. With the maxima over
+    all jobs this is ``default_bounds``; with the jobs seen so far, oasis-adaptive's estimate."""
     R = len(instance.resources)
     T = instance.horizon
     worker_total = instance.worker_capacity.sum(axis=0) if instance.worker_names else np.zeros(R)
@@ -138,33 +179,26 @@ def default_bounds(instance: Instance) -> PriceBounds:
     worker_priced = worker_total > 0
     ps_priced = ps_total > 0
     n = int(worker_priced.sum() + ps_priced.sum())
-    opt_lb = opt_lower_bound(instance)
-    notes: list[str] = []
+    out_notes = list(notes)
     if opt_lb <= 0:
-        notes.append("OPT_lb = 0: no job can earn utility alone in the empty cluster; "
-                     "every job is rejected")
-
-    # f_i(d_i_min) with d_i_min = ceil(V_i/N_i), read from the utility family itself (d_min may
-    # exceed the horizon; SPEC §3 takes it as written).
-    fmax = np.array([utility_value(j.utility, max(1, math.ceil(j.workload / j.max_workers)))
-                     for j in instance.jobs], dtype=float)
+        out_notes.append("OPT_lb = 0: no job can earn utility alone in the empty cluster; "
+                         "every job is rejected")
 
     def pool(total: np.ndarray, priced: np.ndarray,
-             demand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+             u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         L = np.zeros(R)
         U = np.zeros(R)
         if opt_lb <= 0:
             return U, L
         for r in np.flatnonzero(priced):
             L[r] = opt_lb / (2.0 * n * T * total[r])
-            users = demand[:, r] > 0 if demand.size else np.zeros(0, dtype=bool)
-            U[r] = float((fmax[users] / demand[users, r]).max()) if users.any() else L[r]
+            U[r] = float(u[r]) if u[r] > -np.inf else L[r]
         return U, L
 
-    U_w, L_w = pool(worker_total, worker_priced, instance.worker_demand)
-    U_ps, L_ps = pool(ps_total, ps_priced, instance.ps_demand)
-    return _floor_u(PriceBounds(U_w, L_w, U_ps, L_ps, worker_priced, ps_priced, opt_lb,
-                                tuple(notes)), instance.resources)
+    U_w, L_w = pool(worker_total, worker_priced, np.asarray(u_w, dtype=float))
+    U_ps, L_ps = pool(ps_total, ps_priced, np.asarray(u_ps, dtype=float))
+    return _floor_u(PriceBounds(U_w, L_w, U_ps, L_ps, worker_priced, ps_priced, float(opt_lb),
+                                tuple(out_notes)), instance.resources)
 
 
 def scaled(bounds: PriceBounds, u_scale: float, l_scale: float,
@@ -255,6 +289,14 @@ class PriceState:
         self.used[slots] += load
         self.free[slots] = self.capacity[None] - self.used[slots]
         self.price[slots] = self.L * np.exp(self.log_ratio * self.used[slots] * self.inv_cap)
+
+    def rebound(self, U: np.ndarray, L: np.ndarray) -> None:
+        """New bounds for the same use ``g``: every slot re-priced (oasis-adaptive, when its
+        estimate of U or L changes)."""
+        self.L = L
+        ratio = np.divide(U, L, out=np.ones_like(L, dtype=float), where=L > 0)
+        self.log_ratio = np.log(ratio)
+        self.price = self.L * np.exp(self.log_ratio * self.used * self.inv_cap)
 
     def dual_cost(self) -> float:
         """``Σ_t Σ_s Σ_r price·C``."""

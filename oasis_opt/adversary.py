@@ -1,0 +1,581 @@
+"""Worst cases by search: small instances that maximise OPT/ALG for one algorithm (issue 13).
+
+The competitive ratio of an online algorithm is a worst case over instances, and small instances
+are where worst cases are cheap to verify: the exact optimum of a 4-job, 6-slot instance takes
+milliseconds. ``search`` runs a local search over such instances, with the proven optimum
+(``offline.solve``) for every candidate, and a random-sampling control with the same number of
+evaluations that the search must beat.
+
+**Score.** For a candidate, ``ratio = OPT / ALG`` with OPT proven optimal and ALG the utility of
+the algorithm's validated schedule. Two cases have no finite ratio and never become the
+incumbent: OPT = 0 (``opt_zero``: nothing can earn, the ratio is undefined) and ALG = 0 < OPT
+(``alg_zero``: the ratio is +∞; it is counted and reported separately, because an algorithm
+without admission guarantees reaches it trivially — a FIFO head that blocks the queue — and it
+says nothing about how bad a finite answer can be). A solve that is not proven optimal within
+the per-candidate time limit is ``unsolved`` and skipped. "ALG = 0" means
+``ALG ≤ 1e-6·max(1, OPT)`` (``model.REL_TOL``).
+
+**Search** (restarted hill climbing, a (1, λ) strategy with plateau moves): a restart draws
+``batch`` random instances from the search space and keeps the best; each following round
+evaluates ``batch`` neighbours of the current instance, each made by 1–3 random local moves
+(arrival, workload, max/requested workers, PS ratio, one worker- or PS-demand entry, one server
+capacity, a job's utility scale or deadline, a job's position in the file, or one job redrawn),
+and moves to the best neighbour when it is at least as good; after ``patience`` rounds without
+a strict improvement the search restarts. The random control draws ``batch`` random instances
+per round from its own stream.
+
+**Determinism.** All randomness comes from ``numpy.random.default_rng([seed, stream])``; a
+round's candidates are drawn before any of them is evaluated, and results are read back in
+candidate order, so the outcome depends only on the seed and the number of evaluations — not on
+the executor, its worker count or the time budget. A time budget (``budget`` seconds) stops the
+search between rounds; rerunning with ``evaluations`` equal to the number it reports reproduces
+the result exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+from .model import REL_TOL
+
+#: Streams of ``default_rng([seed, stream])``: the search and the random control.
+SEARCH_STREAM, RANDOM_STREAM = 1, 2
+RESOURCES = ("gpu", "cpu")
+DEFAULT_EVALUATIONS = 200
+#: Utilities are 0 or in [MIN_VALUE, max_value]; finite ratios are at most J·max_value/MIN_VALUE.
+MIN_VALUE = 1.0
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """The instances the search visits: fixed sizes, integer demands and capacities in small
+    ranges, utility tables (non-increasing, every value 0 or in ``[MIN_VALUE, max_value]``).
+
+    Bounding the utilities bounds the ratio an adversary can reach by making the algorithm's
+    jobs nearly worthless (at most ``jobs·max_value/MIN_VALUE``): every ratio found is relative
+    to this range.
+    """
+
+    jobs: int = 4
+    horizon: int = 6
+    worker_servers: int = 2
+    ps_servers: int = 1
+    max_capacity: int = 8
+    max_demand: int = 4
+    max_workload: int = 12
+    max_workers: int = 4
+    max_ps_ratio: int = 4
+    max_value: float = 100.0
+
+    def check(self) -> None:
+        for name, lo, hi in (("jobs", 1, 8), ("horizon", 1, 12), ("worker_servers", 1, 4),
+                             ("ps_servers", 1, 3)):
+            x = getattr(self, name)
+            if not lo <= x <= hi:
+                raise InputError(f"--{name.replace('_', '-')}",
+                                 f"must be in {lo}…{hi} (the exact optimum is solved for every "
+                                 f"candidate), got {x}")
+
+
+# --- random instances and local moves ----------------------------------------------------
+
+
+def _table(rng: np.random.Generator, space: SearchSpace, peak: float | None = None) -> list:
+    """A non-increasing utility table of length T: a deadline step, a linear decay or a
+    sigmoid, peak drawn in [1, max_value]."""
+    T = space.horizon
+    v = float(rng.uniform(1.0, space.max_value)) if peak is None else peak
+    d = np.arange(1, T + 1, dtype=float)
+    kind = int(rng.integers(3))
+    if kind == 0:
+        vals = np.where(d <= int(rng.integers(1, T + 1)), v, 0.0)
+    elif kind == 1:
+        vals = np.maximum(0.0, v - float(rng.uniform(0, v / 2)) * (d - 1))
+    else:
+        g2, g3 = float(rng.uniform(0.2, 4.0)), float(rng.uniform(1.0, T))
+        vals = v / (1.0 + np.exp(np.minimum(50.0, g2 * (d - g3))))
+    return _monotone(vals)
+
+
+def _monotone(vals: np.ndarray) -> list[float]:
+    """Non-increasing, rounded to 3 decimals (rounding keeps the order), and every value below
+    ``MIN_VALUE`` set to 0: a job is worth 0 or at least 1, so a ratio cannot grow without
+    bound by letting an algorithm finish a job worth 0.001."""
+    vals = np.minimum.accumulate(np.maximum(np.asarray(vals, dtype=float), 0.0))
+    vals = np.where(vals < MIN_VALUE, 0.0, np.round(vals, 3))
+    return [float(x) for x in np.minimum.accumulate(vals)]
+
+
+def _demand(rng: np.random.Generator, space: SearchSpace) -> list[int]:
+    d = [int(x) for x in rng.integers(0, space.max_demand + 1, size=len(RESOURCES))]
+    if not any(d):
+        d[int(rng.integers(len(d)))] = 1
+    return d
+
+
+def _job(rng: np.random.Generator, space: SearchSpace, job_id: str) -> dict[str, Any]:
+    n = int(rng.integers(1, space.max_workers + 1))
+    return {
+        "id": job_id,
+        "arrival": int(rng.integers(space.horizon)),
+        "workload": int(rng.integers(1, space.max_workload + 1)),
+        "max_workers": n,
+        "ps_ratio": int(rng.integers(1, space.max_ps_ratio + 1)),
+        "worker_demand": _demand(rng, space),
+        "ps_demand": _demand(rng, space),
+        "requested_workers": int(rng.integers(1, n + 1)),
+        "utility": {"kind": "table", "values": _table(rng, space)},
+    }
+
+
+def random_instance(rng: np.random.Generator, space: SearchSpace,
+                    name: str = "adversary") -> dict[str, Any]:
+    """One instance of the space, as an ``oasis-instance/1`` dict."""
+    def servers(prefix: str, count: int) -> list[dict[str, Any]]:
+        return [{"name": f"{prefix}{s}",
+                 "capacity": [int(x) for x in
+                              rng.integers(1, space.max_capacity + 1, size=len(RESOURCES))]}
+                for s in range(count)]
+    return {
+        "format": "oasis-instance/1", "name": name, "horizon": space.horizon,
+        "resources": list(RESOURCES),
+        "worker_servers": servers("w", space.worker_servers),
+        "ps_servers": servers("p", space.ps_servers),
+        "jobs": [_job(rng, space, f"j{i}") for i in range(space.jobs)],
+    }
+
+
+def _clip(x: int, lo: int, hi: int) -> int:
+    return max(lo, min(hi, x))
+
+
+def _step(rng: np.random.Generator) -> int:
+    return int(rng.choice((-2, -1, 1, 2)))
+
+
+MOVES = ("arrival", "workload", "max_workers", "requested", "ps_ratio", "worker_demand",
+         "ps_demand", "capacity", "utility_scale", "utility_deadline", "utility_shape",
+         "reorder", "redraw")
+
+
+def _move(rng: np.random.Generator, inst: dict[str, Any], space: SearchSpace) -> None:
+    """One local move, in place (``MOVES``)."""
+    jobs = inst["jobs"]
+    j = jobs[int(rng.integers(len(jobs)))]
+    r = int(rng.integers(len(RESOURCES)))
+    move = MOVES[int(rng.integers(len(MOVES)))]
+    T = space.horizon
+    if move == "arrival":
+        j["arrival"] = _clip(j["arrival"] + _step(rng), 0, T - 1)
+    elif move == "workload":
+        w = j["workload"]
+        w = w * 2 if rng.random() < 0.15 else w + _step(rng)
+        j["workload"] = _clip(w, 1, space.max_workload)
+    elif move == "max_workers":
+        j["max_workers"] = _clip(j["max_workers"] + _step(rng), 1, space.max_workers)
+        j["requested_workers"] = min(j["requested_workers"], j["max_workers"])
+    elif move == "requested":
+        j["requested_workers"] = _clip(j["requested_workers"] + _step(rng), 1, j["max_workers"])
+    elif move == "ps_ratio":
+        j["ps_ratio"] = _clip(int(j["ps_ratio"]) + _step(rng), 1, space.max_ps_ratio)
+    elif move in ("worker_demand", "ps_demand"):
+        d = j[move]
+        d[r] = _clip(d[r] + _step(rng), 0, space.max_demand)
+        if not any(d):
+            d[r] = 1
+    elif move == "capacity":
+        pool = inst["worker_servers"] if rng.random() < 0.7 else inst["ps_servers"]
+        c = pool[int(rng.integers(len(pool)))]["capacity"]
+        c[r] = _clip(c[r] + _step(rng), 1, space.max_capacity)
+    elif move == "utility_scale":
+        vals = np.array(j["utility"]["values"], dtype=float)
+        factor = float(rng.choice((0.25, 0.5, 0.8, 1.25, 2.0, 4.0)))
+        peak = max(vals[0], 1e-9)
+        factor = min(factor, space.max_value / peak)
+        factor = max(factor, 1.0 / peak)
+        j["utility"]["values"] = _monotone(vals * factor)
+    elif move == "utility_deadline":
+        vals = np.array(j["utility"]["values"], dtype=float)
+        cut = int(rng.integers(1, T + 1))
+        if rng.random() < 0.5:
+            vals[cut:] = 0.0  # a harder deadline
+        else:
+            vals[:cut] = vals[0]  # a later one: full value up to duration cut
+        j["utility"]["values"] = _monotone(vals)
+    elif move == "utility_shape":
+        j["utility"]["values"] = _table(rng, space, peak=float(j["utility"]["values"][0]) or 1.0)
+    elif move == "reorder":
+        a, b = (int(x) for x in rng.choice(len(jobs), size=2, replace=len(jobs) < 2))
+        jobs[a], jobs[b] = jobs[b], jobs[a]
+    else:  # redraw
+        k = int(rng.integers(len(jobs)))
+        jobs[k] = _job(rng, space, jobs[k]["id"])
+
+
+def _targeted(rng: np.random.Generator, inst: dict[str, Any], space: SearchSpace,
+              hint: Outcome) -> bool:
+    """A directed utility move: make a job the optimum completes but the algorithm does not
+    worth more, or a job the algorithm completes but the optimum does not worth less (both
+    raise OPT/ALG if the decisions stay). False when no job qualifies."""
+    opt_only = [j for j in inst["jobs"] if j["id"] in hint.opt_done and j["id"] not in
+                hint.alg_done]
+    alg_only = [j for j in inst["jobs"] if j["id"] in hint.alg_done and j["id"] not in
+                hint.opt_done]
+    pools = [(p, up) for p, up in ((opt_only, True), (alg_only, False)) if p]
+    if not pools:
+        return False
+    pool, up = pools[int(rng.integers(len(pools)))]
+    j = pool[int(rng.integers(len(pool)))]
+    vals = np.array(j["utility"]["values"], dtype=float)
+    peak = max(vals[0], 1e-9)
+    factor = float(rng.choice((1.5, 2.0, 4.0))) if up else float(rng.choice((0.25, 0.5, 0.7)))
+    factor = min(max(factor, MIN_VALUE / peak), space.max_value / peak)
+    j["utility"]["values"] = _monotone(vals * factor)
+    return True
+
+
+def mutate(rng: np.random.Generator, inst: Mapping[str, Any], space: SearchSpace,
+           hint: Outcome | None = None) -> dict[str, Any]:
+    """A neighbour of ``inst``: a copy with 1–3 local moves; given the outcome on ``inst``
+    (``hint``), a third of the neighbours start with a directed utility move."""
+    import copy
+    out = copy.deepcopy(dict(inst))
+    moves = int(rng.integers(1, 4))
+    if hint is not None and rng.random() < 1 / 3 and _targeted(rng, out, space, hint):
+        moves -= 1
+    for _ in range(moves):
+        _move(rng, out, space)
+    return out
+
+
+def _kick(rng: np.random.Generator, inst: Mapping[str, Any],
+          space: SearchSpace) -> dict[str, Any]:
+    """4–6 local moves at once: a restart near a good instance."""
+    import copy
+    out = copy.deepcopy(dict(inst))
+    for _ in range(int(rng.integers(4, 7))):
+        _move(rng, out, space)
+    return out
+
+
+# --- evaluation (module level: pickled to worker processes) ------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One instance to evaluate for one algorithm."""
+
+    index: int
+    phase: str  # "search" or "random"
+    instance: dict[str, Any]
+    algorithm: str
+    params: tuple[tuple[str, Any], ...] = ()
+    time_limit: float = 10.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """``status``: ok (finite ratio), alg_zero (ratio +∞), opt_zero (undefined), unsolved."""
+
+    index: int
+    phase: str
+    status: str
+    ratio: float | None
+    opt: float | None
+    alg: float | None
+    opt_done: tuple[str, ...] = ()  # ids of the jobs the optimum completes
+    alg_done: tuple[str, ...] = ()  # ids of the jobs the algorithm completes
+
+    @property
+    def score(self) -> float:
+        return self.ratio if self.status == "ok" and self.ratio is not None else -math.inf
+
+
+def score_ratio(opt: float, alg: float) -> tuple[str, float | None]:
+    """(status, ratio) of OPT and ALG (module docstring)."""
+    if opt <= REL_TOL:
+        return "opt_zero", None
+    if alg <= REL_TOL * max(1.0, opt):
+        return "alg_zero", math.inf
+    return "ok", opt / alg
+
+
+def evaluate(c: Candidate) -> Outcome:
+    """Proven OPT by the exact solver, then the algorithm (validated) on the same instance."""
+    from . import algorithms
+    from .io import instance_from_dict
+    from .offline import SolveStatus, solve
+    inst = instance_from_dict(c.instance)
+    opt_sched, rep = solve(inst, time_limit=c.time_limit)
+    if rep.status is not SolveStatus.OPTIMAL:
+        return Outcome(c.index, c.phase, "unsolved", None, None, None)
+    opt = float(rep.objective)
+    sched = algorithms.run(c.algorithm, inst, **dict(c.params))
+    alg = float(sched.total_utility)
+    status, ratio = score_ratio(opt, alg)
+    return Outcome(c.index, c.phase, status, ratio, opt, alg,
+                   tuple(j.id for j in opt_sched.jobs if j.completed),
+                   tuple(j.id for j in sched.jobs if j.completed))
+
+
+def _evaluate_all(cands: Sequence[Candidate], executor: Executor | None,
+                  bar: Any) -> list[Outcome]:
+    """Every candidate's outcome, in candidate order whatever the executor."""
+    if executor is None:
+        out = []
+        for c in cands:
+            out.append(evaluate(c))
+            bar.advance()
+        return out
+    from concurrent.futures import as_completed
+    futures = {executor.submit(evaluate, c): k for k, c in enumerate(cands)}
+    results: list[Outcome | None] = [None] * len(cands)
+    for fut in as_completed(futures):
+        results[futures[fut]] = fut.result()
+        bar.advance()
+    return [r for r in results if r is not None]
+
+
+# --- the search --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrajectoryRow:
+    index: int  # evaluation number within its phase, from 0
+    phase: str
+    restart: int  # the search's restart count (0 for random)
+    round: int
+    status: str
+    ratio: float | None
+    opt: float | None
+    alg: float | None
+    best: float  # best finite ratio of this phase so far (-inf: none yet)
+
+
+@dataclass(frozen=True)
+class AdversaryResult:
+    """The worst instance found and how the search got there.
+
+    ``ratio``/``opt``/``alg`` belong to ``instance`` (None when no candidate had a finite
+    ratio); ``random_ratio`` is the best finite ratio of the random control;
+    ``counts[phase][status]`` counts outcomes."""
+
+    algorithm: str
+    seed: int
+    space: SearchSpace
+    evaluations: int
+    ratio: float | None
+    opt: float | None
+    alg: float | None
+    random_ratio: float | None
+    instance: dict[str, Any] | None
+    restarts: int
+    rounds: int
+    seconds: float
+    counts: dict[str, dict[str, int]]
+    trajectory: tuple[TrajectoryRow, ...] = field(repr=False, default=())
+
+    def summary(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "seed": self.seed, "ratio": self.ratio,
+                "opt": self.opt, "alg": self.alg, "evaluations": self.evaluations,
+                "random_ratio": self.random_ratio,
+                "beats_random": (self.ratio is not None and
+                                 (self.random_ratio is None or self.ratio > self.random_ratio)),
+                "restarts": self.restarts, "rounds": self.rounds, "seconds": self.seconds,
+                "counts": self.counts, "space": vars(self.space)}
+
+
+def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int | None = None,
+           budget: float | None = None, seed: int = 0, executor: Executor | None = None,
+           progress: bool = False, batch: int = 8, patience: int = 4,
+           time_limit: float = 10.0, params: Mapping[str, Any] | None = None) -> AdversaryResult:
+    """Search ``space`` for an instance of large OPT/ALG (module docstring).
+
+    Args:
+        evaluations: candidates the search evaluates (the random control evaluates as many);
+            default ``DEFAULT_EVALUATIONS`` when no ``budget`` is given.
+        budget: wall seconds; the search stops after the round in which it runs out.
+        executor: where candidates run (``sweep.make_executor``); None runs them in-process.
+        batch: candidates per round and per phase; part of what makes a result reproducible.
+        patience: rounds without a strict improvement before a restart.
+        time_limit: seconds of the exact solve per candidate (an unproven one is skipped).
+        params: keyword parameters of the algorithm.
+    """
+    from . import algorithms
+    from .progress import progress_bar
+    space = space or SearchSpace()
+    space.check()
+    if algorithm not in algorithms.REGISTRY:
+        raise InputError("--algorithm", f"unknown algorithm {algorithm!r}; choose from "
+                                        f"{', '.join(algorithms.REGISTRY)}")
+    if evaluations is not None and evaluations < 1:
+        raise InputError("--evaluations", f"must be at least 1, got {evaluations}")
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise InputError("--budget", f"must be a positive number of seconds, got {budget}")
+    if batch < 1 or patience < 1:
+        raise InputError("--batch", "batch and patience must be at least 1")
+    if evaluations is None and budget is None:
+        evaluations = DEFAULT_EVALUATIONS
+    pitems = tuple(sorted((params or {}).items()))
+    rng_s = np.random.default_rng([seed, SEARCH_STREAM])
+    rng_r = np.random.default_rng([seed, RANDOM_STREAM])
+    start = time.perf_counter()
+
+    done = 0
+    rounds = restarts = stale = 0
+    current: dict[str, Any] | None = None
+    current_out: Outcome | None = None
+    current_score = -math.inf
+    best: tuple[Outcome, dict[str, Any]] | None = None
+    best_random: float = -math.inf
+    best_search: float = -math.inf
+    counts: dict[str, dict[str, int]] = {"search": {}, "random": {}}
+    rows: list[TrajectoryRow] = []
+    total = 2 * evaluations if evaluations is not None else 0
+
+    with progress_bar(progress, total, f"adversary {algorithm}") as bar:
+        while True:
+            if evaluations is not None and done >= evaluations:
+                break
+            if budget is not None and time.perf_counter() - start >= budget:
+                break
+            n = batch if evaluations is None else min(batch, evaluations - done)
+            fresh = current is None or stale >= patience
+            if fresh:
+                restarts += 1
+                stale = 0
+                if restarts % 2 == 0 and best is not None and math.isfinite(best[0].score):
+                    # every second restart kicks the best instance so far (iterated local
+                    # search): 4–6 moves away, far enough to leave its basin
+                    cand = [_kick(rng_s, best[1], space) for _ in range(n)]
+                else:
+                    cand = [random_instance(rng_s, space) for _ in range(n)]
+            else:
+                assert current is not None
+                cand = [mutate(rng_s, current, space, current_out) for _ in range(n)]
+            control = [random_instance(rng_r, space) for _ in range(n)]
+            tasks = [Candidate(done + k, "search", d, algorithm, pitems, time_limit)
+                     for k, d in enumerate(cand)]
+            tasks += [Candidate(done + k, "random", d, algorithm, pitems, time_limit)
+                      for k, d in enumerate(control)]
+            outs = _evaluate_all(tasks, executor, bar)
+            s_out, r_out = outs[:n], outs[n:]
+            for o in outs:
+                c = counts[o.phase]
+                c[o.status] = c.get(o.status, 0) + 1
+            for o in r_out:
+                best_random = max(best_random, o.score)
+                rows.append(TrajectoryRow(o.index, "random", 0, rounds, o.status, o.ratio,
+                                          o.opt, o.alg, best_random))
+            for o in s_out:
+                best_search = max(best_search, o.score)
+                rows.append(TrajectoryRow(o.index, "search", restarts, rounds, o.status,
+                                          o.ratio, o.opt, o.alg, best_search))
+            # the round's best (ties: the first), then the search's own step
+            k = max(range(n), key=lambda q: (s_out[q].score, -q))
+            top = s_out[k]
+            if best is None or top.score > best[0].score:
+                best = (top, cand[k])
+            if fresh or top.score > current_score:
+                current, current_out, current_score = cand[k], top, top.score
+            else:
+                stale += 1
+                if top.score == current_score and math.isfinite(top.score):
+                    current, current_out = cand[k], top  # a plateau move: same ratio
+            done += n
+            rounds += 1
+
+    seconds = time.perf_counter() - start
+    finite = best is not None and math.isfinite(best[0].score)
+    worst = best[1] if finite and best is not None else None
+    if worst is not None:
+        worst = dict(worst, name=f"adversary-{algorithm}-s{seed}")
+    o = best[0] if finite and best is not None else None
+    return AdversaryResult(
+        algorithm=algorithm, seed=seed, space=space, evaluations=done,
+        ratio=o.ratio if o else None, opt=o.opt if o else None, alg=o.alg if o else None,
+        random_ratio=best_random if math.isfinite(best_random) else None,
+        instance=worst, restarts=restarts, rounds=rounds, seconds=seconds, counts=counts,
+        trajectory=tuple(rows))
+
+
+# --- outputs -----------------------------------------------------------------------------
+
+TRAJECTORY_COLUMNS = ("index", "phase", "restart", "round", "status", "ratio", "opt", "alg",
+                      "best")
+
+
+def trajectory_csv(result: AdversaryResult) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(TRAJECTORY_COLUMNS)
+    for r in result.trajectory:
+        w.writerow([r.index, r.phase, r.restart, r.round, r.status,
+                    "" if r.ratio is None else repr(r.ratio),
+                    "" if r.opt is None else repr(r.opt), "" if r.alg is None else repr(r.alg),
+                    "" if not math.isfinite(r.best) else repr(r.best)])
+    return buf.getvalue()
+
+
+def trajectory_figure(result: AdversaryResult, path: str | Path) -> None:
+    """Best ratio so far against evaluations, search and random control; each candidate's
+    finite ratio as a dot. Written atomically (temporary file, then rename)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    path = Path(path)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for phase, color in (("search", "tab:red"), ("random", "tab:blue")):
+        pts = [r for r in result.trajectory if r.phase == phase]
+        xs = [r.index + 1 for r in pts if r.status == "ok"]
+        ys = [r.ratio for r in pts if r.status == "ok"]
+        ax.scatter(xs, ys, s=6, color=color, alpha=0.3)
+        bx = [r.index + 1 for r in pts if math.isfinite(r.best)]
+        by = [r.best for r in pts if math.isfinite(r.best)]
+        ax.step(bx, by, where="post", color=color,
+                label=f"{phase}: best {by[-1]:.3g}" if by else phase)
+    ax.set_yscale("log")
+    ax.set_xlabel("evaluations (each: exact OPT + one algorithm run)")
+    ax.set_ylabel("OPT / ALG (log scale)")
+    ax.set_title(f"adversary for {result.algorithm} (seed {result.seed}, "
+                 f"{result.space.jobs} jobs, {result.space.horizon} slots)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        plt.close(fig)
+
+
+def describe(instance: Mapping[str, Any]) -> dict[str, Any]:
+    """Features of an instance that the worst cases share (docs/results.md): the largest share
+    of one server a single worker or PS takes, the spread of the jobs' peak utilities, arrivals,
+    and OASiS's α on it."""
+    from . import algorithms
+    from .io import instance_from_dict
+    from .online.prices import default_bounds
+    inst = instance_from_dict(dict(instance))
+    sched = algorithms.run("oasis", inst)
+    peaks = inst.utility_table[:, 0]
+    b = default_bounds(inst)
+    return {"two_alpha": sched.extras["two_alpha"],
+            "max_unit_share": sched.extras["max_unit_share"],
+            "oasis_relationship_failures": len(sched.extras["relationship_failures"]),
+            "peak_utility_ratio": float(peaks.max() / max(peaks.min(), 1e-12)),
+            "opt_lb": b.opt_lb,
+            "arrivals": [int(a) for a in inst.arrival]}
