@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
@@ -58,14 +57,19 @@ def row_key(row: dict[str, Any]) -> tuple[str, str, str, str]:
 
 
 class ResultStore:
-    """Append-only CSV of rows; knows which keys are already done."""
+    """Append-only CSV of rows; knows which keys are already done. ``columns`` and ``key``
+    (row → key tuple) default to the experiments'; a user's grid (``oasis_opt.grid``) keeps
+    its own."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, columns: Sequence[str] = COLUMNS,
+                 key: Callable[[dict[str, Any]], tuple[str, ...]] = row_key) -> None:
         self.path = Path(path)
+        self.columns = tuple(columns)
+        self.key = key
         self.rows: list[dict[str, str]] = []
         if self.path.exists():
             self.rows = self._read()
-        self.done = {row_key(r) for r in self.rows}
+        self.done = {self.key(r) for r in self.rows}
 
     def _read(self) -> list[dict[str, str]]:
         text = self.path.read_text(encoding="utf-8")
@@ -74,7 +78,7 @@ class ResultStore:
             text = text[: text.rfind("\n") + 1]
             self._rewrite(text)
         reader = csv.DictReader(io.StringIO(text))
-        if reader.fieldnames is not None and tuple(reader.fieldnames) != COLUMNS:
+        if reader.fieldnames is not None and tuple(reader.fieldnames) != self.columns:
             raise InputError(str(self.path), "not a results file of this version of oasis-opt "
                                              "(columns differ); use another --out")
         return list(reader)
@@ -84,25 +88,26 @@ class ResultStore:
         write_text_atomic(self.path, text)
 
     def append(self, rows: Sequence[dict[str, Any]]) -> None:
-        new = [r for r in rows if row_key(r) not in self.done]
+        new = [r for r in rows if self.key(r) not in self.done]
         if not new:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists() or self.path.stat().st_size == 0
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
+        w = csv.DictWriter(buf, fieldnames=self.columns, extrasaction="ignore",
+                           lineterminator="\n")
         if fresh:
             w.writeheader()
         for r in new:
-            w.writerow({k: _fmt(r.get(k)) for k in COLUMNS})
+            w.writerow({k: _fmt(r.get(k)) for k in self.columns})
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(buf.getvalue())  # one write per task: rows of a task land together
             f.flush()
             os.fsync(f.fileno())
         for r in new:
-            s = {k: _fmt(r.get(k)) for k in COLUMNS}
+            s = {k: _fmt(r.get(k)) for k in self.columns}
             self.rows.append(s)
-            self.done.add(row_key(s))
+            self.done.add(self.key(s))
 
 
 def _fmt(x: Any) -> str:
@@ -123,6 +128,10 @@ def make_executor(workers: int | None = None,
     in-process), or a Dask executor:
     ``dask="local"`` starts a local cluster; ``dask="tcp://HOST:PORT"`` connects to a running
     scheduler."""
+    most = max(64, 8 * (os.cpu_count() or 1))
+    if workers is not None and workers > most:
+        raise InputError("--workers", f"{workers} worker processes is too many for this machine "
+                                      f"(at most {most})")
     if dask is None and workers == 0:
         yield None
         return
@@ -143,7 +152,7 @@ def make_executor(workers: int | None = None,
         cluster = None
         try:
             client = Client(dask, timeout=5)
-        except OSError as exc:
+        except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address
             raise InputError("--dask", f"cannot reach the Dask scheduler at {dask}: {exc}") \
                 from None
     try:
@@ -182,42 +191,3 @@ def run_tasks(
             store.append(fut.result())
             bar.advance()
     return len(todo)
-
-
-# --- sweep configs -----------------------------------------------------------------------
-
-
-def load_config(path: str | Path) -> dict[str, Any]:
-    """A sweep config (JSON): ``{"experiment": NAME, "seeds": K, "quick": false,
-    "out": DIR}`` runs one of the named experiments (``oasis-opt experiment``) on the chosen
-    executor."""
-    from .io import read_json
-    data = read_json(path, "sweep config")
-    if not isinstance(data, dict):
-        raise InputError(str(path), "a sweep config must be a JSON object")
-    from .experiments import EXPERIMENTS
-    name = data.get("experiment")
-    if name not in EXPERIMENTS:
-        raise InputError("experiment", f"unknown experiment {name!r}; choose from "
-                                       f"{', '.join(EXPERIMENTS)}")
-    seeds = data.get("seeds")
-    if seeds is not None and (not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1):
-        raise InputError("seeds", f"must be a positive integer, got {seeds!r}")
-    unknown = set(data) - {"experiment", "seeds", "quick", "out"}
-    if unknown:
-        raise InputError(sorted(unknown)[0], "unknown field")
-    return {"experiment": name, "seeds": seeds, "quick": bool(data.get("quick", False)),
-            "out": data.get("out", "results")}
-
-
-def run_sweep_cli(config: str, *, workers: int | None, dask: str | None, out: str | None,
-                  progress: bool) -> dict[str, Any]:
-    from .experiments import run_experiment
-    cfg = load_config(config)
-    start = time.perf_counter()
-    with make_executor(workers, dask) as ex:
-        result = run_experiment(cfg["experiment"], seeds=cfg["seeds"], out=out or cfg["out"],
-                                quick=cfg["quick"], progress=progress, executor=ex)
-    return {"done": result["rows"], "new": result["new_rows"], "csv": result["csv"],
-            "figure": result["figure"], "seconds": time.perf_counter() - start,
-            "executor": "dask" if dask else "processes"}

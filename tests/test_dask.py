@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from oasis_opt.errors import InputError
-from oasis_opt.sweep import run_sweep_cli
+from oasis_opt.grid import run_sweep_cli
 
 pytest.importorskip("distributed")
 

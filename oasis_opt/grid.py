@@ -1,0 +1,519 @@
+"""``oasis-opt sweep GRID``: the user's own experiment grid (SPEC §6), and the built-in
+experiments' configs.
+
+A grid file (JSON, or TOML with the same fields) names
+
+- ``instances``: files and globs (relative to the grid file), generator presets
+  ``{"preset": P, "seeds": [0, 1] | K, "jobs": N | [N, …], "horizon": …, "servers": …}`` (lists
+  make a grid over sizes), and trace imports ``{"trace": FORMAT, "file": F, …}`` with the
+  options of ``oasis-opt import`` (``jobs``, ``start``, ``horizon``, ``slot_seconds``, …, and
+  the format's own: ``cluster``, ``throughputs``, ``nodes`` …);
+- ``algorithms``: ``{NAME: {PARAM: VALUE | [VALUE, …]}}``, every combination of the lists;
+- ``reference``: ``{"solve": {"time_limit": S, "solver": …, "method": …, "mip_gap": …}}`` or
+  ``null`` (``"none"`` in TOML, which has no null): the offline optimum or bound of each
+  instance, solved once per instance;
+- ``out``: the output folder (``--out`` overrides it).
+
+It writes ``OUT/results.csv``: one row per (instance, algorithm, parameter combination) with
+``COLUMNS``. ``opt`` is the proven optimum (empty when the solve stopped early or there is no
+reference), ``bound`` an upper bound on OPT, ``opt_over_alg = OPT/ALG`` with the proven optimum,
+else ``bound/ALG`` (an upper bound on the ratio), empty without a reference. Rows are keyed by
+(instance, algorithm, params): a rerun computes only what is missing. Tasks run on the sweep
+executors (``sweep.make_executor``: process pool, Dask), one task per instance.
+
+Every field is checked before anything runs (pydantic, unknown fields refused, numbers strict as
+in SPEC §5; instance files read, traces imported, each algorithm's parameters tried on a one-job
+instance): a bad grid is refused with the field named and nothing is written.
+
+The built-in experiments' configs ``{"experiment", "seeds", "quick", "out"}`` still run
+(``run_experiment``); this module, not ``sweep``, imports ``experiments``, so that
+``experiments → sweep`` stays the only direction.
+"""
+
+from __future__ import annotations
+
+import glob
+import inspect
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import InputError
+from .io import Count, Flag, Name, Pos, PosInt, read_json
+from .sweep import ResultStore, make_executor, run_tasks
+
+GRID_FORMAT = "oasis-sweep/1"
+COLUMNS = ("instance", "algorithm", "params", "utility", "completed", "seconds", "opt",
+           "bound", "opt_over_alg")
+RESULTS = "results.csv"
+
+
+def grid_key(row: dict[str, Any]) -> tuple[str, str, str]:
+    return (str(row["instance"]), str(row["algorithm"]), str(row["params"]))
+
+
+def params_key(params: dict[str, Any]) -> str:
+    """The ``params`` column: the combination as compact JSON with sorted keys."""
+    return json.dumps(params, sort_keys=True, separators=(",", ":"))
+
+
+# --- the schema --------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+Scalar = Annotated[float, Field(allow_inf_nan=False, strict=True)] | \
+    Annotated[int, Field(strict=True)] | Flag | Annotated[str, Field(strict=True)]
+Sizes = PosInt | Annotated[list[PosInt], Field(min_length=1)]
+
+
+class _PresetIn(_Strict):
+    preset: Name
+    seeds: Annotated[list[Count], Field(min_length=1)] | PosInt = 1
+    jobs: Count | Annotated[list[Count], Field(min_length=1)] | None = None
+    horizon: Sizes | None = None
+    servers: Sizes | None = None
+
+
+class _TraceIn(_Strict):
+    trace: Name
+    file: Name
+    # the mapping policy (oasis-opt import's options)
+    jobs: PosInt | None = None
+    start: Count | None = None
+    slot_seconds: Pos | None = None
+    horizon: PosInt | None = None
+    elastic: Pos | None = None
+    efficiency: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)] | \
+        Annotated[int, Field(ge=0, le=1, strict=True)] | None = None
+    utility: Name | None = None
+    slack: Pos | None = None
+    urgency: Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)] | \
+        Annotated[int, Field(ge=0, strict=True)] | None = None
+    value: Name | None = None
+    load: Pos | None = None
+    servers: PosInt | None = None
+    skip_bad: Flag | None = None
+    name: Name | None = None
+    # format options (paths relative to the grid file)
+    cluster: Name | None = None
+    gpus_per_server: PosInt | None = None
+    throughputs: Name | None = None
+    gpu_type: Name | None = None
+    cluster_spec: Name | None = None
+    apps: Name | None = None
+    nodes: Name | None = None
+    phases: Annotated[list[Name], Field(min_length=1)] | None = None
+
+
+_POLICY_FIELDS = ("jobs", "start", "slot_seconds", "horizon", "elastic", "efficiency", "utility",
+                  "slack", "urgency", "value", "load", "servers", "skip_bad", "name")
+_PATH_OPTIONS = ("throughputs", "cluster_spec", "apps", "nodes")
+
+
+class _SolveIn(_Strict):
+    time_limit: Pos | None = None
+    solver: Name = "highs"
+    method: Name = "auto"
+    mip_gap: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False, strict=True)] | \
+        Annotated[int, Field(ge=0, lt=1, strict=True)] = 0.0
+
+
+class _ReferenceIn(_Strict):
+    solve: _SolveIn
+
+
+class _GridIn(_Strict):
+    format: Literal["oasis-sweep/1"]
+    instances: Annotated[list[Name | _PresetIn | _TraceIn], Field(min_length=1)]
+    algorithms: Annotated[dict[str, dict[str, Scalar | Annotated[list[Scalar],
+                                                                  Field(min_length=1)]]],
+                          Field(min_length=1)]
+    reference: _ReferenceIn | Literal["none", False] | None
+    out: Name | None = None
+
+
+_BRANCH_TAGS = {"str", "int", "float", "bool", "list", "dict", "constrained-str", "none"}
+
+
+def _place(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif isinstance(part, str) and (any(c in part for c in "[(,") or part.startswith(
+                ("_", "function-", "constrained-")) or part in _BRANCH_TAGS):
+            continue  # pydantic's name for a branch of a union, not a place in the file
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _first_error(err: ValidationError) -> InputError:
+    """The most telling error of a union's branches: our own checks' messages first (the
+    value's rule), then pydantic's, and among them the deepest place in the file."""
+    errors = err.errors(include_url=False)
+
+    def rank(x: Any) -> tuple[int, int]:
+        generic = x["type"] in ("list_type", "dict_type", "string_type", "model_type",
+                                "model_attributes_type", "is_instance_of")
+        return (0 if generic else 1 if x["type"] != "value_error" else 2,
+                len(_place(tuple(x["loc"]))))
+    e = max(errors, key=rank)
+    place = _place(tuple(e["loc"]))
+    if e["type"] == "missing":
+        return InputError(place, "missing field")
+    if e["type"] == "extra_forbidden":
+        return InputError(place, "unknown field")
+    if e["type"] == "literal_error" and place == "format":
+        return InputError(place, f"expected {GRID_FORMAT!r}, got {e.get('input')!r}")
+    return InputError(place, e["msg"])
+
+
+# --- what a grid resolves to ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Combo:
+    algorithm: str
+    params: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return params_key(self.params)
+
+
+@dataclass(frozen=True)
+class GridTask:
+    """One instance and the (algorithm, params) combinations still to run on it. Duck-types
+    ``sweep.Task`` for ``run_tasks`` (``keys``); pickled to workers whole, instance included."""
+
+    label: str
+    instance: Any  # model.Instance
+    combos: tuple[Combo, ...]
+    reference: dict[str, Any] | None = None
+    experiment: str = "grid"
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def keys(self) -> set[tuple[str, str, str]]:
+        return {(self.label, c.algorithm, c.key) for c in self.combos}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A checked grid: labelled instances, algorithm combinations, reference, output folder."""
+
+    instances: tuple[tuple[str, Any], ...]
+    combos: tuple[Combo, ...]
+    reference: dict[str, Any] | None
+    out: Path | None
+
+    def tasks(self, done: set[tuple[str, ...]]) -> list[GridTask]:
+        out = []
+        for label, inst in self.instances:
+            todo = tuple(c for c in self.combos if (label, c.algorithm, c.key) not in done)
+            if todo:
+                out.append(GridTask(label, inst, todo, self.reference))
+        return out
+
+
+def _read_grid(path: Path) -> Any:
+    if path.suffix.lower() == ".toml":
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            raise InputError(str(path), "TOML grids need Python 3.11 or later; write it as "
+                                        "JSON") from None
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise InputError(str(path), f"cannot read sweep grid: {exc.strerror or exc}") \
+                from None
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise InputError(str(path), f"not valid TOML: {exc}") from None
+        return data
+    return read_json(path, "sweep grid")
+
+
+def load(path: str | Path) -> Grid | dict[str, Any]:
+    """A grid (``Grid``), or a built-in experiment's config (a dict: ``experiment``, ``seeds``,
+    ``quick``, ``out``). Raises ``InputError`` naming the field for anything wrong."""
+    path = Path(path)
+    data = _read_grid(path)
+    if not isinstance(data, dict):
+        raise InputError(str(path), "a sweep config must be an object")
+    if "experiment" in data and "format" not in data:
+        return load_experiment_config(data)
+    if "format" not in data:
+        raise InputError("format", f"missing field (a grid needs \"format\": {GRID_FORMAT!r}; "
+                                   "a built-in experiment needs \"experiment\")")
+    for k, entry in enumerate(data.get("instances") or []):
+        if isinstance(entry, dict) and not {"preset", "trace"} & set(entry):
+            raise InputError(f"instances[{k}]", 'expected a file name or glob, {"preset": …} '
+                                                'or {"trace": FORMAT, "file": …}')
+    try:
+        raw = _GridIn.model_validate(data)
+    except ValidationError as err:
+        raise _first_error(err) from None
+    base = path.resolve().parent
+    instances = _instances(raw.instances, base)
+    combos = _combos(raw.algorithms)
+    reference = _reference(raw.reference)
+    out = None if raw.out is None else base / raw.out
+    return Grid(instances, combos, reference, out)
+
+
+def _instances(entries: list[Any], base: Path) -> tuple[tuple[str, Any], ...]:
+    from .io import load_instance
+    out: list[tuple[str, Any]] = []
+    for k, entry in enumerate(entries):
+        place = f"instances[{k}]"
+        if isinstance(entry, str):
+            pattern = str(base / entry)
+            files = sorted(glob.glob(pattern)) if glob.has_magic(entry) else [pattern]
+            if not files:
+                raise InputError(place, f"no file matches {entry!r} (relative to the grid "
+                                        "file)")
+            for f in files:
+                try:
+                    inst = load_instance(f)
+                except InputError as err:
+                    why = err.message if err.place == f else str(err)
+                    raise InputError(place, f"{Path(f).relative_to(base)}: {why}") from None
+                out.append((str(Path(f).relative_to(base)), inst))
+        elif isinstance(entry, _PresetIn):
+            out.extend(_presets(entry, place))
+        else:
+            out.append(_trace(entry, base, place))
+    labels = [label for label, _ in out]
+    for n, label in enumerate(labels):
+        if label in labels[:n]:
+            raise InputError(f"instances[{_entry_of(entries, n)}]",
+                             f"instance {label!r} is listed twice")
+    return tuple(out)
+
+
+def _entry_of(entries: list[Any], n: int) -> int:
+    return min(n, len(entries) - 1)
+
+
+def _as_list(x: Any) -> list[Any]:
+    return list(x) if isinstance(x, list) else [x]
+
+
+def _presets(entry: Any, place: str) -> list[tuple[str, Any]]:
+    from .generator import generate
+    seeds = entry.seeds if isinstance(entry.seeds, list) else list(range(entry.seeds))
+    out = []
+    for jobs, horizon, servers in itertools.product(
+            _as_list(entry.jobs), _as_list(entry.horizon), _as_list(entry.servers)):
+        sizes = "".join(f"-{tag}{v}" for tag, v in (("j", jobs), ("T", horizon),
+                                                    ("H", servers)) if v is not None)
+        for seed in seeds:
+            label = f"{entry.preset}-s{seed}{sizes}"
+            try:
+                inst = generate(entry.preset, seed=seed, jobs=jobs, horizon=horizon,
+                                servers=servers, name=label)
+            except InputError as err:
+                field_ = err.place.lstrip("-") if err.place else "preset"
+                raise InputError(f"{place}.{field_}", err.message) from None
+            out.append((label, inst))
+    return out
+
+
+def _trace(entry: Any, base: Path, place: str) -> tuple[str, Any]:
+    try:
+        from .traces import FORMATS, OPTIONS, Policy, import_trace
+    except ImportError as err:  # the importers are an optional part of this tree
+        raise InputError(f"{place}.trace", f"trace imports are not available ({err})") \
+            from None
+    if entry.trace not in FORMATS:
+        raise InputError(f"{place}.trace", f"unknown trace format {entry.trace!r}; choose "
+                                           f"from {', '.join(FORMATS)}")
+    given = {f: getattr(entry, f) for f in _POLICY_FIELDS if getattr(entry, f) is not None}
+    policy = Policy(**given)
+    options: dict[str, Any] = {}
+    for opt in ("cluster", "gpus_per_server", "throughputs", "gpu_type", "cluster_spec",
+                "apps", "nodes", "phases"):
+        v = getattr(entry, opt)
+        if v is None:
+            continue
+        if opt not in OPTIONS[entry.trace]:
+            raise InputError(f"{place}.{opt}", f"not an option of the {entry.trace} format "
+                                               f"(it takes {', '.join(OPTIONS[entry.trace])})")
+        options[opt] = str(base / v) if opt in _PATH_OPTIONS else \
+            (tuple(v) if opt == "phases" else v)
+    file = base / entry.file
+    try:
+        imported = import_trace(entry.trace, file, policy, **options)
+    except InputError as err:
+        where = err.place.lstrip("-").replace("-", "_") if err.place else "file"
+        if where not in _TraceIn.model_fields:
+            where = "file"
+        raise InputError(f"{place}.{where}", err.message if where != "file" else str(err)) \
+            from None
+    label = f"{entry.trace}:{entry.file}#{policy.start}+{policy.jobs}"
+    return label, imported.instance
+
+
+def _signature_params(name: str) -> set[str]:
+    from . import algorithms
+    sig = inspect.signature(algorithms.get(name))
+    return {p.name for p in list(sig.parameters.values())[1:]
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+
+
+def _combos(table: dict[str, dict[str, Any]]) -> tuple[Combo, ...]:
+    from . import algorithms
+    from .generator import generate
+    probe = generate("small", seed=0, jobs=1, horizon=3, name="probe")
+    out = []
+    for name, grid in table.items():
+        if name not in algorithms.REGISTRY:
+            raise InputError(f"algorithms.{name}", f"unknown algorithm; choose from "
+                                                   f"{', '.join(algorithms.REGISTRY)}")
+        known = _signature_params(name)
+        for param in grid:
+            if param not in known:
+                raise InputError(f"algorithms.{name}.{param}",
+                                 f"not a parameter of {name} (it takes "
+                                 f"{', '.join(sorted(known)) or 'none'})")
+        keys = sorted(grid)
+        for values in itertools.product(*(_as_list(grid[k]) for k in keys)):
+            params = dict(zip(keys, values, strict=True))
+            try:  # each combination on a one-job instance: bad values fail here, not mid-run
+                algorithms.run(name, probe, **params)
+            except InputError as err:
+                raise InputError(f"algorithms.{name}", f"{params_key(params)}: {err}") \
+                    from None
+            except (TypeError, ValueError) as err:
+                raise InputError(f"algorithms.{name}", f"{params_key(params)}: {err}") \
+                    from None
+            out.append(Combo(name, params))
+    return tuple(out)
+
+
+def _reference(raw: Any) -> dict[str, Any] | None:
+    if raw is None or raw in ("none", False):
+        return None
+    s = raw.solve
+    from .offline import METHODS
+    if s.method not in METHODS:
+        raise InputError("reference.solve.method", f"unknown method {s.method!r}; choose "
+                                                   f"from {', '.join(METHODS)}")
+    if s.solver != "highs":
+        from . import solvers
+        try:
+            solvers.check(s.solver)
+        except InputError as err:
+            raise InputError("reference.solve.solver", err.message) from None
+    return {"time_limit": s.time_limit, "solver": s.solver, "method": s.method,
+            "mip_gap": float(s.mip_gap)}
+
+
+# --- running -----------------------------------------------------------------------------
+
+
+def execute_grid(task: GridTask) -> list[dict[str, Any]]:
+    """The reference solve (once), then each combination: one row each (module docstring)."""
+    from . import algorithms
+    from .ratio import ratio
+
+    inst = task.instance
+    opt = bound = None
+    if task.reference is not None:
+        from .offline import solve
+        ref = task.reference
+        _, rep = solve(inst, time_limit=ref["time_limit"], solver=ref["solver"],
+                       method=ref["method"], mip_gap=ref["mip_gap"])
+        status = str(getattr(rep.status, "value", rep.status))
+        if status != "error":
+            bound = float(rep.bound)
+            if status == "optimal":
+                opt = float(rep.objective)
+    rows = []
+    for c in task.combos:
+        sched = algorithms.run(c.algorithm, inst, **c.params)
+        alg = float(sched.total_utility)
+        reference = opt if opt is not None else bound
+        q = ratio(reference, alg) if reference is not None else None
+        rows.append({"instance": task.label, "algorithm": c.algorithm, "params": c.key,
+                     "utility": alg, "completed": sched.completed,
+                     "seconds": sched.extras.get("seconds"), "opt": opt, "bound": bound,
+                     "opt_over_alg": q})
+    return rows
+
+
+def run_grid(grid: Grid, *, out: str | Path | None = None, workers: int | None = None,
+             dask: str | None = None, progress: bool = False) -> dict[str, Any]:
+    """Run (or resume) a grid; returns what the command line reports."""
+    folder = Path(out) if out is not None else grid.out
+    if folder is None:
+        raise InputError("out", "missing field (or give --out)")
+    store = ResultStore(folder / RESULTS, columns=COLUMNS, key=grid_key)
+    before = len(store.rows)
+    tasks = grid.tasks(store.done)
+    start = time.perf_counter()
+    with make_executor(workers, dask) as ex:
+        ran = run_tasks(tasks, execute_grid, store, executor=ex, progress=progress,
+                        description="grid")
+    expected = len(grid.instances) * len(grid.combos)
+    return {"csv": str(folder / RESULTS), "done": len(store.rows), "new": len(store.rows) - before,
+            "rows_expected": expected, "tasks_run": ran, "instances": len(grid.instances),
+            "combinations": len(grid.combos), "seconds": time.perf_counter() - start,
+            "executor": "dask" if dask else ("in-process" if workers == 0 else "processes")}
+
+
+# --- the built-in experiments' configs ---------------------------------------------------
+
+
+def load_experiment_config(data: dict[str, Any]) -> dict[str, Any]:
+    """``{"experiment": NAME, "seeds": K, "quick": false, "out": DIR}``: one of the named
+    experiments (``oasis-opt experiment``) on the chosen executor."""
+    from .experiments import EXPERIMENTS
+    name = data.get("experiment")
+    if name not in EXPERIMENTS:
+        raise InputError("experiment", f"unknown experiment {name!r}; choose from "
+                                       f"{', '.join(EXPERIMENTS)}")
+    seeds = data.get("seeds")
+    if seeds is not None and (not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1):
+        raise InputError("seeds", f"must be a positive integer, got {seeds!r}")
+    quick = data.get("quick", False)
+    if not isinstance(quick, bool):
+        raise InputError("quick", f"must be true or false, got {quick!r}")
+    unknown = set(data) - {"experiment", "seeds", "quick", "out"}
+    if unknown:
+        raise InputError(sorted(unknown)[0], "unknown field")
+    return {"experiment": name, "seeds": seeds, "quick": quick,
+            "out": data.get("out", "results")}
+
+
+def run_sweep_cli(config: str, *, workers: int | None, dask: str | None, out: str | None,
+                  progress: bool) -> dict[str, Any]:
+    """``oasis-opt sweep CONFIG``: a grid, or a built-in experiment's config."""
+    cfg = load(config)
+    if isinstance(cfg, Grid):
+        return {"kind": "grid", **run_grid(cfg, out=out, workers=workers, dask=dask,
+                                           progress=progress)}
+    from .experiments import run_experiment
+    start = time.perf_counter()
+    with make_executor(workers, dask) as ex:
+        result = run_experiment(cfg["experiment"], seeds=cfg["seeds"], out=out or cfg["out"],
+                                quick=cfg["quick"], progress=progress, executor=ex)
+    return {"kind": "experiment", "done": result["rows"], "new": result["new_rows"],
+            "csv": result["csv"], "figure": result["figure"],
+            "seconds": time.perf_counter() - start,
+            "executor": "dask" if dask else "processes"}
+
+
+__all__ = ["COLUMNS", "GRID_FORMAT", "Grid", "GridTask", "execute_grid", "load", "run_grid",
+           "run_sweep_cli"]
