@@ -389,7 +389,9 @@ def _combos(table: dict[str, dict[str, Any]]) -> tuple[Combo, ...]:
                                  f"{', '.join(sorted(known)) or 'none'})")
         keys = sorted(grid)
         for values in itertools.product(*(_as_list(grid[k]) for k in keys)):
-            params = dict(zip(keys, values, strict=True))
+            # an integral float is the integer (SPEC §5): u_scale 1.0 and 1 are one row
+            params = {k: int(v) if isinstance(v, float) and v.is_integer() else v
+                      for k, v in zip(keys, values, strict=True)}
             try:  # each combination on a one-job instance: bad values fail here, not mid-run
                 algorithms.run(name, probe, **params)
             except InputError as err:
