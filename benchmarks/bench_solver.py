@@ -11,11 +11,20 @@ medians.
 Quick mode (``OASIS_BENCH_QUICK=1``, set by ``.ci/run``): one fast testbed seed (4) with both
 modellers and the larger instance with Pyomo only, about 15 s instead of about 2 minutes
 (testbed seeds 0–9); the full set runs without it.
+
+Issue 11, side by side in one run: the default route (``solve()``) and the plain comparator
+(``benchmarks/direct_highspy.py``) on the ``hard`` preset, seeds 0–7 (quick: seed 5 only).
+Target: the default's median at most half the comparator's, and never more than 1.5× it on
+one instance; ``extra_info`` has wall and CPU seconds (the machine is shared: CPU seconds of
+the one-thread solve are the steadier figure) and the optimum, which both must agree on.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from oasis_opt.formulations.common import prepare
@@ -24,6 +33,7 @@ from oasis_opt.generator import generate
 from oasis_opt.offline import solve
 
 QUICK = os.environ.get("OASIS_BENCH_QUICK", "") not in ("", "0")
+HARD_SEEDS = (5,) if QUICK else tuple(range(8))
 TESTBED_SEEDS = (4,) if QUICK else tuple(range(10))
 LARGER_MODELERS = ["pyomo"] if QUICK else ["pyomo", "pulp"]
 
@@ -60,3 +70,34 @@ def test_larger_instance(benchmark, modeler):
                              rounds=1, iterations=1)
     _record(benchmark, instance, out[1])
     assert out[1].bound >= out[1].objective
+
+
+sys.path.insert(0, str(Path(__file__).parent))
+import direct_highspy  # noqa: E402  (the comparator sits next to this file)
+
+
+def _timed(f, *args, **kwargs):
+    """``(result, wall seconds, CPU seconds)`` of one call."""
+    w, c = time.perf_counter(), time.process_time()
+    out = f(*args, **kwargs)
+    return out, time.perf_counter() - w, time.process_time() - c
+
+
+@pytest.mark.parametrize("seed", HARD_SEEDS)
+def test_hard_side_by_side(benchmark, seed):
+    """One hard instance: the default route (timed by pytest-benchmark), then the comparator
+    on the same instance; both optima must agree (the comparator keeps HiGHS's default
+    ``mip_rel_gap`` of 1e-4, which can only make it stop earlier)."""
+    instance = generate("hard", seed=seed)
+    (_, rep), wall, cpu = benchmark.pedantic(_timed, args=(solve, instance),
+                                             rounds=1, iterations=1)
+    res, c_wall, c_cpu = _timed(direct_highspy.solve, instance)
+    benchmark.extra_info.update(
+        instance=instance.name, jobs=instance.num_jobs, horizon=instance.horizon,
+        route=rep.route, status=rep.status.value, utility=rep.objective, bound=rep.bound,
+        wall_seconds=wall, cpu_seconds=cpu, comparator_status=res.status,
+        comparator_utility=res.objective, comparator_wall_seconds=c_wall,
+        comparator_cpu_seconds=c_cpu, wall_ratio=wall / c_wall, cpu_ratio=cpu / max(c_cpu, 1e-9))
+    assert rep.status.value == "optimal" and res.status == "Optimal"
+    assert res.objective is not None
+    assert abs(res.objective - rep.objective) <= 1e-4 * max(1.0, rep.objective)

@@ -179,12 +179,16 @@ def add_completion_cuts(m: Model, prep: Prep) -> None:
 
 def add_ps_ratio_constraints(m: Model, prep: Prep) -> None:
     """``W_it ≤ γ_i · Σ_k z_ikt``; with ``ps_dominance`` ``W_it − γ_i Σ_k z_ikt ≥ δ_i − γ_i``."""
-    for i, t in prep.work_index:
+    def surplus(i: int, t: int) -> tuple[list[int], list[float]]:
         hs, ks = prep.worker_servers(i), prep.ps_servers(i)
         g = float(prep.instance.ps_ratio[i])
-        lo = prep.ps_slack[i] - g if prep.options.ps_dominance else -_INF
-        m.row([m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks],
-              [1.0] * len(hs) + [-g] * len(ks), lo, 0.0)
+        return ([m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks],
+                [1.0] * len(hs) + [-g] * len(ks))
+    for i, t in prep.work_index:
+        m.row(*surplus(i, t), -_INF, 0.0)
+    if prep.options.ps_dominance:  # separate rows, as the modellers write them
+        for i, t in prep.work_index:
+            m.row(*surplus(i, t), prep.ps_slack[i] - float(prep.instance.ps_ratio[i]), _INF)
 
 
 def add_capacity_constraints(m: Model, prep: Prep) -> None:

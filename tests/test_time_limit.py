@@ -1,0 +1,152 @@
+"""Time limits that mean what they say (SPEC §6, issue 11): the whole ``solve`` command within
+``1.1·S + 10`` s, a schedule never worse than the best online algorithm's, a bound ≥ OPT and ≥
+the utility, progress on stderr and ``history`` in the JSON, solver failures as exit 1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import INSTANCES
+
+from oasis_opt import algorithms, offline
+from oasis_opt.errors import SolverError
+from oasis_opt.generator import generate
+from oasis_opt.io import load_instance, load_schedule, save_instance
+from oasis_opt.offline import SolveStatus, solve
+from oasis_opt.validate import validate
+
+
+def tol(x: float) -> float:
+    return 1e-6 * max(1.0, abs(x))
+
+
+def best_online(instance) -> float:
+    return max(algorithms.run(n, instance).total_utility for n in algorithms.names())
+
+
+def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "oasis_opt", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def check_history(history: list, utility: float, bound: float) -> None:
+    """Seconds rise, incumbents never fall, bounds never rise, and the last point is the
+    answer."""
+    assert history, "no history"
+    secs = [h[0] for h in history]
+    assert secs == sorted(secs)
+    incs = [h[1] for h in history if h[1] is not None]
+    assert incs == sorted(incs)
+    bounds = [h[2] for h in history]
+    assert bounds == sorted(bounds, reverse=True)
+    assert abs(history[-1][2] - bound) <= tol(bound)
+    assert abs(history[-1][1] - utility) <= tol(utility)
+
+
+@pytest.mark.slow
+def test_long_horizon_within_the_limit(tmp_path):
+    """A Philly-like instance (30 jobs over 300 slots on one worker and one PS server: the
+    compact MILP with its cuts would take ~4 M nonzeros): ``--time-limit 20`` answers within
+    1.1·20 + 10 = 32 s of wall time for the whole command, with at least OASiS's utility."""
+    instance = generate("testbed", seed=0, jobs=30, horizon=300, servers=1)
+    path, out = tmp_path / "long.json", tmp_path / "opt.json"
+    save_instance(instance, path)
+    start = time.perf_counter()
+    r = run_cli("solve", str(path), "--time-limit", "20", "--json", "-o", str(out), timeout=60)
+    wall = time.perf_counter() - start
+    assert r.returncode == 0, r.stderr
+    assert wall <= 32.0, wall
+    data = json.loads(r.stdout)
+    assert data["status"] in ("time_limit", "optimal")
+    assert data["route"].endswith("/lean")  # the quadratic cut rows did not fit the budget
+    oasis = algorithms.run("oasis", instance).total_utility
+    assert data["total_utility"] >= oasis - tol(oasis)
+    assert data["total_utility"] >= best_online(instance) - tol(oasis)
+    assert data["bound"] >= data["total_utility"]
+    sched = load_schedule(out)
+    assert validate(instance, sched).feasible
+    check_history(data["history"], data["total_utility"], data["bound"])
+
+
+def test_short_limit_bound_covers_the_optimum():
+    """testbed-s0 (OPT in the manifest, several seconds to prove) stopped after 1 s: the bound
+    is still ≥ OPT, the schedule ≤ OPT and ≥ every online algorithm's, and the call ends in
+    time."""
+    manifest = json.loads((INSTANCES / "manifest.json").read_text())
+    entry = next(e for e in manifest["instances"] if e["name"] == "testbed-s0")
+    instance = load_instance(INSTANCES / entry["file"])
+    opt = entry["optimum"]
+    start = time.perf_counter()
+    sched, rep = solve(instance, time_limit=1.0)
+    assert time.perf_counter() - start <= 1.1 * 1.0 + 10
+    assert validate(instance, sched).feasible
+    assert rep.bound >= opt - tol(opt)
+    assert rep.objective <= opt + tol(opt)
+    assert rep.objective >= best_online(instance) - tol(opt)
+    assert rep.bound >= rep.objective
+    if rep.status is SolveStatus.OPTIMAL:  # a fast machine may prove it within 1 s
+        assert abs(rep.objective - opt) <= tol(opt)
+    check_history([list(h) for h in rep.history], rep.objective, rep.bound)
+
+
+def test_floor_when_the_solver_finds_nothing():
+    """A limit too short for HiGHS to find anything on a 60-job paper instance: the best
+    online schedule is returned (named in ``floor``), the bound stays ≥ the utility."""
+    instance = generate("paper", seed=2, jobs=60, horizon=30)
+    sched, rep = solve(instance, time_limit=0.3, method="compact")
+    assert validate(instance, sched).feasible
+    assert rep.objective >= best_online(instance) - tol(rep.objective)
+    assert rep.status is SolveStatus.TIME_LIMIT
+    assert rep.bound >= rep.objective
+    if rep.floor is not None:
+        assert rep.floor in algorithms.names() and sched.extras["floor"] == rep.floor
+
+
+def test_route_follows_predicted_cost():
+    """Pyomo builds what it can afford; a Pyomo build predicted to eat the budget is handed
+    to the highspy arrays (same rows); without a limit the requested modeller is kept."""
+    small = load_instance(INSTANCES / "small-s0.json")
+    assert solve(small, modeler="pyomo")[1].route == "compact/pyomo/full"
+    assert solve(small)[1].route == "compact/highspy/full"
+    instance = generate("testbed", seed=0, jobs=30, horizon=300, servers=1)
+    _, rep = solve(instance, modeler="pyomo", time_limit=2.0)
+    assert rep.route == "compact/highspy/lean" and rep.modeler == "highspy"
+    assert rep.seconds <= 1.1 * 2.0 + 10
+
+
+def test_progress_callback_and_history():
+    instance = load_instance(INSTANCES / "small-s0.json")
+    seen: list[tuple] = []
+    _, rep = solve(instance, on_progress=lambda *p: seen.append(p))
+    assert seen and [tuple(p) for p in rep.history] == seen
+    assert rep.status is SolveStatus.OPTIMAL
+    check_history([list(h) for h in rep.history], rep.objective, rep.bound)
+
+
+def test_cli_progress_on_stderr_quiet_with_json():
+    path = str(INSTANCES / "small-s0.json")
+    r = run_cli("solve", path)
+    assert r.returncode == 0 and "incumbent" in r.stderr and "bound" in r.stderr
+    j = run_cli("solve", path, "--json")
+    assert j.returncode == 0 and "incumbent" not in j.stderr
+    data = json.loads(j.stdout)
+    assert isinstance(data["history"], list) and len(data["history"][0]) == 3
+
+
+def test_solver_failure_is_an_error_not_a_status(monkeypatch, capsys):
+    """A HiGHS status other than optimal or a limit raises ``SolverError``; the CLI exits 1
+    with one line."""
+    from oasis_opt import cli
+    monkeypatch.setattr(offline, "_status_of", lambda _s: SolveStatus.ERROR)
+    instance = load_instance(INSTANCES / "small-s0.json")
+    with pytest.raises(SolverError, match="HiGHS failed on small-s0"):
+        solve(instance)
+    assert cli.main(["solve", str(INSTANCES / "small-s0.json")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    failures = [line for line in err.splitlines() if "HiGHS failed" in line]
+    assert len(failures) == 1 and "error" in failures[0], err
