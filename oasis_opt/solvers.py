@@ -27,7 +27,10 @@ string that hides a stop on a limit (/work/shared/SOLVERS.md):
   uses the trivial bound). CBC reports its bound only in its log, rounded to 6 significant
   digits (``Upper bound: 315.173``): it is read from the log and raised by half a unit of the
   last printed digit, so that it stays an upper bound. The gap is never taken from a solver:
-  ``offline.relative_gap`` computes it from bound and incumbent for every solver alike.
+  ``offline.relative_gap`` computes it from bound and incumbent for every solver alike;
+- the stopping gap ``mip_gap`` is passed to every solver even when it is 0: Gurobi, CPLEX,
+  Xpress and COPT (like HiGHS) stop at a relative gap of 1e-4 by default and would call a
+  schedule 0.01 % short of OPT optimal.
 """
 
 from __future__ import annotations
@@ -148,7 +151,7 @@ def solve(name: str, prep: Any, time_limit: float | None, mip_gap: float,
     check(name)
     if name == "highs":
         raise ValueError("HiGHS runs in oasis_opt.offline, not here")
-    route = _ROUTES[name]
+    route = ROUTES[name]
     try:
         return route(name, prep, time_limit, mip_gap, threads)
     except InputError:
@@ -217,9 +220,19 @@ def _solve_contrib(name: str, prep: Any, time_limit: float | None, mip_gap: floa
 
 # --- Pyomo: legacy direct interfaces (cplex, xpress) --------------------------------------
 
-#: native option names: relative MIP gap and threads
-_LEGACY_OPTIONS = {"cplex": ("mip_tolerances_mipgap", "threads"),
-                   "xpress": ("miprelstop", "threads")}
+def legacy_options(name: str, time_limit: float | None, mip_gap: float,
+                    threads: int) -> dict[str, Any]:
+    """Native options of the legacy direct interfaces. ``mipgap`` is set even at 0: CPLEX's and
+    Xpress's default relative gap is 1e-4, which would report "optimal" short of OPT. Time:
+    CPLEX ``timelimit`` (seconds); Xpress ``maxtime`` negative = stop at the limit even
+    without a MIP solution (a positive value waits for one)."""
+    opts: dict[str, Any] = {"mipgap": mip_gap, "threads": threads}
+    if time_limit is not None:
+        if name == "cplex":
+            opts["timelimit"] = float(time_limit)
+        else:
+            opts["maxtime"] = -max(1, math.ceil(time_limit))
+    return opts
 
 
 def _solve_legacy(name: str, prep: Any, time_limit: float | None, mip_gap: float,
@@ -234,13 +247,9 @@ def _solve_legacy(name: str, prep: Any, time_limit: float | None, mip_gap: float
 
     m, build = _pyomo_model(prep)
     opt = pyo.SolverFactory(_LEGACY[name])
-    gap_opt, thread_opt = _LEGACY_OPTIONS[name]
-    kwargs: dict[str, Any] = {"options": {gap_opt: mip_gap, thread_opt: threads},
-                              "load_solutions": False}
-    if time_limit is not None:
-        kwargs["timelimit"] = time_limit
     t1 = time.perf_counter()
-    res = opt.solve(m, **kwargs)
+    res = opt.solve(m, options=legacy_options(name, time_limit, mip_gap, threads),
+                    load_solutions=False)
     solve_s = time.perf_counter() - t1
     tc = res.solver.termination_condition
     has_solution = len(res.solution) > 0
@@ -285,9 +294,51 @@ def cbc_bound_from_log(log: str) -> float | None:
     return float(d) + 0.5 * 10.0 ** exponent
 
 
-def _solve_pulp(name: str, prep: Any, time_limit: float | None, mip_gap: float,
+def _solve_copt(name: str, prep: Any, time_limit: float | None, mip_gap: float,
                 threads: int) -> SolverRun:
-    """PuLP's CBC (bundled executable) or COPT. ``LpStatus`` is not read: CBC's
+    """PuLP's COPT interface builds the model; status, incumbent and bound are read from COPT
+    itself, because PuLP keeps the values only of a proven optimum (an incumbent found before
+    the time limit would be lost) and sets no solution status. ``RelGap`` is passed even at 0
+    (COPT's default is 1e-4). Untested here: no COPT licence on this machine."""
+    import coptpy
+    import pulp
+
+    from .formulations import compact_pulp
+
+    t0 = time.perf_counter()
+    m = compact_pulp.build(prep.instance, prep=prep)
+    build = time.perf_counter() - t0
+    problem = m.problem
+    solver = pulp.COPT(msg=False, timeLimit=time_limit, RelGap=mip_gap, Threads=threads)
+    t1 = time.perf_counter()
+    problem.solve(solver)
+    solve_s = time.perf_counter() - t1
+    model = problem.solverModel
+    st = model.status
+    has_solution = bool(model.getAttr("HasMipSol"))
+    if st == coptpy.COPT.OPTIMAL and has_solution:
+        status = OPTIMAL
+    elif st in (coptpy.COPT.TIMEOUT, coptpy.COPT.NODELIMIT, coptpy.COPT.INTERRUPTED,
+                coptpy.COPT.UNFINISHED):
+        status = TIME_LIMIT
+    else:
+        status = ERROR
+    values: tuple[dict, ...] = ()
+    incumbent = bound = None
+    if has_solution:
+        for var, value in zip(problem._variables, model.getInfo("Value", model.getVars()),
+                              strict=True):
+            var.varValue = value
+        values = compact_pulp.values(m)
+        incumbent = _num(model.getAttr("BestObj"))
+    if status != ERROR:
+        bound = _num(model.getAttr("BestBnd"))
+    return SolverRun(status, incumbent, bound, values, build, 0.0, solve_s)
+
+
+def _solve_cbc(name: str, prep: Any, time_limit: float | None, mip_gap: float,
+                threads: int) -> SolverRun:
+    """PuLP's CBC (the executable bundled with PuLP). ``LpStatus`` is not read: CBC's
     ``sol_status`` tells a proven optimum (1) from a solution found on a limit (2)."""
     import pulp
 
@@ -299,17 +350,12 @@ def _solve_pulp(name: str, prep: Any, time_limit: float | None, mip_gap: float,
     problem = m.problem
     with tempfile.TemporaryDirectory(prefix="oasis-cbc-") as tmp:
         log_path = Path(tmp) / "solver.log"
-        if name == "cbc":
-            # PuLP 3.x marks PULP_CBC_CMD deprecated (4.0 moves CBC to an extra); it is still
-            # the one CBC that installs with PuLP itself.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=mip_gap,
-                                           threads=threads, logPath=str(log_path),
-                                           keepFiles=False)
-        else:
-            solver = pulp.COPT(msg=False, timeLimit=time_limit, gapRel=mip_gap,
-                               threads=threads)
+        # PuLP 3.x marks PULP_CBC_CMD deprecated (4.0 moves CBC to an extra); it is still the
+        # one CBC that installs with PuLP itself.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, gapRel=mip_gap,
+                                       threads=threads, logPath=str(log_path), keepFiles=False)
         t1 = time.perf_counter()
         problem.solve(solver)
         solve_s = time.perf_counter() - t1
@@ -329,7 +375,7 @@ def _solve_pulp(name: str, prep: Any, time_limit: float | None, mip_gap: float,
     if has_solution:
         values = compact_pulp.values(m)
         incumbent = _num(pulp.value(problem.objective))
-    bound = cbc_bound_from_log(log) if name == "cbc" else None
+    bound = cbc_bound_from_log(log)
     if bound is None and status == OPTIMAL and mip_gap == 0 and incumbent is not None:
         bound = incumbent  # proven optimal at gap 0: CBC prints no bound line then
     return SolverRun(status, incumbent, bound, values, build, 0.0, solve_s)
@@ -342,5 +388,5 @@ def _num(x: Any) -> float | None:
     return x if not math.isnan(x) else None
 
 
-_ROUTES = {"cbc": _solve_pulp, "copt": _solve_pulp, "scip": _solve_contrib,
+ROUTES = {"cbc": _solve_cbc, "copt": _solve_copt, "scip": _solve_contrib,
            "gurobi": _solve_contrib, "cplex": _solve_legacy, "xpress": _solve_legacy}

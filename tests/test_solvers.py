@@ -108,3 +108,34 @@ def test_ratio_takes_solver(capfd):
     data = json.loads(capfd.readouterr().out)
     assert code == 0 and data["solver"] == "scip"
     assert _close(data["opt"], 114.73768945699823)
+
+
+def test_licence_failures_are_bad_input_other_failures_solver_errors(monkeypatch):
+    """A solver that refuses the model for its licence (size-limited pip licences) is exit 2
+    with what to install; any other failure is a SolverError (exit 1), never a wrong answer."""
+    from oasis_opt.formulations.common import prepare
+
+    from oasis_opt.errors import SolverError
+    inst = load_instance(INSTANCES / "small-s0.json")
+    prep = prepare(inst)
+
+    def licence(*_a):
+        raise RuntimeError("Model too large for size-limited license")
+
+    def crash(*_a):
+        raise RuntimeError("segmentation of the tree failed")
+    monkeypatch.setitem(solvers.ROUTES, "cbc", licence)
+    with pytest.raises(InputError, match="--solver: cbc refused the model: Model too large"):
+        solvers.solve("cbc", prep, None, 0.0)
+    monkeypatch.setitem(solvers.ROUTES, "cbc", crash)
+    with pytest.raises(SolverError, match="cbc failed: RuntimeError: segmentation"):
+        solvers.solve("cbc", prep, None, 0.0)
+
+
+def test_gap_and_time_reach_the_legacy_solvers_natively():
+    assert solvers.legacy_options("cplex", 12.5, 0.0, 1) == {
+        "mipgap": 0.0, "threads": 1, "timelimit": 12.5}
+    # Xpress: a negative maxtime stops at the limit even without a MIP solution
+    assert solvers.legacy_options("xpress", 12.5, 0.01, 2) == {
+        "mipgap": 0.01, "threads": 2, "maxtime": -13}
+    assert "maxtime" not in solvers.legacy_options("xpress", None, 0.0, 1)
