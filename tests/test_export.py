@@ -102,3 +102,11 @@ def test_cli_json(tmp_path, capfd):
     assert code == 0 and data["format"] == "mps" and out.exists()
     value, _ = _solve_file(out)
     assert value == pytest.approx(231.48965056912695, rel=1e-6)
+
+
+def test_too_large_a_model_is_refused_before_it_is_built(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OASIS_MAX_MEMORY", "200K")  # reads the file, refuses the model
+    code = main(["export", str(INSTANCES / "small-s0.json"), "-o", str(tmp_path / "m.lp")])
+    err = capsys.readouterr().err
+    assert code == 2 and "the compact MILP" in err and "too large" in err
+    assert list(tmp_path.iterdir()) == []

@@ -220,3 +220,14 @@ def test_nan_in_a_grid_is_refused(tmp_path):
                                                         '"time_limit": NaN'))
     with pytest.raises(InputError, match="NaN"):
         load(path)
+
+
+def test_sweep_module_does_not_import_experiments():
+    """experiments → sweep is the only direction; the CLI entry lives in grid."""
+    import subprocess
+    import sys
+    code = ("import sys, oasis_opt.sweep; "
+            "print('oasis_opt.experiments' in sys.modules, 'oasis_opt.grid' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False"]
