@@ -325,6 +325,12 @@ def _solve_compact(instance: Instance, modeler: str, clock: _Clock, tracker: _Tr
                        r.handover_seconds, r.solve_seconds)
             if raw.status is SolveStatus.ERROR:
                 raise SolverError(f"{solver} failed on {instance.name}")
+        elif _portfolio_wanted(prep, modeler, options, medium):
+            variants = [prep] + [prepare(instance, replace(prep.options, **o))
+                                 for o, _ in PORTFOLIO[1:]]
+            winner, raw = _solve_portfolio(variants, [s for _, s in PORTFOLIO], clock,
+                                           tracker, mip_gap)
+            prep, medium = variants[winner], f"portfolio{winner}"
         else:
             raw = _ROUTES[medium](prep, clock, tracker, mip_gap)
     prep_seconds = time.perf_counter() - t0 - raw.build - raw.handover - raw.solve
@@ -336,12 +342,16 @@ def _solve_compact(instance: Instance, modeler: str, clock: _Clock, tracker: _Tr
     if floor is not None and floor.total_utility > schedule.total_utility + REL_TOL * max(
             1.0, abs(floor.total_utility)):
         schedule, chosen = floor, str(floor.algorithm)
-        if status is SolveStatus.OPTIMAL:  # cannot happen for a correct model: say so
+        if status is SolveStatus.OPTIMAL and mip_gap == 0:  # a wrong model: say so
             raise SolverError(f"the proven optimum of {instance.name} "
                               f"({raw.solver_objective}) is below {chosen}'s schedule "
                               f"({floor.total_utility})")
-    route = "compact/" + (solver if solver != "highs" else medium) + "/" + (
-        "lean" if not prep.options.completion_cuts and not prep.options.cumulative else "full")
+    raced = medium.startswith("portfolio")
+    medium = "highspy" if raced else medium
+    o = prep.options
+    rows = "full" if o.completion_cuts else "nocuts" if o.cumulative else "lean"
+    route = f"compact/{solver if solver != 'highs' else medium}/{rows}" + ("+race" if raced
+                                                                           else "")
     return _finish(instance, schedule, status, tracker, clock, prep.upper_bound(),
                    medium if solver == "highs" else modeler, "compact", route, chosen,
                    prep_seconds + raw.build, raw.handover, raw.solve, raw.solver_objective,
@@ -459,6 +469,116 @@ def _solve_colgen(instance: Instance, clock: _Clock, tracker: _Tracker, mip_gap:
                    "colgen", chosen, 0.0, 0.0, seconds, utility, extra=extra)
 
 
+# --- the portfolio: two variants race on two cores ---------------------------------------
+
+#: The variants that race (options, HiGHS random seed); the first is the planned model
+#: itself. Measured on the hard preset (docs/offline.md): the no-cut variant's proof times
+#: are least correlated with the default's, so the first proof comes earlier.
+PORTFOLIO: tuple[tuple[dict[str, Any], int], ...] = (
+    ({}, 0), ({"completion_cuts": False, "ps_cuts": False, "ps_dominance": False}, 1))
+#: Below this many nonzeros a model proves in well under a second: no processes for it.
+PORTFOLIO_MIN_NONZEROS = 3_000
+
+
+def _portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str) -> bool:
+    """Race only the default model on highspy, with two cores, on a model worth a process
+    (``OASIS_PORTFOLIO=0`` turns it off)."""
+    return (modeler == "auto" and options is None and medium == "highspy"
+            and (os.cpu_count() or 1) >= 2 and os.environ.get("OASIS_PORTFOLIO", "1") != "0"
+            and prep.options.completion_cuts
+            and prep.model_size()["nonzeros"] >= PORTFOLIO_MIN_NONZEROS)
+
+
+def _portfolio_worker(instance: Instance, options: Any, random_seed: int,
+                      time_limit: float | None, mip_gap: float, conn: Any) -> None:
+    """One racer (a child process): build and solve its variant, send
+    ``("progress", incumbent, bound)`` on every improvement and ``("done", raw)`` or
+    ``("error", text)`` at the end."""
+    import highspy
+
+    from .formulations.common import prepare
+    try:
+        highspy.Highs.resetGlobalScheduler(True)  # a pool inherited from the parent is dead
+        clock = _Clock(time_limit)
+        tracker = _Tracker(clock, lambda _s, inc, b: conn.send(("progress", inc, b)))
+        raw = _solve_highspy(prepare(instance, options), clock, tracker, mip_gap, random_seed)
+        conn.send(("done", raw))
+    except Exception as exc:  # reported to the parent, which decides
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+def _solve_portfolio(preps: list[Any], seeds: list[int], clock: _Clock, tracker: _Tracker,
+                     mip_gap: float) -> tuple[int, _Raw]:
+    """Race the variants in child processes; the first proof wins and the others are
+    stopped. Without a proof (time limit) the best incumbent wins, and the bound is the least
+    of their bounds (each is a bound on the same OPT). Returns (winner, its result)."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    # fork: quick, and it re-imports nobody's main module (spawn and forkserver would run a
+    # user's script again); each child resets HiGHS's thread pool before it solves
+    ctx = mp.get_context("fork")
+    left = _highs_budget(clock, preps[0])
+    budget = None if left is None else max(0.05, left - 0.5)  # the processes start
+    procs, conns = [], {}
+    try:
+        for k, (prep, seed) in enumerate(zip(preps, seeds, strict=True)):
+            recv, send = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=_portfolio_worker, daemon=True, args=(
+                prep.instance, prep.options, seed, budget, mip_gap, send))
+            p.start()
+            send.close()
+            procs.append(p)
+            conns[recv] = k
+        done: dict[int, _Raw] = {}
+        errors: dict[int, str] = {}
+        while conns:
+            left = clock.remaining()
+            ready = wait(list(conns), timeout=None if left is None else max(0.0, left + 1.0))
+            if not ready:
+                break  # past the deadline: whatever has arrived is the answer
+            for c in ready:
+                k = conns[c]
+                try:
+                    msg = c.recv()
+                except EOFError:  # the racer died without a word
+                    errors.setdefault(k, "the process ended without a result")
+                    del conns[c]
+                    continue
+                if msg[0] == "progress":
+                    tracker.update(msg[1], msg[2])
+                    continue
+                del conns[c]
+                if msg[0] == "done":
+                    done[k] = msg[1]
+                else:
+                    errors[k] = msg[1]
+            if any(r.status is SolveStatus.OPTIMAL for r in done.values()):
+                break
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(timeout=2.0)
+            if p.is_alive():
+                p.kill()
+    if not done:
+        if errors:
+            raise SolverError("every racer of the portfolio failed: "
+                              + "; ".join(errors.values()))
+        return 0, _Raw(SolveStatus.TIME_LIMIT, None, None, (), 0.0, 0.0, 0.0)  # the floor
+    proven = [k for k, r in done.items() if r.status is SolveStatus.OPTIMAL]
+    if proven:
+        return proven[0], done[proven[0]]
+    best = max(done, key=lambda k: -math.inf if done[k].solver_objective is None
+               else done[k].solver_objective)
+    bounds = [r.bound for r in done.values() if r.bound is not None]
+    return best, replace(done[best], bound=min(bounds) if bounds else None)
+
+
 # --- the three media of the compact MILP ---------------------------------------------------
 
 
@@ -513,7 +633,8 @@ def _new_highs() -> Any:
     return h
 
 
-def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float) -> _Raw:
+def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
+                   random_seed: int = 0) -> _Raw:
     """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
     callbacks for progress and the deadline."""
     import numpy as np
@@ -527,6 +648,7 @@ def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float) 
     h = _new_highs()
     h.setOptionValue("threads", THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
+    h.setOptionValue("random_seed", int(random_seed))
     budget = _highs_budget(clock, prep)
     if budget is not None:
         h.setOptionValue("time_limit", float(budget))

@@ -150,3 +150,16 @@ def test_solver_failure_is_an_error_not_a_status(monkeypatch, capsys):
     assert "Traceback" not in err
     failures = [line for line in err.splitlines() if "HiGHS failed" in line]
     assert len(failures) == 1 and "error" in failures[0], err
+
+
+def test_portfolio_proves_the_same_optimum_as_pyomo():
+    """The default route races two variants in two processes on a hard instance; the first
+    proof equals Pyomo's single-process optimum and passes the validator."""
+    instance = generate("hard", seed=5)
+    sched, rep = solve(instance)
+    assert rep.route.endswith("+race") and rep.status is SolveStatus.OPTIMAL
+    _, ref = solve(instance, modeler="pyomo")
+    assert ref.route == "compact/pyomo/full" and ref.status is SolveStatus.OPTIMAL
+    assert abs(rep.objective - ref.objective) <= tol(ref.objective)
+    assert validate(instance, sched).feasible
+    check_history([list(h) for h in rep.history], rep.objective, rep.bound)
