@@ -1,8 +1,9 @@
 """Write the compact MILP (SPEC §2) as an MPS or LP file for any solver (``oasis-opt export``).
 
 The model is the compact MILP as the Pyomo modeller builds it (``formulations/compact_pyomo``
-``build`` with the default tightenings, ``common.Options()``), written by Pyomo's own writers. Its optimal objective equals OPT
-(the tightenings keep at least one optimal schedule; ``formulations/common.Options``).
+``build`` with the default tightenings, ``common.Options()``), written by Pyomo's own writers.
+Its optimal objective equals OPT (the tightenings keep at least one optimal schedule;
+``formulations/common.Options``).
 
 Names say what each column and row is, with the instance's own job, server and resource names
 instead of indices (sanitised to letters, digits, ``_`` and ``.``, which both formats accept):
