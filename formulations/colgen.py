@@ -19,9 +19,15 @@ Bound valid at any time (Lagrangian, capacity rows relaxed with prices ``p, q �
 
 the same form as OASiS's certificate ``D_cert``. It is computed at every pricing round from
 the current duals, and the least one is kept; when pricing finds no column, LB equals the LP
-value and the bound is proven. A feasible schedule comes from solving the master as a MILP over
-the generated columns (price-and-branch), seeded with the schedules of OASiS and the
-baselines (the best one is the MIP start), so it is never worse than any of them.
+value and the bound is proven.
+
+Schedules come from the *pattern master* (``pattern_master.py``): the same columns as counts
+per group of identical servers, each group packed exactly by single-server patterns, so that
+its MILP over the columns (price-and-branch) is the scheduling problem restricted to them and
+its LP a bound no weaker than the one above. The MILP starts from the best heuristic schedule
+(OASiS and the baselines), so the result is never worse than any of them; large-neighbourhood
+search over windows of slots (``lns.py``) then keeps improving it until the gap target or the
+time limit.
 """
 
 from __future__ import annotations
@@ -37,8 +43,8 @@ import numpy as np
 from oasis_opt.model import Instance, Schedule
 from oasis_opt.online.subroutine import JobSpec, best_schedule
 
-#: A column enters when its reduced cost exceeds this, relative to max(1, |μ_i|).
-ENTER_TOL = 1e-7
+from . import lns
+from .pattern_master import ENTER_TOL, PatternMaster, generate, trim
 
 
 @dataclass
@@ -237,15 +243,8 @@ class _Master:
 
 def _column(inst: Instance, i: int, y: np.ndarray, z: np.ndarray) -> Column | None:
     """A column from a schedule, trimmed at its first slot reaching V_i and valued there."""
-    done = np.cumsum(y.sum(axis=1))
-    hit = np.flatnonzero(done >= inst.jobs[i].workload)
-    if not hit.size:
-        return None
-    c = int(hit[0])
-    y, z = y.copy(), z.copy()
-    y[c + 1:] = 0
-    z[c + 1:] = 0
-    return Column(i, inst.utility_at(i, c), y, z)
+    cut = trim(inst, i, y, z)
+    return None if cut is None else Column(i, cut[2], cut[0], cut[1])
 
 
 def _usage_cost(inst: Instance, col: Column, p: np.ndarray, q: np.ndarray) -> float:
@@ -337,9 +336,10 @@ class _Tracker:
 
     def update(self, incumbent: float | None = None, bound: float | None = None) -> None:
         better = False
-        if incumbent is not None and incumbent > self.incumbent + 1e-9 * max(1.0, incumbent):
+        # points only for changes above 1e-7 (relative): the bound's last rounds creep
+        if incumbent is not None and incumbent > self.incumbent + 1e-7 * max(1.0, incumbent):
             self.incumbent, better = incumbent, True
-        if bound is not None and bound < self.res.bound - 1e-9 * max(1.0, abs(bound)):
+        if bound is not None and bound < self.res.bound - 1e-7 * max(1.0, abs(bound)):
             self.res.bound, better = bound, True
         if better:
             shown = max(self.res.bound, self.incumbent)
@@ -357,6 +357,18 @@ def _columns_of(inst: Instance, sched: Schedule) -> list[Column]:
     y_all, z_all = sched.to_arrays(inst)
     return [col for i in range(inst.num_jobs)
             if (col := _column(inst, i, y_all[i], z_all[i])) is not None]
+
+
+def _checked(inst: Instance, pm: PatternMaster, x: np.ndarray,
+             lam: np.ndarray) -> Schedule | None:
+    """The schedule of a MILP solution, or None if it does not map to servers or fails the
+    validator (solver tolerances; never seen, but an incumbent must be feasible)."""
+    from oasis_opt.validate import validate
+    try:
+        sched = pm.schedule(x, lam)
+    except ValueError:
+        return None
+    return sched if validate(inst, sched).feasible else None
 
 
 def solve(instance: Instance, *, time_limit: float | None = None, max_iterations: int = 10_000,
@@ -385,9 +397,6 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     inside presolve). Without a limit the MILP gets ``mip_time_limit`` and so does the LNS.
     ``on_progress(seconds, incumbent, bound)`` is called whenever either side improves; the
     same points are ``ColgenResult.history``."""
-    from . import lns
-    from .pattern_master import PatternMaster, price
-
     start = time.perf_counter()
     inst = instance
     specs = [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
@@ -446,33 +455,10 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                  for c in _columns_of(inst, best_sched)]
     y_all, z_all = best_sched.to_arrays(inst)
     lam0 = pm.lambda_of(y_all, z_all)
-    pm_deadline = at(0.45)
-    pm_proven = False
-    for _ in range(max_iterations):
-        t0 = time.perf_counter()
-        lp, pi, _ = pm.solve_lp()
-        t1 = time.perf_counter()
-        res.lp_seconds += t1 - t0
-        found, lb = price(pm, specs, pi)
-        res.pricing_seconds += time.perf_counter() - t1
-        res.iterations += 1
-        track.update(bound=lb)
-        n0 = len(pm.columns)
-        for i, b in enumerate(found):
-            col = _column(inst, i, b.workers, b.ps) if math.isfinite(b.payoff) else None
-            if col is None:
-                continue
-            cw, cp = pm.unit_costs(pi, i)
-            reduced = col.value - float((col.workers * cw).sum() + (col.ps * cp).sum()) - pi[i]
-            if reduced > ENTER_TOL * max(1.0, abs(pi[i])):
-                pm.add(pm.group_counts(i, col.workers, col.ps, col.value))
+    pm_proven, lp = generate(pm, specs, deadline=at(0.45), max_iterations=max_iterations,
+                             report=lambda b: track.update(bound=b), stats=res)
+    if pm.columns:
         res.lp_value = lp
-        if len(pm.columns) == n0:
-            pm_proven = True
-            track.update(bound=lp)
-            break
-        if pm_deadline is not None and time.perf_counter() > pm_deadline:
-            break
     res.proven = res.proven or pm_proven
     res.pattern_seconds = time.perf_counter() - t_pm
 
@@ -480,12 +466,11 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     t2 = time.perf_counter()
     mip_left = mip_time_limit if end is None else min(0.35 * budget, left())
 
-    def on_inc(value: float, _bound: float) -> None:
-        track.update(incumbent=value)
-
-    x, lam, res.mip_status, _ = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
-    cand = pm.schedule(x, lam)
-    if cand.total_utility > best_sched.total_utility:
+    # (no incumbents from inside the MILP: with lazy λ they may not pack; each result is
+    # reported once validated)
+    x, lam, res.mip_status, _ = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0)
+    cand = _checked(inst, pm, x, lam)
+    if cand is not None and cand.total_utility > best_sched.total_utility:
         best_sched = cand
     else:  # keep the start as the LNS incumbent
         x = np.zeros(len(pm.columns))
@@ -509,8 +494,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         move = lns.search(pm, specs, x, lam, t0, t1, slice_s, gap=1e-6)
         res.lns_moves += 1
         if move.value > best_sched.total_utility + 1e-9 * max(1.0, move.value):
-            cand = pm.schedule(move.x, move.lam)
-            if cand.total_utility > best_sched.total_utility:
+            cand = _checked(inst, pm, move.x, move.lam)
+            if cand is not None and cand.total_utility > best_sched.total_utility:
                 best_sched, x, lam = cand, move.x, move.lam
                 track.update(incumbent=cand.total_utility)
                 stall = 0

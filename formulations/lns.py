@@ -22,9 +22,7 @@ import numpy as np
 
 from oasis_opt.online.subroutine import JobSpec, best_schedule
 
-from .pattern_master import PatternMaster, column_slots
-
-ENTER_TOL = 1e-7
+from .pattern_master import ENTER_TOL, PatternMaster, column_slots, trim
 
 
 @dataclass
@@ -81,15 +79,11 @@ def _price_window(master: PatternMaster, specs: list[JobSpec], jobs: list[int], 
         b = best_schedule(specs[i], p, q, free_w, free_p)
         if not math.isfinite(b.payoff):
             continue
-        done = np.cumsum(b.workers.sum(axis=1))
-        hit = np.flatnonzero(done >= inst.jobs[i].workload)
-        if not hit.size:
+        cut = trim(inst, i, b.workers, b.ps)
+        if cut is None:
             continue
-        c = int(hit[0])
-        y, z = b.workers.copy(), b.ps.copy()
-        y[c + 1:] = 0
-        z[c + 1:] = 0
-        col = master.group_counts(i, y, z, inst.utility_at(i, c))
+        y, z, value = cut
+        col = master.group_counts(i, y, z, value)
         reduced = col.value - float((y * cw).sum() + (z * cp).sum()) - pi[i]
         if reduced > ENTER_TOL * max(1.0, abs(pi[i])):
             out.append(col)
