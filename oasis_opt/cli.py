@@ -144,6 +144,55 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--out", default=None, metavar="DIR",
                    help="output folder for the CSV and figure (default: the config's out)")
 
+    m = cmd("import", "an instance from a public job trace (mapping: docs/traces.md)")
+    m.add_argument("format", metavar="FORMAT", help="philly, gavel, pollux, tiresias or alibaba")
+    m.add_argument("trace", metavar="TRACE", help="the trace file")
+    m.add_argument("-o", "--output", required=True, metavar="INSTANCE", help="file to write")
+    m.add_argument("--jobs", type=_nonneg_int("--jobs"), default=40, metavar="N",
+                   help="jobs, in submission order (default 40)")
+    m.add_argument("--start", type=_nonneg_int("--start"), default=0, metavar="K",
+                   help="skip the first K usable jobs (default 0)")
+    m.add_argument("--slot-seconds", type=_positive("--slot-seconds"), metavar="S",
+                   help="slot length (default: ceil((arrival span + 75th-percentile "
+                        "duration) / horizon))")
+    m.add_argument("--horizon", type=_nonneg_int("--horizon"), default=100, metavar="T",
+                   help="slots (default 100)")
+    m.add_argument("--servers", type=_nonneg_int("--servers"), metavar="H",
+                   help="worker servers (default: from --load, at most the trace's cluster)")
+    m.add_argument("--load", type=_positive("--load"), default=1.5, metavar="X",
+                   help="work within the horizon over cluster capacity (default 1.5)")
+    m.add_argument("--elastic", type=_positive("--elastic"), default=2.0, metavar="E",
+                   help="max_workers up to E × the trace's request (default 2; 1 = rigid)")
+    m.add_argument("--efficiency", type=float, default=0.8, metavar="F",
+                   help="measured scalability: keep worker counts whose per-worker "
+                        "throughput is ≥ F × the request's (default 0.8)")
+    m.add_argument("--utility", choices=["sigmoid", "deadline", "linear"], default="sigmoid",
+                   help="utility policy around the job's own trace duration (default sigmoid)")
+    m.add_argument("--slack", type=_positive("--slack"), default=2.0, metavar="X",
+                   help="target duration = X × the trace duration (default 2)")
+    m.add_argument("--urgency", type=float, default=4.0, metavar="U",
+                   help="sigmoid steepness: gamma2 = U / target (default 4)")
+    m.add_argument("--value", choices=["work", "unit"], default="work",
+                   help="a job's top utility: its workload (work) or 1 (unit)")
+    m.add_argument("--skip-bad", action="store_true",
+                   help="skip and count malformed rows instead of refusing the trace")
+    m.add_argument("--name", help="instance name (default FORMAT-FILE-START-JOBS)")
+    m.add_argument("--cluster", metavar="VC", help="philly: one virtual cluster's jobs")
+    m.add_argument("--gpus-per-server", type=_nonneg_int("--gpus-per-server"), metavar="G",
+                   help="philly, gavel: GPUs per node (default 4)")
+    m.add_argument("--throughputs", metavar="FILE",
+                   help="gavel: simulation_throughputs.json (default: found near TRACE)")
+    m.add_argument("--gpu-type", metavar="TYPE", help="gavel: k80, p100 or v100 (default v100)")
+    m.add_argument("--cluster-spec", metavar="FILE",
+                   help="gavel: cluster_specs.json; tiresias: cluster_spec.csv (default: "
+                        "found near TRACE)")
+    m.add_argument("--apps", metavar="DIR",
+                   help="pollux: the applications' measurements (default: apps/ near TRACE)")
+    m.add_argument("--nodes", metavar="FILE",
+                   help="alibaba: the node list (default openb_node_list_gpu_node.csv)")
+    m.add_argument("--phases", metavar="A,B", help="alibaba: pod phases kept (default "
+                                                   "Succeeded,Failed,Running)")
+
     b = cmd("bench", "measure OASiS, baselines and the solver on this machine, with targets")
     b.add_argument("--quick", action="store_true", help="fewer rounds and smaller instances")
     return p
@@ -315,6 +364,28 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from .io import save_instance
+    from .traces import Policy, import_trace
+    policy = Policy(jobs=args.jobs, start=args.start, slot_seconds=args.slot_seconds,
+                    horizon=args.horizon, elastic=args.elastic, efficiency=args.efficiency,
+                    utility=args.utility, slack=args.slack, urgency=args.urgency,
+                    value=args.value, load=args.load, servers=args.servers,
+                    skip_bad=args.skip_bad, name=args.name)
+    phases = tuple(p.strip() for p in args.phases.split(",")) if args.phases else None
+    result = import_trace(args.format, args.trace, policy, cluster=args.cluster,
+                          gpus_per_server=args.gpus_per_server, throughputs=args.throughputs,
+                          gpu_type=args.gpu_type, cluster_spec=args.cluster_spec,
+                          apps=args.apps, nodes=args.nodes, phases=phases)
+    save_instance(result.instance, args.output)
+    data = {"output": args.output, "name": result.instance.name, **result.report()}
+    _emit(args, data, lambda: print(
+        f"wrote {args.output}: {result.instance.describe()}; slot {result.slot_seconds:g} s, "
+        f"{result.skipped} bad rows skipped, {result.filtered} filtered, "
+        f"{result.unfinishable} jobs cannot finish within the horizon"))
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
     result = run_bench(quick=args.quick, progress=not args.json)
@@ -324,6 +395,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "import": cmd_import,
     "generate": cmd_generate, "validate": cmd_validate, "solve": cmd_solve, "run": cmd_run,
     "ratio": cmd_ratio, "experiment": cmd_experiment, "sweep": cmd_sweep, "bench": cmd_bench,
 }

@@ -24,6 +24,7 @@ from typing import Any
 
 from .errors import InputError
 from .sweep import ResultStore, Task, run_tasks
+from .traces import experiment as _trace
 
 ONLINE = ("oasis", "fifo", "drf", "rrh", "tetris")
 FACTORS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -168,6 +169,10 @@ EXPERIMENTS: dict[str, Experiment] = {
                           _runtime_tasks, execute_runs, _figure("runtime")),
 }
 
+# Real traces (issue 12): slices of each public trace at two loads; oasis_opt/traces/experiment.py
+EXPERIMENTS["trace"] = Experiment("trace", "every algorithm vs OPT on slices of public traces", 2,
+                                  _trace.tasks, _trace.execute, _trace.figure)
+
 
 def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "results",
                    quick: bool = False, progress: bool = False,
@@ -195,5 +200,7 @@ def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "re
 
 def summarize(name: str, rows: Sequence[dict[str, str]]) -> dict[str, Any]:
     """Numbers the docs quote: medians per algorithm and setting."""
+    if name == "trace":
+        return _trace.summary(rows)
     from . import plots
     return plots.summary(name, rows)

@@ -110,7 +110,10 @@ def load(trace: str | Path, policy: Policy, *, nodes: str | Path | None = None,
         if deleted < scheduled:
             raise RowError(f"column deletion_time: {row['deletion_time']} is before "
                            f"scheduled_time {row['scheduled_time']} (negative duration)")
-        share = (milli / 1000.0) if milli > 0 else 1.0
+        if milli <= 0:
+            raise RowError(f"column gpu_milli: must be positive for a pod asking for {g} GPUs, "
+                           f"got {row['gpu_milli']!r}")
+        share = milli / 1000.0
         return TraceJob(name, line, created, deleted - scheduled, g,
                         (share, cpu / g, mem / g), model=row["qos"] or None)
 

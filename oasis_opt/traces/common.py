@@ -20,9 +20,10 @@ turns them into an ``Instance`` with the rules below, for a :class:`Policy`:
   (``--value work``) or 1 (``--value unit``);
 - no parameter servers: the traces are all-reduce or single-worker jobs, so every job gets
   ``ps_ratio = N_i`` and a zero PS demand on one zero-capacity placeholder PS server;
-- servers: ``H = max(ceil(W_gpu / (load · Ḡ · T)), ceil(max_i n_i·α_i[gpu] / Ḡ))`` nodes of the
-  trace's own shape (``W_gpu`` the slice's GPU-slots of work, ``Ḡ`` the mean GPUs per node),
-  at most the trace's own cluster size; ``--servers`` sets ``H``.
+- servers: the fewest nodes of the trace's own shape (or picked evenly through its node list)
+  whose GPUs reach ``max(W_gpu / (load · T), max_i n_i·α_i[gpu])``, with ``W_gpu =
+  Σ_i min(V_i, N_i·(T − a_i))·α_i[gpu]`` the GPU-slots of work the horizon can hold; at most
+  the trace's own cluster size; ``--servers`` sets the count.
 """
 
 from __future__ import annotations
@@ -103,10 +104,9 @@ class Policy:
                                         f"{', '.join(VALUES)}")
         if self.servers is not None and self.servers < 1:
             raise InputError("--servers", f"must be at least 1, got {self.servers}")
-        # An instance holds a (J, T) utility table and algorithms (J, T, H) arrays: refuse
-        # absurd --jobs / --horizon before reading anything.
-        check_allocation("--jobs", 8.0 * self.jobs * self.horizon,
-                         f"{self.jobs} jobs × {self.horizon} slots")
+        # Every instance holds (T,) arrays per job: refuse an absurd --horizon before reading
+        # anything (the sizes that depend on the trace are checked in ``build``).
+        check_allocation("--horizon", 8.0 * self.horizon, f"{self.horizon} slots")
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if k not in ("skip_bad", "name")}
@@ -415,6 +415,20 @@ def choose_servers(spec: ClusterSpec, count: int) -> tuple[ServerGroup, ...]:
     return tuple(ServerGroup(n, c) for n, c in picked)
 
 
+def server_count(spec: ClusterSpec, gpus: float) -> int:
+    """The fewest servers (at least 1, at most the trace's cluster) whose GPUs, as
+    :func:`choose_servers` picks them, add up to ``gpus``."""
+    gpu = spec.resources.index("gpu")
+    limit = spec.max_nodes
+    if spec.uniform:
+        h = max(1, math.ceil(gpus / spec.nodes[0][1][gpu] - 1e-9))
+        return h if limit is None else min(h, limit)
+    for h in range(1, (limit or len(spec.nodes)) + 1):
+        if sum(g.capacity[gpu] for g in choose_servers(spec, h)) >= gpus - 1e-9:
+            return h
+    return limit or len(spec.nodes)
+
+
 @dataclass(frozen=True)
 class Imported:
     """An importer's result: the instance and what the command line reports."""
@@ -450,6 +464,8 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
                                     f"of {trace}")
     jobs = ordered[policy.start: policy.start + policy.jobs]
     T = policy.horizon
+    # the (J, T) utility table every algorithm reads
+    check_allocation("--horizon", 8.0 * len(jobs) * T, f"{len(jobs)} jobs × {T} slots")
     S = policy.slot_seconds or slot_seconds(jobs, T)
     t0 = jobs[0].submit
     gpu = spec.resources.index("gpu")
@@ -468,6 +484,9 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
                     "workload (worker-slots; raise --slot-seconds)")
         V = max(1, math.ceil(work - 1e-9))
         N = max_workers(j, policy)
+        # OASiS's dynamic programme holds about T × (V + N) numbers for this job
+        check_allocation("--slot-seconds", 8.0 * T * (V + N),
+                         f"{trace}:{j.line}: a workload of {V} worker-slots × {T} slots")
         slots = max(1, math.ceil(j.duration / S - 1e-9))
         value = V if policy.value == "work" else 1
         if a + math.ceil(V / N) > T:
@@ -480,18 +499,13 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
             worker_demand=np.array(j.demand, dtype=float),
             ps_demand=np.zeros(len(spec.resources)),
             utility=utility(policy, value, slots), requested_workers=j.workers))
-    mean_gpus = float(np.mean([c[gpu] for _, c in spec.nodes]))
     if policy.servers is not None:
         H = policy.servers
         if spec.max_nodes is not None and H > spec.max_nodes:
             raise InputError("--servers", f"{H} is more than the {spec.max_nodes} nodes of "
                                           f"{spec.source}")
     else:
-        by_load = math.ceil(total_gpu_work / (policy.load * mean_gpus * T) - 1e-9)
-        by_gang = math.ceil(biggest_gang / mean_gpus - 1e-9)
-        H = max(1, by_load, by_gang)
-        if spec.max_nodes is not None:
-            H = min(H, spec.max_nodes)
+        H = server_count(spec, max(total_gpu_work / (policy.load * T), biggest_gang))
     check_allocation("--servers", 8.0 * len(built) * T * H,
                      f"{len(built)} jobs × {T} slots × {H} servers")
     servers = choose_servers(spec, H)

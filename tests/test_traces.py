@@ -1,0 +1,425 @@
+"""Trace importers (issue 12): the mapping by hand, each format, bad traces, determinism, the
+``trace`` experiment. Alibaba's importer is tested on small files written here (its trace has
+no licence of its own, so none of it is shipped)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from oasis_opt import algorithms
+from oasis_opt.cli import main
+from oasis_opt.errors import InputError
+from oasis_opt.io import load_instance, save_instance
+from oasis_opt.traces import Policy, import_trace
+from oasis_opt.traces.common import slot_seconds
+from oasis_opt.utility import Deadline, Linear, Sigmoid
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "instances" / "traces"
+SHARED = Path(os.environ.get("OASIS_TRACES") or ROOT.parent / "shared" / "traces")
+needs_shared = pytest.mark.skipif(not SHARED.exists(), reason="no ../shared/traces copies")
+
+PHILLY_HEADER = "timestamp,duration,num_gpus,gpu_time,cluster\n"
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run_cli(args: list[str], capfd) -> tuple[int, str, str]:
+    rc = main(args)
+    out, err = capfd.readouterr()
+    return rc, out, err
+
+
+# --- the mapping, by hand -------------------------------------------------------------------
+
+
+def test_philly_mapping_by_hand(tmp_path):
+    trace = write(tmp_path / "p.csv", PHILLY_HEADER
+                  + "2017-10-09 07:01:00,600.0,2,1200.0,vcA\n"
+                  + "2017-10-09 07:00:00,90.0,1,90.0,vcA\n"
+                  + "2017-10-09 07:10:00,3000.0,4,12000.0,vcB\n"
+                  + "2017-10-09 07:05:00,61.0,1,61.0,vcA\n")
+    res = import_trace("philly", trace, Policy(slot_seconds=60, horizon=30, elastic=2,
+                                               slack=2, urgency=4, load=1.0))
+    inst = res.instance
+    # submission order: lines 3 (07:00), 2 (07:01), 5 (07:05), 4 (07:10)
+    assert [j.id for j in inst.jobs] == ["L3", "L2", "L5", "L4"]
+    assert inst.arrival.tolist() == [0, 1, 5, 10]
+    # V = ceil(duration · GPUs / 60)
+    assert inst.workload.tolist() == [2, 20, 2, 200]
+    assert inst.requested_workers.tolist() == [1, 2, 1, 4]
+    assert inst.max_workers.tolist() == [2, 4, 2, 8]
+    # job L2: trace duration 600 s = 10 slots, target 2 · 10, gamma2 = 4 / 20, gamma1 = V
+    u = inst.jobs[1].utility
+    assert isinstance(u, Sigmoid)
+    assert (u.gamma1, u.gamma2, u.gamma3) == (20.0, 0.2, 20.0)
+    # servers: 4-GPU nodes whose GPUs reach max(W / (load · T), biggest gang) with
+    # W = Σ min(V, N · (T − a)) = 2 + 20 + 2 + min(200, 8 · 20) = 184 → 184 / 30 → 2 nodes
+    assert len(inst.worker_names) == 2 and inst.worker_capacity.tolist() == [[4.0], [4.0]]
+    assert np.all(inst.ps_demand == 0) and inst.ps_ratio.tolist() == [2.0, 4.0, 2.0, 8.0]
+    assert res.unfinishable == 1  # L4: 10 + ceil(200 / 8) > 30
+    tr = inst.extra["trace"]
+    assert tr["lines"] == [3, 2, 5, 4] and tr["slot_seconds"] == 60
+    assert "p.csv" in inst.extra["description"] and "lines 2–5" in inst.extra["description"]
+    # the instance is valid SPEC §5 and round-trips
+    out = tmp_path / "i.json"
+    save_instance(inst, out)
+    back = load_instance(out)
+    assert back.workload.tolist() == inst.workload.tolist()
+    assert back.extra["trace"]["mapping"]["elastic"] == 2
+
+
+def test_cluster_filter_and_utility_policies(tmp_path):
+    trace = write(tmp_path / "p.csv", PHILLY_HEADER
+                  + "2017-10-09 07:01:00,600.0,2,1200.0,vcA\n"
+                  + "2017-10-09 07:00:00,90.0,1,90.0,vcB\n")
+    res = import_trace("philly", trace, Policy(slot_seconds=60, horizon=30, utility="deadline",
+                                               value="unit", slack=1.5), cluster="vcA")
+    assert res.filtered == 1 and res.instance.num_jobs == 1
+    assert res.instance.jobs[0].utility == Deadline(1.0, 15)  # ceil(1.5 · 10)
+    lin = import_trace("philly", trace, Policy(slot_seconds=60, horizon=30,
+                                               utility="linear")).instance.jobs[1].utility
+    assert lin == Linear(20.0, 20.0 / 40.0)  # value V = 20, zero at d = 2·τ + 1 = 41
+    with pytest.raises(InputError, match="no job of virtual cluster 'vcC'"):
+        import_trace("philly", trace, Policy(), cluster="vcC")
+
+
+def test_auto_slot_seconds_formula(tmp_path):
+    rows = "".join(f"2017-10-09 07:{m:02d}:00,{d}.0,1,{d}.0,a\n"
+                   for m, d in ((0, 100), (10, 200), (20, 300), (30, 4000)))
+    res = import_trace("philly", write(tmp_path / "p.csv", PHILLY_HEADER + rows),
+                       Policy(horizon=50))
+    # A = 30 min = 1800 s, D75 (lower) = 300 s: ceil(2100 / 50) = 42
+    assert res.slot_seconds == 42.0
+    assert slot_seconds(_jobs([0, 10], [5, 7]), 4) == math.ceil((10 + 5) / 4)
+
+
+def _jobs(submits, durations):
+    from oasis_opt.traces.common import TraceJob
+    return [TraceJob(f"j{k}", k, s, d, 1, (1.0,)) for k, (s, d) in
+            enumerate(zip(submits, durations, strict=True))]
+
+
+# --- gavel: throughputs and measured scalability ----------------------------------------------
+
+
+def _gavel_files(tmp_path, throughputs=None):
+    thr = throughputs or {"v100": {
+        "('X', 1)": {"null": 10.0}, "('X', 2)": {"null": 19.0}, "('X', 4)": {"null": 30.0},
+        "('Y', 1)": {"null": 5.0}}}
+    write(tmp_path / "simulation_throughputs.json", json.dumps(thr))
+    return write(tmp_path / "vc.trace",
+                 "X\tcmd\t-n\t1\t3000\t0.000000\t1\n"
+                 "Y\tcmd\t-n\t0\t1000\t60.000000\t2\n"
+                 "X\tcmd\t-n\t1\t1900\t120.000000\t2\n")
+
+
+def test_gavel_measured_elasticity(tmp_path):
+    trace = _gavel_files(tmp_path)
+    res = import_trace("gavel", trace, Policy(slot_seconds=10, horizon=100, elastic=4))
+    inst = res.instance
+    # X at 1 GPU: 3000 / 10 = 300 s → 30 worker-slots; θ(2)/2 = 9.5 ≥ 0.8·10, θ(4)/4 = 7.5 < 8
+    assert inst.workload[0] == 30 and inst.max_workers[0] == 2
+    # Y at 2 GPUs was never measured: linear from 1 GPU (θ = 10), rigid at its request
+    assert inst.workload[1] == math.ceil(1000 / 10 * 2 / 10) and inst.max_workers[1] == 2
+    # X at 2 GPUs: 1900 / 19 = 100 s; θ(4)/4 = 7.5 ≥ 0.8 · 9.5 = 7.6? no → stays at 2
+    assert inst.workload[2] == 20 and inst.max_workers[2] == 2
+    assert inst.extra["trace"]["unmeasured_scale_lines"] == [2]
+    looser = import_trace("gavel", trace, Policy(slot_seconds=10, elastic=4, efficiency=0.7))
+    assert looser.instance.max_workers.tolist() == [4, 2, 4]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"v100": {"('X', 1)": {"null": "10"}}}, "expected a finite non-negative number"),
+    ({"v100": {"('X', 1)": {"null": None}}}, "expected a finite non-negative number"),
+    ({"v100": {"X-1": {"null": 1.0}}}, "expected a key"),
+    ({"k80": {}}, "'v100' is not in"),
+])
+def test_gavel_bad_throughputs(tmp_path, bad, message):
+    trace = _gavel_files(tmp_path, bad)
+    with pytest.raises(InputError, match=message):
+        import_trace("gavel", trace, Policy())
+
+
+# --- pollux: steps ÷ measured throughput ---------------------------------------------------
+
+
+def _read(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_pollux_workload_from_measurements():
+    trace = SAMPLES / "adaptdl" / "workloads" / "workload-1.csv"
+    res = import_trace("pollux", trace, Policy(jobs=5, slot_seconds=60))
+    first = _read(trace)[0]  # cifar10-0: 6 replicas, batch 2048
+    assert first["name"] == res.instance.jobs[0].id == "cifar10-0"
+    apps = SAMPLES / "adaptdl" / "apps" / "cifar10"
+    steps = max(int(r["iteration"]) for r in _read(apps / "validation-2048.csv"))
+    # 6 GPUs packed on 4-GPU nodes is placement "24"; local batch 2048 / 6, interpolated
+    pts = sorted((float(r["local_bsz"]), float(r["step_time"]) + float(r["sync_time"]))
+                 for r in _read(apps / "placements.csv") if r["placement"] == "24")
+    b = 2048 / 6
+    (x0, y0), (x1, y1) = [(x, y) for x, y in pts if x < b][-1], [(x, y) for x, y in pts
+                                                                 if x > b][0]
+    t = y0 + (y1 - y0) * (b - x0) / (x1 - x0)
+    assert res.instance.workload[0] == math.ceil(steps * t * 6 / 60 - 1e-9)
+    assert res.instance.requested_workers[0] == 6 and res.instance.max_workers[0] >= 6
+    assert len(res.instance.worker_names) <= 16  # the simulator's cluster
+
+
+# --- tiresias: three layouts and its cluster spec --------------------------------------------
+
+
+def test_tiresias_layouts_and_spec(tmp_path):
+    res = import_trace("tiresias", SAMPLES / "tiresias" / "60_job.csv", Policy())
+    assert res.instance.num_jobs == 40 and res.instance.jobs[0].id == "job0"
+    assert res.instance.worker_capacity[0].tolist() == [4.0]  # cluster_spec.csv: 4 per node
+    with pytest.raises(InputError, match="more than the 16 nodes"):
+        import_trace("tiresias", SAMPLES / "tiresias" / "60_job.csv", Policy(servers=17))
+    # tf_job.csv repeats its row: refused, or skipped and counted
+    with pytest.raises(InputError, match=r"tf_job.csv:3: duplicate job id 'job10'"):
+        import_trace("tiresias", SAMPLES / "tiresias" / "tf_job.csv", Policy())
+    tf = import_trace("tiresias", SAMPLES / "tiresias" / "tf_job.csv", Policy(skip_bad=True))
+    assert tf.skipped == 1 and tf.instance.num_jobs == 1
+    assert tf.instance.requested_workers.tolist() == [12]
+    # the yarn layout: one duration column, CRLF, no final newline
+    yarn = write(tmp_path / "yarn.csv", "duration\r\n121\r\n300\r\n7")
+    y = import_trace("tiresias", yarn, Policy(slot_seconds=10))
+    assert y.instance.arrival.tolist() == [0, 0, 0]
+    assert y.instance.workload.tolist() == [13, 30, 1]
+    assert y.instance.requested_workers.tolist() == [1, 1, 1]
+
+
+# --- alibaba: small files in its format --------------------------------------------------------
+
+POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
+              "creation_time,deletion_time,scheduled_time\n")
+NODES = ("sn,cpu_milli,memory_mib,gpu,model\n"
+         "n0,64000,262144,2,P100\n"
+         "n1,32000,131072,0,\n"
+         "n2,96000,393216,8,G2\n"
+         "n3,96000,393216,8,G2\n"
+         "n4,104000,524288,2,T4\n")
+
+
+def _alibaba(tmp_path, pods: str) -> tuple[Path, Path]:
+    return (write(tmp_path / "openb_pod_list_test.csv", POD_HEADER + pods),
+            write(tmp_path / "openb_node_list_gpu_node.csv", NODES))
+
+
+def test_alibaba_demand_vectors_filters_and_nodes(tmp_path):
+    pods, nodes = _alibaba(tmp_path, (
+        "p0,12000,16384,1,460,,LS,Succeeded,0,1200,100\n"
+        "p1,88000,327680,8,1000,,Burstable,Running,60,6060,60\n"
+        "p2,4000,8192,0,0,,BE,Succeeded,120,300,120\n"        # CPU-only: filtered
+        "p3,6000,12288,1,1000,,LS,Pending,180,400,\n"          # never ran: filtered
+        "p4,8000,10240,2,1000,V100M16|V100M32,LS,Failed,240,840,300\n"))
+    res = import_trace("alibaba", pods, Policy(slot_seconds=60, horizon=200, servers=3))
+    inst = res.instance
+    assert inst.resources == ("gpu", "cpu", "mem_gib")
+    assert [j.id for j in inst.jobs] == ["p0", "p1", "p4"] and res.filtered == 2
+    # one worker per GPU: (gpu_milli/1000, cores/g, GiB/g)
+    np.testing.assert_allclose(inst.worker_demand, [[0.46, 12.0, 16.0], [1.0, 11.0, 40.0],
+                                                    [1.0, 4.0, 5.0]])
+    assert inst.requested_workers.tolist() == [1, 8, 2]
+    # duration = deletion − scheduled: 1100 s, 6000 s, 540 s
+    assert inst.workload.tolist() == [math.ceil(1100 / 60), 100 * 8, 9 * 2]
+    assert inst.arrival.tolist() == [0, 1, 4]
+    # the four GPU nodes, three evenly spaced: k·4 // 3 = 0, 1, 2 → n0, n2, n3
+    assert inst.worker_names == ["n0", "n2", "n3"]
+    assert inst.worker_capacity.tolist() == [[2, 64, 256], [8, 96, 384], [8, 96, 384]]
+    only = import_trace("alibaba", pods, Policy(slot_seconds=60, horizon=200),
+                        phases=("Succeeded",))
+    assert [j.id for j in only.instance.jobs] == ["p0"]
+
+
+@pytest.mark.parametrize("row, message", [
+    ("p9,12000,16384,1,460,,LS,Succeeded,100,50,100", "column deletion_time: 50 is before"),
+    ("p9,12000,16384,1,1460,,LS,Succeeded,0,50,0", "column gpu_milli: at most 1000"),
+    ("p9,12000,16384,1,0,,LS,Succeeded,0,50,0", "column gpu_milli: must be positive"),
+    ("p9,12000,16384,1,460,,LS,Sleeping,0,50,0", "column pod_phase"),
+    ("p9,12000,sixteen,1,460,,LS,Succeeded,0,50,0", "column memory_mib: expected a number"),
+    ("p9,12000,16384,1.5,460,,LS,Succeeded,0,50,0", "column num_gpu: expected an integer"),
+])
+def test_alibaba_bad_rows(tmp_path, row, message):
+    pods, _ = _alibaba(tmp_path, "p0,12000,16384,1,460,,LS,Succeeded,0,1200,100\n" + row + "\n")
+    with pytest.raises(InputError, match=message) as err:
+        import_trace("alibaba", pods, Policy())
+    assert err.value.place.endswith("openb_pod_list_test.csv:3")
+    res = import_trace("alibaba", pods, Policy(skip_bad=True))
+    assert res.skipped == 1 and res.instance.num_jobs == 1
+
+
+def test_alibaba_resource_only_pod_list_refused(tmp_path):
+    pods = write(tmp_path / "pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+                                        "p0,12000,16384,1,1000\n")
+    write(tmp_path / "openb_node_list_gpu_node.csv", NODES)
+    with pytest.raises(InputError, match="no phase, creation, deletion or scheduled times"):
+        import_trace("alibaba", pods, Policy())
+
+
+# --- bad traces through the command line ------------------------------------------------------
+
+ROW = "2017-10-09 07:01:55,66.0,1,66.0,a\n"
+
+
+@pytest.mark.parametrize("content, where, message", [
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,nan,1,66.0,a\n", ":3:", "column duration"),
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,inf,1,66.0,a\n", ":3:", "column duration"),
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,-5,1,66.0,a\n", ":3:", "column duration"),
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,abc,1,66.0,a\n", ":3:", "column duration"),
+    (PHILLY_HEADER + ROW + "2017-02-30 07:01:55,5,1,66.0,a\n", ":3:", "column timestamp"),
+    (PHILLY_HEADER + ROW + "yesterday,5,1,66.0,a\n", ":3:", "column timestamp"),
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,0,66.0,a\n", ":3:", "column num_gpus"),
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,1.5,66.0,a\n", ":3:", "column num_gpus"),
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,1\n", ":3:", "expected 5 columns"),
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,1,5,a,extra\n", ":3:", "expected 5 columns"),
+])
+def test_malformed_row_refused_or_skipped(tmp_path, capfd, content, where, message):
+    trace = write(tmp_path / "t.csv", content)
+    out = tmp_path / "inst.json"
+    rc, _, err = run_cli(["import", "philly", str(trace), "-o", str(out)], capfd)
+    assert rc == 2 and not out.exists()
+    assert f"t.csv{where}" in err and message in err and len(err.strip().splitlines()) == 1
+    rc, stdout, _ = run_cli(["import", "philly", str(trace), "-o", str(out), "--skip-bad",
+                             "--json"], capfd)
+    assert rc == 0 and json.loads(stdout)["skipped"] == 1 and json.loads(stdout)["jobs"] == 1
+    assert load_instance(out).num_jobs == 1
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "empty trace"),
+    (b"\n\n  \n", "empty trace"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not a text file"),
+    (b"\xff\xfe\xfa timestamp", "not UTF-8 text"),
+    (PHILLY_HEADER.encode(), "no usable job"),
+    (ROW.encode(), "missing or unexpected header"),
+    (b"timestamp,duration,duration,gpu_time,cluster\n" + ROW.encode(), "duplicate column"),
+    (b"time,duration,num_gpus,gpu_time,cluster\n" + ROW.encode(), "missing or unexpected"),
+    (PHILLY_HEADER.encode() + b'2017-10-09 07:01:55,"66.0,1,66.0,a\n', "not CSV"),
+])
+def test_bad_files_one_message(tmp_path, capfd, content, message):
+    trace = tmp_path / "t.csv"
+    trace.write_bytes(content)
+    out = tmp_path / "inst.json"
+    rc, stdout, err = run_cli(["import", "philly", str(trace), "-o", str(out), "--skip-bad"],
+                              capfd)
+    assert rc == 2 and not out.exists() and stdout == ""
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--jobs", "0"], "--jobs: must be at least 1"),
+    (["--horizon", "100000000000"], "--horizon: 100000000000 slots is too large"),
+    (["--jobs", "5000", "--horizon", "100000000", "--slot-seconds", "100000"],
+     "--horizon: 2000 jobs × 100000000 slots is too large"),
+    (["--slot-seconds", "0.001"], "too large"),
+    (["--start", "5000"], "--start: 5000 is past the 2000 usable jobs"),
+    (["--throughputs", "x.json"], "--throughputs: applies to gavel, not philly"),
+    (["--elastic", "0.5"], "--elastic: must be at least 1"),
+    (["--efficiency", "nan"], "--efficiency: must be in [0, 1]"),
+])
+def test_bad_options(tmp_path, capfd, args, message):
+    out = tmp_path / "inst.json"
+    rc, _, err = run_cli(["import", "philly", str(SAMPLES / "adaptdl" / "philly.csv"),
+                          "-o", str(out), *args], capfd)
+    assert rc == 2 and not out.exists() and message in err, err
+
+
+def test_unknown_format(tmp_path, capfd):
+    rc, _, err = run_cli(["import", "slurm", "x.csv", "-o", str(tmp_path / "i.json")], capfd)
+    assert rc == 2 and "unknown trace format 'slurm'" in err
+
+
+# --- the command: JSON, determinism, every algorithm runs -------------------------------------
+
+
+def test_same_command_same_bytes(tmp_path, capfd):
+    trace = str(SAMPLES / "gavel" / "msr" / "seed=0" / "6214e9.trace")
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    rc, stdout, _ = run_cli(["import", "gavel", trace, "-o", str(a), "--json"], capfd)
+    assert rc == 0
+    data = json.loads(stdout)
+    assert data["jobs"] == 40 and data["horizon"] == 100 and data["skipped"] == 0
+    assert run_cli(["import", "gavel", trace, "-o", str(b), "--json"], capfd)[0] == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_every_algorithm_and_the_optimum_on_an_import(tmp_path, capfd):
+    from oasis_opt.offline import solve
+    from oasis_opt.validate import validate
+    out = tmp_path / "t.json"
+    rc, _, _ = run_cli(["import", "tiresias", str(SAMPLES / "tiresias" / "60_job.csv"),
+                        "--jobs", "6", "--horizon", "16", "-o", str(out)], capfd)
+    assert rc == 0
+    inst = load_instance(out)
+    sched, rep = solve(inst, time_limit=20)
+    assert rep.status == "optimal" and validate(inst, sched).feasible
+    utilities = {n: algorithms.run(n, inst).total_utility for n in algorithms.names()}
+    assert all(u <= rep.objective * (1 + 1e-6) + 1e-9 for u in utilities.values())
+    assert max(utilities.values()) > 0  # the import is not degenerate
+    # contended: the optimum does not finish every job at its best utility
+    best_alone = sum(float(j.utility.values(inst.horizon)[0]) for j in inst.jobs)
+    assert rep.objective < best_alone
+
+
+def test_trace_experiment_quick(tmp_path):
+    from oasis_opt.experiments import run_experiment
+    res = run_experiment("trace", quick=True, seeds=1, out=tmp_path)
+    rows = _read(tmp_path / "trace.csv")
+    assert res["tasks_run"] == 2 and len(rows) == 2 * (len(algorithms.names()) + 1)
+    for r in rows:
+        if r["opt_kind"] == "optimal" and r["algorithm"] != "optimal":
+            assert float(r["ratio"]) >= 1 - 1e-6  # nothing beats the proven optimum
+    assert (tmp_path / "trace.png").stat().st_size > 1000
+    assert set(res["summary"]) == {"tiresias@1", "tiresias@2"}
+
+
+# --- the copies in ../shared/traces ----------------------------------------------------------
+
+
+@needs_shared
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt, rel, start, options", [
+    ("philly", "adaptdl/philly.csv", 1000, {"cluster": "6214e9"}),
+    ("gavel", "gavel/msr/seed=1/b436b2.trace", 0, {}),
+    ("pollux", "adaptdl/workloads-1.5/workload-3.csv", 0, {}),
+    ("tiresias", "tiresias/60_job.csv", 0, {}),
+    ("alibaba", "alibaba-gpu-v2023/openb_pod_list_gpushare40.csv", 1000, {}),
+])
+def test_shared_traces_import(tmp_path, fmt, rel, start, options):
+    res = import_trace(fmt, SHARED / rel, Policy(start=start), **options)
+    out = tmp_path / "i.json"
+    save_instance(res.instance, out)
+    inst = load_instance(out)
+    assert inst.num_jobs == 40 and inst.horizon == 100 and res.skipped == 0
+    assert inst.extra["trace"]["sha256"] and inst.extra["trace"]["file_name"] == Path(rel).name
+    # contended by default: the GPU work the horizon can hold is about 1.5 × the capacity
+    # (less when rounding up to whole nodes, or when one node is already too many)
+    held = np.minimum(inst.workload, inst.max_workers * (inst.horizon - inst.arrival))
+    demand = float((held * inst.worker_demand[:, 0]).sum())
+    capacity = float(inst.worker_capacity[:, 0].sum()) * inst.horizon
+    assert demand > 0.75 * capacity or len(inst.worker_names) == 1
+    algorithms.run("oasis", inst)  # validated inside
+
+
+@needs_shared
+@pytest.mark.slow
+def test_every_shared_gavel_trace_imports():
+    for path in sorted((SHARED / "gavel" / "msr").glob("seed=*/*.trace")):
+        if path.stat().st_size == 0:
+            with pytest.raises(InputError, match="empty trace"):
+                import_trace("gavel", path, Policy())
+            continue
+        assert import_trace("gavel", path, Policy()).instance.num_jobs >= 1
