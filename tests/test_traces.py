@@ -151,6 +151,16 @@ def test_gavel_bad_throughputs(tmp_path, bad, message):
         import_trace("gavel", trace, Policy())
 
 
+def test_gavel_hostile_json_one_message(tmp_path):
+    trace = _gavel_files(tmp_path)
+    write(tmp_path / "simulation_throughputs.json", "[" * 100000 + "]" * 100000)
+    with pytest.raises(InputError, match="nested too deeply"):
+        import_trace("gavel", trace, Policy())
+    write(tmp_path / "simulation_throughputs.json", "[1, 2]")
+    with pytest.raises(InputError, match="expected a JSON object"):
+        import_trace("gavel", trace, Policy())
+
+
 # --- pollux: steps ÷ measured throughput ---------------------------------------------------
 
 

@@ -53,6 +53,8 @@ def read_throughputs(path: str | Path, gpu_type: str) -> dict[str, dict[int, flo
         data = json.loads(read_text(path, "throughputs file"))
     except json.JSONDecodeError as exc:
         raise InputError(p, f"not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise InputError(p, "not valid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise InputError(p, "expected a JSON object {gpu_type: {...}}")
     if gpu_type not in data:
@@ -83,6 +85,8 @@ def read_cluster_spec(path: str | Path, gpu_type: str) -> int:
         data = json.loads(read_text(path, "cluster spec"))
     except json.JSONDecodeError as exc:
         raise InputError(p, f"not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise InputError(p, "not valid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise InputError(p, "expected a JSON object {name: [\"V100:P100:K80\"]}")
     col = {"v100": 0, "p100": 1, "k80": 2}.get(gpu_type.split("_")[0])
