@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 
-from oasis_opt.model import Instance
+from oasis_opt.model import Instance, Schedule
 
 from .common import Options, Prep, prepare
 
@@ -252,3 +252,77 @@ def values(m: Model, x: np.ndarray) -> tuple[dict, dict, dict, dict]:
     """Solved y, z, λ_w, λ_z as {index: value} dicts from the column values ``x``."""
     return tuple({k: float(x[j]) for k, j in var.items()}  # type: ignore[return-value]
                  for var in (m.y, m.z, m.lw, m.lz))
+
+
+def start_vector(m: Model, schedule: Schedule) -> np.ndarray | None:
+    """Column values of a feasible schedule (a MIP start), or None when it has no completed
+    job the model can hold.
+
+    Each completed job keeps its allocations up to its completion slot τ (``c_iτ = 1``,
+    ``s_it = 1`` for ``e_i ≤ t ≤ τ``); workers of the last slot are cut to exactly ``V_i``
+    (``exact_work``) and PSs to ``⌈W_it/γ_i⌉`` per slot (``ps_dominance``); both only free
+    capacity, so the point stays feasible. In pattern mode every server of a unit takes the
+    first maximal pattern that dominates its content by demand class (one exists: a content
+    that fits is dominated by a maximal one)."""
+    prep, inst = m.prep, m.prep.instance
+    x = np.zeros(m.num_col)
+    index = {job.id: i for i, job in enumerate(inst.jobs)}
+    wpos = {n: h for h, n in enumerate(inst.worker_names)}
+    ppos = {n: k for k, n in enumerate(inst.ps_names)}
+    wunit = {h: g for g, hs in enumerate(prep.worker_units) for h in hs}
+    punit = {k: g for g, ks in enumerate(prep.ps_units) for k in ks}
+    # (pool, unit, slot) -> server -> job -> count, for the pattern counts λ
+    content: dict[tuple[str, int, int], dict[int, dict[int, int]]] = {}
+    placed = 0
+    for job in schedule.jobs:
+        i = index.get(job.id)
+        if i is None or not job.completed or job.completion_slot is None:
+            continue
+        tau = int(job.completion_slot)
+        if (i, tau) not in m.c:
+            continue  # outside the model's window: leave the job out
+        left = int(inst.workload[i])
+        for a in sorted(job.allocations, key=lambda a: a.slot):
+            if a.slot > tau:
+                continue
+            work: list[tuple[int, int]] = []
+            for name, n in a.workers.items():
+                take = min(int(n), left)
+                if take > 0:
+                    work.append((wpos[name], take))
+                    left -= take
+            need = prep.ps_needed(i, sum(n for _, n in work)) if work else 0
+            pss: list[tuple[int, int]] = []
+            for name, n in a.ps.items():
+                take = min(int(n), need)
+                if take > 0:
+                    pss.append((ppos[name], take))
+                    need -= take
+            for pool, items, unit, var in (("w", work, wunit, m.y), ("p", pss, punit, m.z)):
+                for server, n in items:
+                    g = unit[server]
+                    if (i, g, a.slot) not in var:
+                        return None  # the model cannot hold this schedule: no start
+                    x[var[i, g, a.slot]] += n
+                    cell = content.setdefault((pool, g, a.slot), {}).setdefault(server, {})
+                    cell[i] = cell.get(i, 0) + n
+        if left > 0:
+            return None
+        x[m.c[i, tau]] = 1.0
+        for t in range(int(prep.earliest[i]), tau + 1):
+            x[m.s[i, t]] = 1.0
+        placed += 1
+    for (pool, g, t), servers in content.items():
+        patterns = (prep.worker_patterns if pool == "w" else prep.ps_patterns).get((g, t))
+        if patterns is None:
+            continue  # server mode, or a single server: no λ
+        classes, pats = patterns
+        lam = m.lw if pool == "w" else m.lz
+        for held in servers.values():
+            counts = [sum(held.get(i, 0) for i in c) for c in classes]
+            p = next((q for q, pat in enumerate(pats)
+                      if all(n <= pat[j] for j, n in enumerate(counts))), None)
+            if p is None:
+                return None
+            x[lam[g, t, p]] += 1.0
+    return x if placed else None

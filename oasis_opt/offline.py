@@ -318,7 +318,12 @@ def _solve_compact(instance: Instance, modeler: str, clock: _Clock, tracker: _Tr
                          f"the compact MILP ({size['columns']} columns, {size['rows']} rows, "
                          f"{size['nonzeros']} nonzeros)")
         tracker.update(bound=prep.upper_bound())
-        if solver != "highs":
+        left = clock.remaining()
+        if left is not None and size["nonzeros"] * BUILD_SECONDS_PER_NNZ[
+                medium if medium in BUILD_SECONDS_PER_NNZ else "pyomo"] > 0.5 * left:
+            # even the cheapest build would not leave HiGHS time: the floor is the answer
+            raw, medium = _Raw(SolveStatus.TIME_LIMIT, None, None, (), 0.0, 0.0, 0.0), "skipped"
+        elif solver != "highs":
             from . import solvers
             r = solvers.solve(solver, prep, _highs_budget(clock, prep), mip_gap, THREADS)
             raw = _Raw(SolveStatus(r.status), r.objective, r.bound, r.values, r.build_seconds,
@@ -329,10 +334,10 @@ def _solve_compact(instance: Instance, modeler: str, clock: _Clock, tracker: _Tr
             variants = [prep] + [prepare(instance, replace(prep.options, **o))
                                  for o, _ in PORTFOLIO[1:]]
             winner, raw = _solve_portfolio(variants, [s for _, s in PORTFOLIO], clock,
-                                           tracker, mip_gap)
+                                           tracker, mip_gap, floor)
             prep, medium = variants[winner], f"portfolio{winner}"
         else:
-            raw = _ROUTES[medium](prep, clock, tracker, mip_gap)
+            raw = _ROUTES[medium](prep, clock, tracker, mip_gap, start=floor)
     prep_seconds = time.perf_counter() - t0 - raw.build - raw.handover - raw.solve
     schedule = _extract(prep, raw)
     status = raw.status
@@ -490,7 +495,8 @@ def _portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str) -> boo
 
 
 def _portfolio_worker(instance: Instance, options: Any, random_seed: int,
-                      time_limit: float | None, mip_gap: float, conn: Any) -> None:
+                      time_limit: float | None, mip_gap: float, start: Schedule | None,
+                      conn: Any) -> None:
     """One racer (a child process): build and solve its variant, send
     ``("progress", incumbent, bound)`` on every improvement and ``("done", raw)`` or
     ``("error", text)`` at the end."""
@@ -501,7 +507,8 @@ def _portfolio_worker(instance: Instance, options: Any, random_seed: int,
         highspy.Highs.resetGlobalScheduler(True)  # a pool inherited from the parent is dead
         clock = _Clock(time_limit)
         tracker = _Tracker(clock, lambda _s, inc, b: conn.send(("progress", inc, b)))
-        raw = _solve_highspy(prepare(instance, options), clock, tracker, mip_gap, random_seed)
+        raw = _solve_highspy(prepare(instance, options), clock, tracker, mip_gap, random_seed,
+                             start)
         conn.send(("done", raw))
     except Exception as exc:  # reported to the parent, which decides
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
@@ -510,7 +517,7 @@ def _portfolio_worker(instance: Instance, options: Any, random_seed: int,
 
 
 def _solve_portfolio(preps: list[Any], seeds: list[int], clock: _Clock, tracker: _Tracker,
-                     mip_gap: float) -> tuple[int, _Raw]:
+                     mip_gap: float, start: Schedule | None) -> tuple[int, _Raw]:
     """Race the variants in child processes; the first proof wins and the others are
     stopped. Without a proof (time limit) the best incumbent wins, and the bound is the least
     of their bounds (each is a bound on the same OPT). Returns (winner, its result)."""
@@ -527,7 +534,7 @@ def _solve_portfolio(preps: list[Any], seeds: list[int], clock: _Clock, tracker:
         for k, (prep, seed) in enumerate(zip(preps, seeds, strict=True)):
             recv, send = ctx.Pipe(duplex=False)
             p = ctx.Process(target=_portfolio_worker, daemon=True, args=(
-                prep.instance, prep.options, seed, budget, mip_gap, send))
+                prep.instance, prep.options, seed, budget, mip_gap, start, send))
             p.start()
             send.close()
             procs.append(p)
@@ -634,9 +641,10 @@ def _new_highs() -> Any:
 
 
 def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
-                   random_seed: int = 0) -> _Raw:
+                   random_seed: int = 0, start: Schedule | None = None) -> _Raw:
     """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
-    callbacks for progress and the deadline."""
+    callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start."""
+    import highspy
     import numpy as np
 
     from .formulations import compact_highspy
@@ -653,6 +661,12 @@ def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     if budget is not None:
         h.setOptionValue("time_limit", float(budget))
     h.passModel(m.lp())
+    x = compact_highspy.start_vector(m, start) if start is not None else None
+    if x is not None:  # HiGHS checks it and starts from it (or ignores an infeasible one)
+        sol = highspy.HighsSolution()
+        sol.col_value = x.tolist()
+        sol.value_valid = True
+        h.setSolution(sol)
     _watch(h, clock, tracker, 1.0)
     handover = time.perf_counter() - t1
     t2 = time.perf_counter()
@@ -674,7 +688,8 @@ def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     return _Raw(status, incumbent, bound, values, build, handover, highs_seconds)
 
 
-def _solve_pyomo(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float) -> _Raw:
+def _solve_pyomo(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
+                 start: Schedule | None = None) -> _Raw:
     """Pyomo model → ``pyomo.contrib.solver`` HiGHS (persistent interface). Pyomo's interface
     takes no callbacks: the history has the end points only, and the deadline rests on the
     predicted build (``_plan``) and HiGHS's own time limit."""
@@ -713,7 +728,8 @@ def _solve_pyomo(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float) ->
                 highs_seconds)
 
 
-def _solve_pulp(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float) -> _Raw:
+def _solve_pulp(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
+                start: Schedule | None = None) -> _Raw:
     """PuLP problem → ``pulp.HiGHS`` (highspy). The steps of ``HiGHS.actualSolve`` are run one
     by one to time the hand-over and to put callbacks on PuLP's ``Highs`` object; status and
     bound come from HiGHS itself, not ``LpStatus`` (which says "Optimal" after a time limit).
@@ -757,7 +773,7 @@ def _solve_pulp(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float) -> 
     return _Raw(status, incumbent, bound, values, build, handover, highs_seconds)
 
 
-_ROUTES: dict[str, Callable[[Any, _Clock, _Tracker, float], _Raw]] = {
+_ROUTES: dict[str, Callable[..., _Raw]] = {  # (prep, clock, tracker, mip_gap, start=)
     "highspy": _solve_highspy, "pyomo": _solve_pyomo, "pulp": _solve_pulp,
 }
 
