@@ -486,10 +486,14 @@ PORTFOLIO_MIN_NONZEROS = 3_000
 
 
 def _portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str) -> bool:
-    """Race only the default model on highspy, with two cores, on a model worth a process
-    (``OASIS_PORTFOLIO=0`` turns it off)."""
+    """Race only the default model on highspy, with two cores, on a model worth a process,
+    in a top-level process (``OASIS_PORTFOLIO=0`` turns it off)."""
+    import multiprocessing as mp
     return (modeler == "auto" and options is None and medium == "highspy"
             and (os.cpu_count() or 1) >= 2 and os.environ.get("OASIS_PORTFOLIO", "1") != "0"
+            # only a top-level process races: a sweep's or Dask's workers already share the
+            # cores (and daemonic workers may not have children)
+            and mp.parent_process() is None
             and prep.options.completion_cuts
             and prep.model_size()["nonzeros"] >= PORTFOLIO_MIN_NONZEROS)
 
