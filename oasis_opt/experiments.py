@@ -5,7 +5,9 @@ and a PNG figure.
   spread beside the paper's 1.1–1.5.
 - ``utility-vs-jobs``: total utility and completed jobs as the load grows (``paper`` preset,
   50 … 300 jobs).
-- ``estimation-error``: OASiS when U or L is under- or over-estimated (×0.1 … ×10), with scarce
+- ``regime``: the 2α guarantee's regime, max share of a server 1 … 0.05 (``regime.py``).
+- ``estimation-error``: OASiS (and oasis-adaptive) when U or L is under- or over-estimated
+  (×0.1 … ×10), with scarce
   (200 jobs) and plentiful (50 jobs) resources on the ``paper`` preset.
 - ``runtime``: OASiS decision time vs horizon and number of servers (``paper`` preset).
 
@@ -22,11 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import regime as _regime
 from .errors import InputError
 from .sweep import ResultStore, Task, run_tasks
 from .traces import experiment as _trace
 
-ONLINE = ("oasis", "fifo", "drf", "rrh", "tetris")
+ONLINE = ("oasis", "oasis-adaptive", "fifo", "drf", "rrh", "tetris")
+#: Algorithms that take the price-bound scales u_scale, l_scale.
+SCALED = ("oasis", "oasis-adaptive")
 FACTORS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 
 
@@ -87,7 +92,7 @@ def execute_runs(task: Task) -> list[dict[str, Any]]:
     for name in task.algorithms:
         params = {k: task.params[k] for k in ("u_scale", "l_scale") if k in task.params}
         rows.append({**_base(task), **_size(inst),
-                     **_run_algorithm(name, inst, **(params if name == "oasis" else {}))})
+                     **_run_algorithm(name, inst, **(params if name in SCALED else {}))})
     return rows
 
 
@@ -133,7 +138,7 @@ def _estimation_tasks(seeds: int, quick: bool) -> list[Task]:
                 p = {"preset": "paper", "jobs": jobs, "scarcity": label, "u_scale": 1.0,
                      "l_scale": 1.0, **extra}
                 p[which] = f
-                out += [Task("estimation-error", s, p, ("oasis",)) for s in range(seeds)]
+                out += [Task("estimation-error", s, p, SCALED) for s in range(seeds)]
     return out
 
 
@@ -172,6 +177,9 @@ EXPERIMENTS: dict[str, Experiment] = {
 # Real traces (issue 12): slices of each public trace at two loads; oasis_opt/traces/experiment.py
 EXPERIMENTS["trace"] = Experiment("trace", "every algorithm vs OPT on slices of public traces", 2,
                                   _trace.tasks, _trace.execute, _trace.figure)
+# The regime of the 2α guarantee (issue 13): max share 1 … 0.05; oasis_opt/regime.py
+EXPERIMENTS["regime"] = Experiment("regime", "OPT/ALG, α·ΔP < ΔD and D_cert/OPT vs max share",
+                                   4, _regime.tasks, _regime.execute, _regime.figure)
 
 
 def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "results",
@@ -202,5 +210,7 @@ def summarize(name: str, rows: Sequence[dict[str, str]]) -> dict[str, Any]:
     """Numbers the docs quote: medians per algorithm and setting."""
     if name == "trace":
         return _trace.summary(rows)
+    if name == "regime":
+        return _regime.summary(rows)
     from . import plots
     return plots.summary(name, rows)

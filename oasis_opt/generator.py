@@ -103,17 +103,35 @@ PRESETS: dict[str, Preset] = {
                     ps_servers=(40, 40), worker_capacity=(4, 16, 64, 40),
                     ps_capacity=(0, 16, 64, 40), max_workers=(2, 12), ps_ratio=(2, 4),
                     epochs=(40, 200), slot_seconds=3600, arrival_span=0.8),
+    # Hard for an exact solver yet provable (issue 11): 12–16 jobs and slots on a tight
+    # cluster (3 worker servers, 2 PS servers), so that admission and PS integrality bind.
+    "hard": Preset(jobs=(12, 16), horizon=(12, 16), worker_servers=(3, 3), ps_servers=(2, 2),
+                   worker_capacity=(4, 16, 64, 40), ps_capacity=(0, 16, 64, 40),
+                   max_workers=(2, 8), ps_ratio=(2, 4), epochs=(6, 24), slot_seconds=3600,
+                   arrival_span=0.6),
 }
 
 BANDWIDTHS = (5.0, 10.0, 20.0)
 
 
+def _check_size(jobs: int | None, horizon: int | None, servers: int | None) -> None:
+    """Refuse sizes whose instance would not fit in the memory limit before drawing it."""
+    from .limits import check_allocation
+    j, t, s = jobs or 1, horizon or 1, 2 * (servers or 1)
+    check_allocation("--jobs" if j >= t else "--horizon", 8.0 * j * t + 2000.0 * j,
+                     f"an instance of {j} jobs × {t} slots")
+    check_allocation("--servers" if s >= t else "--horizon", 48.0 * s * t * len(RESOURCES),
+                     f"{s} servers × {t} slots × {len(RESOURCES)} resources")
+
+
 def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
              horizon: int | None = None, servers: int | None = None,
-             name: str | None = None) -> Instance:
+             name: str | None = None, max_share: float | None = None) -> Instance:
     """A random instance of ``preset``; the same arguments give the same instance.
 
-    ``jobs``, ``horizon`` and ``servers`` (the count of each pool) override the preset."""
+    ``jobs``, ``horizon`` and ``servers`` (the count of each pool) override the preset.
+    ``max_share`` (0.001 … 1) bounds the share of a server that one worker or PS takes (the
+    regime of OASiS's 2α guarantee, ``scale_to_share``); the jobs drawn are the same."""
     if preset not in PRESETS:
         raise InputError("--preset", f"unknown preset {preset!r}; choose from "
                                      f"{', '.join(PRESETS)}")
@@ -123,6 +141,12 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
         raise InputError("--horizon", f"must be at least 1, got {horizon}")
     if servers is not None and servers < 1:
         raise InputError("--servers", f"must be at least 1, got {servers}")
+    if not 0 <= seed < 2**63:
+        raise InputError("--seed", f"must be in [0, 2^63), got {seed}")
+    _check_size(jobs, horizon, servers)
+    if max_share is not None and not (isinstance(max_share, (int, float))
+                                      and 0.001 <= max_share <= 1):
+        raise InputError("--max-share", f"must be in [0.001, 1], got {max_share!r}")
     p = PRESETS[preset]
     rng = np.random.default_rng([seed, _stable_hash(preset)])
     T = horizon if horizon is not None else int(rng.integers(p.horizon[0], p.horizon[1] + 1))
@@ -136,8 +160,34 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
     last_arrival = max(0, min(T - 1, int(p.arrival_span * T) - 1))
     arrivals = np.sort(rng.integers(0, last_arrival + 1, size=n_jobs))
     out = [_job(rng, p, f"j{i}", int(arrivals[i])) for i in range(n_jobs)]
+    provenance: dict = {"preset": preset, "seed": seed}
+    if max_share is not None:
+        workers, m_w = scale_to_share(workers, [j.worker_demand for j in out], max_share)
+        pss, m_ps = scale_to_share(pss, [j.ps_demand for j in out], max_share)
+        provenance.update(max_share=max_share, capacity_scale={"worker": m_w, "ps": m_ps})
     return Instance(name or f"{preset}-s{seed}", T, RESOURCES, workers, pss, tuple(out),
-                    {"generator": {"preset": preset, "seed": seed}})
+                    {"generator": provenance})
+
+
+def scale_to_share(groups: tuple[ServerGroup, ...], demands: list[np.ndarray],
+                   share: float) -> tuple[tuple[ServerGroup, ...], float]:
+    """Multiply every capacity of a pool by one factor ``m = max(1, u/share)``, ``u`` the
+    largest ``demand[r]/C[r]`` of one unit (worker or PS) on any server of the pool, rounded up
+    to 3 decimals: afterwards no unit takes more than ``share`` of any server resource. One
+    factor per pool keeps the resources' proportions; the caller decides whether the load
+    should grow with it (more jobs)."""
+    u = 0.0
+    for g in groups:
+        cap = np.asarray(g.capacity, dtype=float)
+        for d in demands:
+            on = cap > 0
+            if on.any():
+                u = max(u, float((np.asarray(d, dtype=float)[on] / cap[on]).max()))
+    m = max(1.0, math.ceil(u / share * 1000 - 1e-9) / 1000)
+    if m == 1.0:
+        return groups, 1.0
+    return tuple(ServerGroup(g.name, tuple(float(c) * m for c in g.capacity), g.count)
+                 for g in groups), m
 
 
 def _job(rng: np.random.Generator, p: Preset, job_id: str, arrival: int) -> Job:

@@ -120,20 +120,24 @@ def _jobs_summary(rows: Rows) -> dict[str, Any]:
 
 
 def _estimation_series(rows: Rows) -> dict[str, dict[str, dict[float, float]]]:
-    """scarcity -> which ('U' or 'L') -> factor -> mean utility relative to factor 1."""
+    """scarcity -> which ('U' or 'L'; 'U (oasis-adaptive)' for another algorithm) -> factor ->
+    mean utility relative to OASiS's with exact bounds (factor 1)."""
     acc: dict[tuple[str, str, float], list[float]] = defaultdict(list)
     base: dict[str, list[float]] = defaultdict(list)
     for r in rows:
         p = _p(r)
         u = _f(r["utility"])
+        alg = r.get("algorithm", "oasis")
+        tag = "" if alg == "oasis" else f" ({alg})"
         if p["u_scale"] == 1.0 and p["l_scale"] == 1.0:
-            base[p["scarcity"]].append(u)
+            if alg == "oasis":
+                base[p["scarcity"]].append(u)
             for which in ("U", "L"):
-                acc[(p["scarcity"], which, 1.0)].append(u)
+                acc[(p["scarcity"], which + tag, 1.0)].append(u)
         elif p["u_scale"] != 1.0:
-            acc[(p["scarcity"], "U", p["u_scale"])].append(u)
+            acc[(p["scarcity"], "U" + tag, p["u_scale"])].append(u)
         else:
-            acc[(p["scarcity"], "L", p["l_scale"])].append(u)
+            acc[(p["scarcity"], "L" + tag, p["l_scale"])].append(u)
     out: dict[str, dict[str, dict[float, float]]] = defaultdict(lambda: defaultdict(dict))
     for (sc, which, f), us in sorted(acc.items()):
         b = statistics.mean(base[sc]) if base.get(sc) else math.nan
@@ -147,12 +151,12 @@ def estimation_error(rows: Rows, path: Path) -> None:
     fig, axes = plt.subplots(1, max(1, len(series)), figsize=(11, 4), squeeze=False)
     for ax, (sc, d) in zip(axes[0], sorted(series.items()), strict=False):
         for which, pts in d.items():
-            ax.plot(list(pts), list(pts.values()), marker="o",
+            ax.plot(list(pts), list(pts.values()), marker="o", ls="--" if "(" in which else "-",
                     label=f"{which} × factor (the other exact)")
         ax.set_xscale("log")
         ax.axvline(1.0, color="grey", lw=0.8)
         ax.set_xlabel("estimation factor (<1 under-, >1 over-estimate)")
-        ax.set_ylabel("OASiS utility / utility with exact bounds")
+        ax.set_ylabel("utility / OASiS's utility with exact bounds")
         ax.set_title(f"{sc} resources")
         ax.grid(alpha=0.3)
         ax.legend()
