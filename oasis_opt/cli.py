@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__
-from .errors import InputError
+from .errors import InputError, SolverError
 
 EPILOG = """\
 examples:
@@ -71,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=help_, description=help_)
         c.add_argument("--json", action="store_true",
                        help="print one JSON object on stdout and nothing else")
+        c.add_argument("--max-memory", metavar="SIZE", default=None,
+                       help="refuse inputs whose arrays or models would take more than SIZE "
+                            "(e.g. 512M, 16G; default a quarter of this machine's memory, "
+                            "at most 8G)")
         return c
 
     g = cmd("generate", "write a random instance from a preset")
@@ -81,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--horizon", type=_nonneg_int("--horizon"), help="number of slots")
     g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     g.add_argument("--name", help="instance name (default PRESET-sSEED)")
+    g.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
+                   help="scale the servers so that one worker or PS takes at most S (0.001-1) "
+                        "of any server resource: the regime of OASiS's 2α guarantee")
     g.add_argument("-o", "--output", required=True, metavar="FILE", help="instance file to write")
 
     v = cmd("validate", "check a schedule against an instance and recompute its utility")
@@ -89,8 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = cmd("solve", "compute the offline optimum (or, with a time limit, incumbent and bound)")
     s.add_argument("instance", metavar="INSTANCE")
-    s.add_argument("--modeler", choices=["pyomo", "pulp"], default="pyomo",
-                   help="modelling layer for the compact MILP (default pyomo)")
+    s.add_argument("--modeler", choices=["auto", "highspy", "pyomo", "pulp"], default="auto",
+                   help="modelling layer for the compact MILP (default auto: the same rows as "
+                        "arrays on highspy; pyomo and pulp are the expression and cross-check)")
     s.add_argument("--method", choices=["auto", "compact", "colgen"], default="auto",
                    help="compact MILP, column generation (bound + price-and-branch), or auto "
                         "by size (default)")
@@ -119,9 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated algorithms (default: all)")
     q.add_argument("--time-limit", type=_positive("--time-limit"), metavar="S",
                    help="time limit of the offline solve")
-    q.add_argument("--modeler", choices=["pyomo", "pulp"], default="pyomo")
+    q.add_argument("--modeler", choices=["auto", "highspy", "pyomo", "pulp"], default="auto")
     q.add_argument("--solver", default="highs", metavar="NAME",
                    help="MILP solver of the offline solve (as in solve --solver)")
+    q.add_argument("--plot", metavar="FILE", default=None,
+                   help="also draw the table: utility bars against OPT, with 2α "
+                        "(.png, .svg or .pdf)")
 
     e = cmd("experiment", "reproduce one of the paper's findings: CSV + PNG figure")
     e.add_argument("name", metavar="NAME",
@@ -135,14 +148,28 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
 
-    w = cmd("sweep", "run a sweep from a config file on a process pool or a Dask cluster")
-    w.add_argument("config", metavar="CONFIG")
+    w = cmd("sweep", "run your own grid (instances × algorithms × parameters, against OPT) or "
+                     "a built-in experiment's config, on a process pool or a Dask cluster")
+    w.add_argument("config", metavar="GRID",
+                   help="a grid file (.json or .toml, \"format\": \"oasis-sweep/1\"; README) "
+                        "or an experiment config {\"experiment\", \"seeds\", \"quick\", "
+                        "\"out\"}")
     w.add_argument("--workers", type=_nonneg_int("--workers"), default=None,
                    help="local worker processes (default: number of cores)")
     w.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
     w.add_argument("--out", default=None, metavar="DIR",
                    help="output folder for the CSV and figure (default: the config's out)")
+
+    d = cmd("show", "draw a schedule: jobs over slots, server use per resource, OASiS's prices")
+    d.add_argument("instance", metavar="INSTANCE")
+    d.add_argument("schedule", metavar="SCHEDULE")
+    d.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="picture to write: .png, .svg or .pdf")
+
+    x = cmd("export", "write the compact MILP as an MPS or LP file (by suffix) for any solver")
+    x.add_argument("instance", metavar="INSTANCE")
+    x.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.mps or FILE.lp")
 
     m = cmd("import", "an instance from a public job trace (mapping: docs/traces.md)")
     m.add_argument("format", metavar="FORMAT", help="philly, gavel, pollux, tiresias or alibaba")
@@ -193,6 +220,37 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--phases", metavar="A,B", help="alibaba: pod phases kept (default "
                                                    "Succeeded,Failed,Running)")
 
+    a = cmd("adversary", "search small instances for a high OPT/ALG (exact OPT for each); "
+                         "write the worst one")
+    a.add_argument("--algorithm", "-a", required=True, metavar="NAME",
+                   help="any registered algorithm (oasis, oasis-adaptive, fifo, drf, rrh, tetris)")
+    a.add_argument("--jobs", type=_nonneg_int("--jobs"), default=4, metavar="J",
+                   help="jobs per instance (default 4)")
+    a.add_argument("--horizon", type=_nonneg_int("--horizon"), default=6, metavar="T",
+                   help="slots (default 6)")
+    a.add_argument("--worker-servers", type=_nonneg_int("--worker-servers"), default=2,
+                   metavar="H", help="worker servers (default 2)")
+    a.add_argument("--ps-servers", type=_nonneg_int("--ps-servers"), default=1, metavar="K",
+                   help="PS servers (default 1)")
+    a.add_argument("--evaluations", type=_nonneg_int("--evaluations"), default=None,
+                   metavar="N", help="candidates the search evaluates (the random control as "
+                                     "many); the result is determined by --seed and N "
+                                     "(default 200 without --budget)")
+    a.add_argument("--budget", type=_positive("--budget"), default=None, metavar="S",
+                   help="wall seconds; stops between rounds and reports the evaluations done")
+    a.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
+    a.add_argument("--time-limit", type=_positive("--time-limit"), default=10.0, metavar="S",
+                   help="exact solve per candidate; an unproven one is skipped (default 10)")
+    a.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+                   help="local worker processes (default 0: in-process)")
+    a.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
+    a.add_argument("--trajectory", metavar="PREFIX", default=None,
+                   help="write PREFIX.csv and PREFIX.png (default: next to -o, "
+                        "WORST.trajectory.csv/.png)")
+    a.add_argument("-o", "--output", required=True, metavar="WORST.json",
+                   help="instance file to write (the worst instance found)")
+
     b = cmd("bench", "measure OASiS, baselines and the solver on this machine, with targets")
     b.add_argument("--quick", action="store_true", help="fewer rounds and smaller instances")
     return p
@@ -242,7 +300,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.horizon == 0:
         raise InputError("--horizon", "must be at least 1, got 0")
     inst = generate(args.preset, seed=args.seed, jobs=args.jobs, horizon=args.horizon,
-                    name=args.name)
+                    name=args.name, max_share=args.max_share)
     save_instance(inst, args.output)
     ratio = demand_ratio(inst)
     data = {"output": args.output, "name": inst.name, "jobs": inst.num_jobs,
@@ -282,18 +340,40 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise InputError("--mip-gap", f"must be in [0, 1), got {args.mip_gap}")
     inst = load_instance(args.instance)
     sched, report = solve(inst, modeler=args.modeler, time_limit=args.time_limit,
-                          mip_gap=args.mip_gap, method=args.method, solver=args.solver)
+                          mip_gap=args.mip_gap, method=args.method, solver=args.solver,
+                          on_progress=None if args.json else _solve_progress())
+    if report.status.value == "error":  # never exit 0 on a solver failure (SPEC §6)
+        raise SolverError(f"the solver failed on {inst.name} without a usable result")
     if args.output:
         save_schedule(sched, args.output)
     data = {**report.to_dict(), "solver": args.solver}
 
     def human() -> None:
         gap = "–" if data["gap"] is None else f"{data['gap']:.3%}"
-        print(f"{inst.name}: {data['status']}, total utility {data['total_utility']:.10g}, "
+        print(f"{inst.name}: {data['status']} ({args.solver}), total utility "
+              f"{data['total_utility']:.10g}, "
               f"bound {data['bound']:.10g}, gap {gap}, {data['seconds']:.2f} s "
               f"({sched.completed} of {inst.num_jobs} jobs completed)")
     _emit(args, data, human)
     return 0
+
+
+def _solve_progress() -> Callable[[float, float | None, float], None]:
+    """One stderr line per improvement of either side (at most one a second unless the
+    incumbent improves): elapsed seconds, incumbent, bound, gap."""
+    last = [-math.inf, None]
+
+    def show(seconds: float, incumbent: float | None, bound: float) -> None:
+        now = time.monotonic()
+        if incumbent == last[1] and now - last[0] < 1.0:
+            return
+        last[0], last[1] = now, incumbent
+        inc = "–" if incumbent is None else f"{incumbent:.6g}"
+        gap = "–" if not incumbent or not math.isfinite(bound) else \
+            f"{max(0.0, bound - incumbent) / abs(incumbent):.2%}"
+        print(f"  {seconds:8.1f} s  incumbent {inc:>10}  bound {bound:.6g}  gap {gap}",
+              file=sys.stderr, flush=True)
+    return show
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -304,10 +384,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                                         f"{', '.join(algorithms.REGISTRY)}")
     inst = load_instance(args.instance)
     params: dict[str, Any] = {}
-    if args.algorithm == "oasis":
+    if args.algorithm in ("oasis", "oasis-adaptive"):
         params = {"u_scale": args.u_scale, "l_scale": args.l_scale}
     elif args.u_scale != 1.0 or args.l_scale != 1.0:
-        raise InputError("--u-scale", "price scales apply to --algorithm oasis only")
+        raise InputError("--u-scale", "price scales apply to --algorithm oasis and "
+                                      "oasis-adaptive only")
     sched = algorithms.run(args.algorithm, inst, **params)
     if args.output:
         save_schedule(sched, args.output)
@@ -329,10 +410,17 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         if n not in algorithms.REGISTRY:
             raise InputError("--algorithms", f"unknown algorithm {n!r}; choose from "
                                              f"{', '.join(algorithms.REGISTRY)}")
+    if args.plot:
+        from .show import format_of
+        format_of(args.plot, "--plot")  # refuse a bad suffix before the solve
     inst = load_instance(args.instance)
     report = compare(inst, names, time_limit=args.time_limit, modeler=args.modeler,
                      solver=args.solver)
     data = {**report.to_dict(), "solver": args.solver}
+    if args.plot:
+        from .show import ratio_figure, save_figure
+        save_figure(ratio_figure(report), args.plot, "--plot")
+        data["plot"] = args.plot
 
     def human() -> None:
         print(report.headline())
@@ -356,11 +444,39 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import run_sweep_cli
+    from .grid import run_sweep_cli
     result = run_sweep_cli(args.config, workers=args.workers, dask=args.dask, out=args.out,
                            progress=not args.json)
     _emit(args, result, lambda: print(
-        f"sweep: {result['done']} tasks done ({result['new']} new) -> {result['csv']}"))
+        f"sweep: {result['done']} rows ({result['new']} new) -> {result['csv']}"))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .io import load_instance, load_schedule
+    from .show import format_of, show
+    format_of(args.output)  # a bad suffix is refused before anything is read
+    inst = load_instance(args.instance)
+    sched = load_schedule(args.schedule)
+    data = show(inst, sched, args.output)
+    if not data["feasible"]:  # drawn anyway: show is for looking, validate for judging
+        print(f"warning: the schedule breaks {len(data['violations'])} rule(s) of the model "
+              f"(first: {data['violations'][0]}); drawn as it is", file=sys.stderr)
+    _emit(args, data, lambda: print(
+        f"wrote {data['output']}: {sched.algorithm} on {inst.name}, {data['completed']} of "
+        f"{inst.num_jobs} jobs completed, utility {data['total_utility']:.6g}"))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .export import export, format_of
+    from .io import load_instance
+    format_of(args.output)  # a bad suffix is refused before anything is read or built
+    inst = load_instance(args.instance)
+    data = export(inst, args.output)
+    _emit(args, data, lambda: print(
+        f"wrote {data['output']}: the compact MILP of {inst.name} ({data['variables']} "
+        f"variables, {data['constraints']} constraints, {data['format']})"))
     return 0
 
 
@@ -386,6 +502,49 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_adversary(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .adversary import SearchSpace, describe, search, trajectory_csv, trajectory_figure
+    from .io import instance_from_dict, save_instance, write_text_atomic
+    from .sweep import make_executor
+    if args.evaluations == 0:
+        raise InputError("--evaluations", "must be at least 1, got 0")
+    space = SearchSpace(jobs=args.jobs, horizon=args.horizon,
+                        worker_servers=args.worker_servers, ps_servers=args.ps_servers)
+    space.check()
+    with make_executor(args.workers, args.dask) as ex:
+        res = search(args.algorithm, space=space, evaluations=args.evaluations,
+                     budget=args.budget, seed=args.seed, executor=ex, progress=not args.json,
+                     time_limit=args.time_limit)
+    out = Path(args.output)
+    prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
+    data = res.summary()
+    if res.instance is not None:
+        save_instance(instance_from_dict(res.instance), out)
+        data.update(output=str(out), **describe(res.instance))
+    else:
+        data.update(output=None, note="no candidate had a finite ratio (OPT and ALG both > 0)")
+    write_text_atomic(f"{prefix}.csv", trajectory_csv(res))
+    trajectory_figure(res, f"{prefix}.png")
+    data.update(trajectory_csv=f"{prefix}.csv", trajectory_png=f"{prefix}.png")
+
+    def human() -> None:
+        if res.ratio is None:
+            print(f"adversary {args.algorithm}: {data['note']} in {res.evaluations} evaluations")
+            return
+        print(f"adversary {args.algorithm}: OPT/ALG = {res.ratio:.6g} (OPT {res.opt:.6g}, "
+              f"ALG {res.alg:.6g}) after {res.evaluations} evaluations; random sampling "
+              f"with as many: {_cell(res.random_ratio)}; OASiS's 2α on it "
+              f"{data['two_alpha']:.4g}; wrote {out}")
+        zeros = res.counts["search"].get("alg_zero", 0)
+        if zeros:
+            print(f"  ALG = 0 < OPT (ratio unbounded) on {zeros} search candidates "
+                  "(not scored)")
+    _emit(args, data, human)
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
     result = run_bench(quick=args.quick, progress=not args.json)
@@ -398,6 +557,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "import": cmd_import,
     "generate": cmd_generate, "validate": cmd_validate, "solve": cmd_solve, "run": cmd_run,
     "ratio": cmd_ratio, "experiment": cmd_experiment, "sweep": cmd_sweep, "bench": cmd_bench,
+    "export": cmd_export, "show": cmd_show, "adversary": cmd_adversary,
 }
 
 
@@ -408,14 +568,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with _stdout_guard(args.json):
+        with _stdout_guard(args.json), _memory_limit(getattr(args, "max_memory", None)):
             return COMMANDS[args.command](args)
     except InputError as err:
         print(f"oasis-opt {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except MemoryError:
+        # An estimate let something through that did not fit after all: still bad input
+        # (too large for this machine), one message, no traceback.
+        print(f"oasis-opt {args.command}: error: out of memory; the input is too large for "
+              f"this machine (lower --max-memory to have it refused before work starts)",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as err:  # a solver failure or a bug: one line and exit 1, never 0
+        if os.environ.get("OASIS_DEBUG"):
+            raise
+        kind = "solver error" if isinstance(err, SolverError) else "internal error"
+        text = str(err).splitlines()[0] if str(err) else type(err).__name__
+        print(f"oasis-opt {args.command}: {kind}: {text} (set OASIS_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 1
+
+
+@contextlib.contextmanager
+def _memory_limit(size: str | None):
+    """``--max-memory`` for this command (and the processes it starts), restored afterwards
+    so that in-process callers of ``main`` keep their own limit."""
+    from .limits import ENV, parse_size, set_max_memory
+    saved = os.environ.get(ENV)
+    if size is not None:
+        set_max_memory(parse_size(size))
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = saved
 
 
 _json_out: Any = None  # the real stdout while --json redirects everything else
