@@ -4,7 +4,9 @@ instance and on 50 jobs of the ``paper`` preset (100 slots, 40 + 40 servers), wh
 compact MILP is out of reach.
 
 ``extra_info`` splits the time (LP, pricing, MIP) and records bound, schedule value, gap,
-whether the bound is proven (pricing found no column) and the instance size.
+whether the bound is proven (pricing found no column), the instance size, and ``history``:
+(seconds, incumbent, bound) whenever either side improved. The scale runs of docs/colgen.md
+(100 and 200 jobs, 300 and 600 s) are too long for this pass: ``benchmarks/colgen_scale.py``.
 
     pytest benchmarks/bench_colgen.py --benchmark-only
 """
@@ -40,4 +42,6 @@ def test_colgen_bound(benchmark, case: str) -> None:
         worker_servers=len(inst.worker_names), ps_servers=len(inst.ps_names),
         bound=r.bound, incumbent=inc, gap=(r.bound - inc) / max(abs(r.bound), 1e-9),
         proven=r.proven, mip_status=r.mip_status, iterations=r.iterations, columns=r.columns,
-        lp_seconds=r.lp_seconds, pricing_seconds=r.pricing_seconds, mip_seconds=r.mip_seconds)
+        lp_seconds=r.lp_seconds, pricing_seconds=r.pricing_seconds, mip_seconds=r.mip_seconds,
+        bound_seconds=r.bound_seconds, pattern_seconds=r.pattern_seconds,
+        lns_moves=r.lns_moves, history=[list(p) for p in r.history])

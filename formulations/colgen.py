@@ -466,9 +466,10 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     t2 = time.perf_counter()
     mip_left = mip_time_limit if end is None else min(0.35 * budget, left())
 
-    # (no incumbents from inside the MILP: with lazy λ they may not pack; each result is
-    # reported once validated)
-    x, lam, res.mip_status, _ = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0)
+    def on_inc(value: float, _bound: float) -> None:
+        track.update(incumbent=value)
+
+    x, lam, res.mip_status, _ = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
     cand = _checked(inst, pm, x, lam)
     if cand is not None and cand.total_utility > best_sched.total_utility:
         best_sched = cand

@@ -392,19 +392,22 @@ class PatternMaster:
         bound = np.inf
         while True:
             left = deadline - time.perf_counter()
-            x, lam_lp, tag, bound = self._mip_once(max(left, 0.1), gap, x0, lam0, on_incumbent)
-            if x is None:
-                return x0, lam0, "no_solution", bound
-            lam, failed = self._integral_lambda(x, lam_lp)
-            if not failed:
-                return x, lam, tag, bound
-            self.integer_slots |= failed
-            if deadline - time.perf_counter() < 0.5:
+            x, lam_lp, tag, bound, packed = self._mip_once(max(left, 0.1), gap, x0, lam0,
+                                                           on_incumbent)
+            if x is not None:
+                lam, failed = self._integral_lambda(x, lam_lp)
+                if not failed:
+                    return x, lam, tag, bound
+                self.integer_slots |= failed
+            if packed is not None:  # the best solution seen that packs
+                return packed[0], packed[1], "time_limit", bound
+            if x is None or deadline - time.perf_counter() < 0.5:
                 return x0, lam0, "no_solution", bound
 
     def _mip_once(self, time_limit: float, gap: float, x0: np.ndarray, lam0: np.ndarray,
                   on_incumbent: Callable[[float, float], None] | None
-                  ) -> tuple[np.ndarray | None, np.ndarray, str, float]:
+                  ) -> tuple[np.ndarray | None, np.ndarray, str, float,
+                             tuple[np.ndarray, np.ndarray] | None]:
         h = self.h
         n = len(self.columns)
         total = self.n_lam + n
@@ -423,15 +426,26 @@ class PatternMaster:
         h.setOptionValue("presolve", "on")
         h.setOptionValue("time_limit", float(max(time_limit, 0.1)))
         h.setOptionValue("mip_rel_gap", gap)
-        cb = None
-        if on_incumbent is not None:
-            def cb(e: object) -> None:
-                data = e.data_out  # type: ignore[attr-defined]
+        packed: list[tuple[np.ndarray, np.ndarray]] = []
+
+        def cb(e: object) -> None:
+            # An improving solution counts (is kept and reported) once its class counts pack
+            # into integer patterns: then it is a schedule.
+            data = e.data_out  # type: ignore[attr-defined]
+            sol = np.asarray(data.mip_solution)
+            if sol.size != total:
+                return
+            xs = np.round(sol[self.n_lam:])
+            lam, failed = self._integral_lambda(xs, sol[:self.n_lam])
+            if failed:
+                return
+            packed[:] = [(xs, lam)]
+            if on_incumbent is not None:
                 on_incumbent(-float(data.objective_function_value), -float(data.mip_dual_bound))
-            h.cbMipImprovingSolution.subscribe(cb)
+
+        h.cbMipImprovingSolution.subscribe(cb)
         h.run()
-        if cb is not None:
-            h.cbMipImprovingSolution.unsubscribe(cb)
+        h.cbMipImprovingSolution.unsubscribe(cb)
         status = h.getModelStatus()
         sol = h.getSolution()
         x = np.asarray(sol.col_value)
@@ -441,10 +455,11 @@ class PatternMaster:
                                 np.full(total, highspy.HighsVarType.kContinuous))
         h.setOptionValue("presolve", "off")
         h.setOptionValue("time_limit", highspy.kHighsInf)
+        best = packed[0] if packed else None
         if not sol.value_valid or x.size != total:
-            return None, lam0, "no_solution", bound
+            return None, lam0, "no_solution", bound, best
         tag = "optimal" if status == highspy.HighsModelStatus.kOptimal else "time_limit"
-        return np.round(x[self.n_lam:]), x[:self.n_lam], tag, bound
+        return np.round(x[self.n_lam:]), x[:self.n_lam], tag, bound, best
 
     def lam_key(self) -> list[tuple[int, int, int]]:
         """(pool, unit, slot) of every λ column."""

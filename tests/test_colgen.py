@@ -30,7 +30,7 @@ def _tol(x: float) -> float:
 @pytest.mark.parametrize("entry", MANIFEST, ids=[e["name"] for e in MANIFEST])
 def test_bound_opt_incumbent_sandwich(entry):
     inst = load_instance(INSTANCES / entry["file"])
-    res = colgen.solve(inst)
+    res = colgen.solve(inst, mip_time_limit=5.0)
     opt = entry["optimum"]
     assert res.proven
     assert res.bound >= opt - _tol(opt)
@@ -139,7 +139,7 @@ def test_bound_valid_when_stopped_early():
     inst = load_instance(INSTANCES / "testbed-s1.json")
     opt = next(e["optimum"] for e in MANIFEST if e["name"] == "testbed-s1")
     for iterations in (1, 2, 4):
-        res = colgen.solve(inst, max_iterations=iterations)
+        res = colgen.solve(inst, max_iterations=iterations, mip_time_limit=3.0)
         assert res.bound >= opt - _tol(opt)
         assert validate(inst, res.incumbent).feasible
 

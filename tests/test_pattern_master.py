@@ -119,7 +119,7 @@ def test_pattern_master_against_brute_force(d):
 def test_history_and_progress(name):
     inst = load_instance(INSTANCES / f"{name}.json")
     seen = []
-    res = colgen.solve(inst, on_progress=lambda *p: seen.append(p), mip_time_limit=10.0)
+    res = colgen.solve(inst, on_progress=lambda *p: seen.append(p), mip_time_limit=4.0)
     opt = MANIFEST[name]["optimum"]
     assert seen == res.history and res.history
     secs, incs, bounds = zip(*res.history, strict=True)
