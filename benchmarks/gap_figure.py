@@ -40,6 +40,7 @@ def run_all() -> dict[str, dict]:
                                       "status": rep.status.value, "seconds": rep.seconds}
     hist: list = []
     res = direct_highspy.solve(hard, history=hist)
+    hist.append((res.seconds, res.objective, res.bound))  # where it stopped
     out["hard-s3: comparator"] = {"history": [list(h) for h in hist], "status": res.status,
                                   "seconds": res.seconds}
     long = generate("testbed", seed=0, jobs=30, horizon=300, servers=1)

@@ -222,11 +222,16 @@ def relative_gap(bound: float, incumbent: float) -> float | None:
 def _floor(instance: Instance, tracker: _Tracker) -> Schedule | None:
     """The best schedule of every registered online algorithm (each validated by
     ``algorithms.run``): all of them, since the answer must not be worse than any; together
-    they take well under a second at the paper's scale (docs/offline.md)."""
+    they take well under a second at the paper's scale (docs/offline.md). An algorithm that
+    fails (its bug, or its own size guard) is left out: the floor is a safety net for the
+    exact answer, not a test of the algorithms (their own tests are)."""
     from . import algorithms
     best: Schedule | None = None
     for name in algorithms.names():
-        schedule = algorithms.run(name, instance)
+        try:
+            schedule = algorithms.run(name, instance)
+        except Exception:  # noqa: BLE001 — see the docstring
+            continue
         if best is None or schedule.total_utility > best.total_utility:
             best = schedule
     if best is not None:
@@ -370,7 +375,8 @@ def _highs_budget(clock: _Clock, prep: Any) -> float | None:
     if left is None:
         return None
     cells = len(prep.y_index) + len(prep.z_index)
-    return max(0.05, left - 0.3 - 5e-6 * cells)
+    # HiGHS finishes its current step after the limit (seen: 7 % late on a loaded machine)
+    return max(0.05, 0.95 * left - 0.3 - 5e-6 * cells)
 
 
 def _finish(instance: Instance, schedule: Schedule, status: SolveStatus, tracker: _Tracker,
