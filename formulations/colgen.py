@@ -335,14 +335,20 @@ class _Tracker:
         self.incumbent = 0.0
 
     def update(self, incumbent: float | None = None, bound: float | None = None) -> None:
-        better = False
-        # points only for changes above 1e-7 (relative): the bound's last rounds creep
-        if incumbent is not None and incumbent > self.incumbent + 1e-7 * max(1.0, incumbent):
-            self.incumbent, better = incumbent, True
-        if bound is not None and bound < self.res.bound - 1e-7 * max(1.0, abs(bound)):
-            self.res.bound, better = bound, True
-        if better:
-            shown = max(self.res.bound, self.incumbent)
+        if incumbent is not None and incumbent > self.incumbent:
+            self.incumbent = incumbent
+        if bound is not None and bound < self.res.bound:
+            self.res.bound = bound
+        self.point()
+
+    def point(self, force: bool = False) -> None:
+        """A point when either side moved by more than 1e-5 (relative) since the last one
+        (the bound's last rounds creep by less), or when ``force``d and anything moved."""
+        shown = max(self.res.bound, self.incumbent)
+        last = self.res.history[-1] if self.res.history else (0.0, -math.inf, math.inf)
+        tol = 1e-9 if force else 1e-5
+        if self.incumbent > last[1] + tol * max(1.0, abs(self.incumbent)) or \
+                shown < last[2] - tol * max(1.0, abs(shown)):
             point = (time.perf_counter() - self.start, self.incumbent, shown)
             self.res.history.append(point)
             if self.on_progress is not None:
@@ -439,6 +445,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     def finish(sched: Schedule) -> ColgenResult:
         res.incumbent = Schedule(sched.instance, "colgen", sched.total_utility, sched.jobs, {})
         res.bound = max(res.bound, res.incumbent.total_utility)  # float noise
+        track.update(incumbent=res.incumbent.total_utility)
+        track.point(force=True)  # the last point is the result
         return res
 
     if not master.columns or track.gap() <= mip_gap or left() <= 0.5:
