@@ -44,7 +44,8 @@ def run(args: argparse.Namespace) -> dict:
             "gap": (r.bound - inc) / max(r.bound, 1e-9), "feasible": rep.feasible,
             "lp_proven": r.proven, "bound_seconds": r.bound_seconds,
             "pattern_seconds": r.pattern_seconds, "lns_moves": r.lns_moves,
-            "columns": r.columns, "history": [list(p) for p in r.history]}
+            "columns": r.columns, "integer_slots": r.integer_slots,
+            "history": [list(p) for p in r.history]}
 
 
 def plot(lines: list[dict], path: Path) -> None:

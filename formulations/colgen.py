@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import highspy
 import numpy as np
 
+from oasis_opt.limits import check_allocation
 from oasis_opt.model import Instance, Schedule
 from oasis_opt.online.subroutine import JobSpec, best_schedule
 
@@ -72,6 +73,7 @@ class ColgenResult:
     bound_seconds: float = 0.0  # from the start to the end of the bound phase
     pattern_seconds: float = 0.0  # pattern master: build and column generation
     lns_moves: int = 0  # neighbourhoods searched
+    integer_slots: int = 0  # (group, slot) whose λ had to be made integer (packing failed)
     #: (seconds since the start, incumbent utility, bound) whenever either improves
     history: list[tuple[float, float, float]] = field(default_factory=list)
     #: (round, LP value, best bound so far, seconds since the start) of the bound phase
@@ -127,6 +129,10 @@ class _Master:
         self.inst = instance
         T, R = instance.horizon, len(instance.resources)
         self.H, self.K = len(instance.worker_names), len(instance.ps_names)
+        cells = T * (self.H + self.K) * R
+        check_allocation("instance", 40.0 * cells + 8.0 * instance.num_jobs * T * R,
+                         f"column-generation master of {T} slots × {self.H + self.K} servers "
+                         f"× {R} resources")
         self.n_w = T * self.H * R
         self.n_p = T * self.K * R
         row_of, row_cap, n = [], [], 0
@@ -518,5 +524,6 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         if end is None and stall >= max(4, T // max(1, width)):
             break  # no time limit: stop once a sweep of windows finds nothing
     res.columns = len(pm.columns)
+    res.integer_slots = len(pm.integer_slots)
     res.mip_seconds = time.perf_counter() - t2
     return finish(best_sched)
