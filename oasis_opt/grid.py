@@ -256,7 +256,8 @@ def load(path: str | Path) -> Grid | dict[str, Any]:
     if "format" not in data:
         raise InputError("format", f"missing field (a grid needs \"format\": {GRID_FORMAT!r}; "
                                    "a built-in experiment needs \"experiment\")")
-    for k, entry in enumerate(data.get("instances") or []):
+    entries = data.get("instances")
+    for k, entry in enumerate(entries if isinstance(entries, list) else []):
         if isinstance(entry, dict) and not {"preset", "trace"} & set(entry):
             raise InputError(f"instances[{k}]", 'expected a file name or glob, {"preset": …} '
                                                 'or {"trace": FORMAT, "file": …}')
@@ -483,18 +484,23 @@ def load_experiment_config(data: dict[str, Any]) -> dict[str, Any]:
     experiments (``oasis-opt experiment``) on the chosen executor."""
     from .experiments import EXPERIMENTS
     name = data.get("experiment")
-    if name not in EXPERIMENTS:
+    if not isinstance(name, str) or name not in EXPERIMENTS:
         raise InputError("experiment", f"unknown experiment {name!r}; choose from "
                                        f"{', '.join(EXPERIMENTS)}")
     seeds = data.get("seeds")
-    if seeds is not None and (not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1):
-        raise InputError("seeds", f"must be a positive integer, got {seeds!r}")
+    if isinstance(seeds, float) and seeds.is_integer():
+        seeds = int(seeds)  # SPEC §5: an integral float counts as the integer
+    if seeds is not None and (not isinstance(seeds, int) or isinstance(seeds, bool)
+                              or not 1 <= seeds <= 100_000):
+        raise InputError("seeds", f"must be an integer from 1 to 100000, got {seeds!r}")
     quick = data.get("quick", False)
     if not isinstance(quick, bool):
         raise InputError("quick", f"must be true or false, got {quick!r}")
     unknown = set(data) - {"experiment", "seeds", "quick", "out"}
     if unknown:
         raise InputError(sorted(unknown)[0], "unknown field")
+    if not isinstance(data.get("out", "results"), str) or not data.get("out", "results"):
+        raise InputError("out", f"expected a folder name, got {data.get('out')!r}")
     return {"experiment": name, "seeds": seeds, "quick": quick,
             "out": data.get("out", "results")}
 
