@@ -408,7 +408,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     rest; the result is returned within the limit (HiGHS may overshoot a MILP limit by a little
     inside presolve). Without a limit the MILP gets ``mip_time_limit`` and so does the LNS.
     ``on_progress(seconds, incumbent, bound)`` is called whenever either side improves; the
-    same points are ``ColgenResult.history``."""
+    same points are ``ColgenResult.history``. ``mip_status`` is ``time_limit`` when the limit
+    ended the search with the gap open."""
     start = time.perf_counter()
     inst = instance
     specs = [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
@@ -521,8 +522,10 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             width = min(T, width + max(1, width // 4))
         elif move.status != "optimal":
             width = max(2, int(width * 0.75))
-        if end is None and stall >= max(4, T // max(1, width)):
+        if end is None and stall >= max(2, T // max(1, width)):
             break  # no time limit: stop once a sweep of windows finds nothing
+    if end is not None and track.gap() > mip_gap:
+        res.mip_status = "time_limit"  # the limit, not the search, ended it
     res.columns = len(pm.columns)
     res.integer_slots = len(pm.integer_slots)
     res.mip_seconds = time.perf_counter() - t2

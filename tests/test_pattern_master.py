@@ -106,7 +106,7 @@ def test_pattern_master_against_brute_force(d):
     proven, lp = generate(pm, specs)
     assert proven
     assert lp >= opt - _tol(opt)  # the pattern LP is a bound
-    res = colgen.solve(inst, mip_time_limit=5.0)
+    res = colgen.solve(inst, mip_time_limit=2.0)
     assert res.bound >= opt - _tol(opt)
     assert res.bound <= lp + _tol(lp) or res.bound <= res.lp_value + _tol(lp)
     assert res.incumbent.total_utility <= opt + _tol(opt)
