@@ -77,8 +77,22 @@ class SearchSpace:
     max_workers: int = 4
     max_ps_ratio: int = 4
     max_value: float = 100.0
+    #: The theorem's regime: no job's workers (PSs) may hold more than this share of a server
+    #: resource in a slot, ``N_i·α_i[r] ≤ s·C_h[r]`` and ``ceil(N_i/γ_i)·β_i[r] ≤ s·C_k[r]`` on
+    #: every server (None: no limit). Capacities are then drawn in ``capacity_range``.
+    max_share: float | None = None
+
+    @property
+    def capacity_range(self) -> tuple[int, int]:
+        if self.max_share is None:
+            return 1, self.max_capacity
+        lo = math.ceil(1 / self.max_share - 1e-9)  # a unit of demand 1 fits within the share
+        return lo, max(lo, self.max_capacity,
+                       math.ceil(self.max_demand * 2 / self.max_share - 1e-9))
 
     def check(self) -> None:
+        if self.max_share is not None and not 0.01 <= self.max_share <= 1:
+            raise InputError("--max-share", f"must be in [0.01, 1], got {self.max_share}")
         for name, lo, hi in (("jobs", 1, 8), ("horizon", 1, 12), ("worker_servers", 1, 4),
                              ("ps_servers", 1, 3)):
             x = getattr(self, name)
@@ -142,18 +156,46 @@ def _job(rng: np.random.Generator, space: SearchSpace, job_id: str) -> dict[str,
 def random_instance(rng: np.random.Generator, space: SearchSpace,
                     name: str = "adversary") -> dict[str, Any]:
     """One instance of the space, as an ``oasis-instance/1`` dict."""
+    lo, hi = space.capacity_range
+
     def servers(prefix: str, count: int) -> list[dict[str, Any]]:
         return [{"name": f"{prefix}{s}",
-                 "capacity": [int(x) for x in
-                              rng.integers(1, space.max_capacity + 1, size=len(RESOURCES))]}
+                 "capacity": [int(x) for x in rng.integers(lo, hi + 1, size=len(RESOURCES))]}
                 for s in range(count)]
-    return {
+    return _repair({
         "format": "oasis-instance/1", "name": name, "horizon": space.horizon,
         "resources": list(RESOURCES),
         "worker_servers": servers("w", space.worker_servers),
         "ps_servers": servers("p", space.ps_servers),
         "jobs": [_job(rng, space, f"j{i}") for i in range(space.jobs)],
-    }
+    }, space)
+
+
+def _repair(inst: dict[str, Any], space: SearchSpace) -> dict[str, Any]:
+    """With ``space.max_share`` s, shrink each job until its workers and PSs fit the share on
+    every server (``SearchSpace.max_share``): demands first (to ``floor(s·C_min)`` ≥ 1), then
+    ``max_workers``, then the PS count through a larger PS ratio. In place; returns ``inst``."""
+    s = space.max_share
+    if s is None:
+        return inst
+    cw = np.min([c["capacity"] for c in inst["worker_servers"]], axis=0)
+    cp = np.min([c["capacity"] for c in inst["ps_servers"]], axis=0)
+    for j in inst["jobs"]:
+        a, b = j["worker_demand"], j["ps_demand"]
+        n = j["max_workers"]
+        for r in range(len(RESOURCES)):
+            if a[r] > 0:
+                a[r] = min(a[r], max(1, math.floor(s * cw[r] + 1e-9)))
+                n = min(n, max(1, math.floor(s * cw[r] / a[r] + 1e-9)))
+        j["max_workers"] = n
+        j["requested_workers"] = min(j["requested_workers"], n)
+        zmax = math.ceil(n / j["ps_ratio"] - 1e-9)
+        for r in range(len(RESOURCES)):
+            if b[r] > 0:
+                b[r] = min(b[r], max(1, math.floor(s * cp[r] + 1e-9)))
+                zmax = min(zmax, max(1, math.floor(s * cp[r] / b[r] + 1e-9)))
+        j["ps_ratio"] = max(int(j["ps_ratio"]), math.ceil(n / zmax - 1e-9))
+    return inst
 
 
 def _clip(x: int, lo: int, hi: int) -> int:
@@ -197,7 +239,7 @@ def _move(rng: np.random.Generator, inst: dict[str, Any], space: SearchSpace) ->
     elif move == "capacity":
         pool = inst["worker_servers"] if rng.random() < 0.7 else inst["ps_servers"]
         c = pool[int(rng.integers(len(pool)))]["capacity"]
-        c[r] = _clip(c[r] + _step(rng), 1, space.max_capacity)
+        c[r] = _clip(c[r] + _step(rng), *space.capacity_range)
     elif move == "utility_scale":
         vals = np.array(j["utility"]["values"], dtype=float)
         factor = float(rng.choice((0.25, 0.5, 0.8, 1.25, 2.0, 4.0)))
@@ -256,7 +298,7 @@ def mutate(rng: np.random.Generator, inst: Mapping[str, Any], space: SearchSpace
         moves -= 1
     for _ in range(moves):
         _move(rng, out, space)
-    return out
+    return _repair(out, space)
 
 
 def _kick(rng: np.random.Generator, inst: Mapping[str, Any],
@@ -266,7 +308,7 @@ def _kick(rng: np.random.Generator, inst: Mapping[str, Any],
     out = copy.deepcopy(dict(inst))
     for _ in range(int(rng.integers(4, 7))):
         _move(rng, out, space)
-    return out
+    return _repair(out, space)
 
 
 # --- evaluation (module level: pickled to worker processes) ------------------------------
@@ -314,10 +356,13 @@ def score_ratio(opt: float, alg: float) -> tuple[str, float | None]:
 def evaluate(c: Candidate) -> Outcome:
     """Proven OPT by the exact solver, then the algorithm (validated) on the same instance."""
     from . import algorithms
+    from .formulations.common import Options
     from .io import instance_from_dict
     from .offline import SolveStatus, solve
     inst = instance_from_dict(c.instance)
-    opt_sched, rep = solve(inst, time_limit=c.time_limit)
+    # One variable per server: as fast as the pattern packing on these sizes, and immune to
+    # its enumeration of single-server patterns, which explodes on large capacities.
+    opt_sched, rep = solve(inst, time_limit=c.time_limit, options=Options(packing="server"))
     if rep.status is not SolveStatus.OPTIMAL:
         return Outcome(c.index, c.phase, "unsolved", None, None, None)
     opt = float(rep.objective)
@@ -575,6 +620,7 @@ def describe(instance: Mapping[str, Any]) -> dict[str, Any]:
     b = default_bounds(inst)
     return {"two_alpha": sched.extras["two_alpha"],
             "max_unit_share": sched.extras["max_unit_share"],
+            "oasis_max_job_share": sched.extras["max_job_share"],
             "oasis_relationship_failures": len(sched.extras["relationship_failures"]),
             "peak_utility_ratio": float(peaks.max() / max(peaks.min(), 1e-12)),
             "opt_lb": b.opt_lb,

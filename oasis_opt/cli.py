@@ -232,6 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="H", help="worker servers (default 2)")
     a.add_argument("--ps-servers", type=_nonneg_int("--ps-servers"), default=1, metavar="K",
                    help="PS servers (default 1)")
+    a.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
+                   help="search only the theorem's regime: no job's workers or PSs hold more "
+                        "than S (0.01-1) of a server resource in a slot")
     a.add_argument("--evaluations", type=_nonneg_int("--evaluations"), default=None,
                    metavar="N", help="candidates the search evaluates (the random control as "
                                      "many); the result is determined by --seed and N "
@@ -511,7 +514,8 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     if args.evaluations == 0:
         raise InputError("--evaluations", "must be at least 1, got 0")
     space = SearchSpace(jobs=args.jobs, horizon=args.horizon,
-                        worker_servers=args.worker_servers, ps_servers=args.ps_servers)
+                        worker_servers=args.worker_servers, ps_servers=args.ps_servers,
+                        max_share=args.max_share)
     space.check()
     with make_executor(args.workers, args.dask) as ex:
         res = search(args.algorithm, space=space, evaluations=args.evaluations,

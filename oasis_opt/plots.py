@@ -152,7 +152,8 @@ def estimation_error(rows: Rows, path: Path) -> None:
     for ax, (sc, d) in zip(axes[0], sorted(series.items()), strict=False):
         for which, pts in d.items():
             ax.plot(list(pts), list(pts.values()), marker="o", ls="--" if "(" in which else "-",
-                    label=f"{which} × factor (the other exact)")
+                    label=f"{which} × factor (the other "
+                          f"{'estimated online' if '(' in which else 'exact'})")
         ax.set_xscale("log")
         ax.axvline(1.0, color="grey", lw=0.8)
         ax.set_xlabel("estimation factor (<1 under-, >1 over-estimate)")

@@ -83,16 +83,23 @@ def test_search_beats_random_sampling_at_equal_budget(algorithm, seed):
     assert res.counts["random"] and sum(res.counts["random"].values()) == 100
 
 
-def test_moves_keep_instances_valid():
-    space = SearchSpace()
+@pytest.mark.parametrize("share", [None, 0.25, 0.1])
+def test_moves_keep_instances_valid_and_within_the_share(share):
+    space = SearchSpace(jobs=6, max_share=share)
     rng = np.random.default_rng(0)
     d = random_instance(rng, space)
-    for _ in range(300):
+    for _ in range(200):
         d = mutate(rng, d, space)
         inst = instance_from_dict(d)  # refuses anything malformed
         peaks = inst.utility_table[:, 0]
         assert ((peaks == 0) | ((peaks >= 1) & (peaks <= space.max_value))).all()
         assert (np.diff(inst.utility_table, axis=1) <= 0).all()
+        if share is not None:  # a job's workers (PSs) together hold at most the share
+            n = inst.max_workers[:, None]
+            z = np.ceil(inst.max_workers / inst.ps_ratio - 1e-9)[:, None]
+            assert (n * inst.worker_demand <= share * inst.worker_capacity.min(axis=0)
+                    + 1e-9).all()
+            assert (z * inst.ps_demand <= share * inst.ps_capacity.min(axis=0) + 1e-9).all()
 
 
 def test_ratio_without_a_finite_value():
