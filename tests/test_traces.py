@@ -68,6 +68,8 @@ def test_philly_mapping_by_hand(tmp_path):
     assert len(inst.worker_names) == 2 and inst.worker_capacity.tolist() == [[4.0], [4.0]]
     assert np.all(inst.ps_demand == 0) and inst.ps_ratio.tolist() == [2.0, 4.0, 2.0, 8.0]
     assert res.unfinishable == 1  # L4: 10 + ceil(200 / 8) > 30
+    # in the trace, L2 (07:01–07:11, 2 GPUs) and L4 (from 07:10, 4 GPUs) overlap: 6 at once
+    assert res.peak_gpus == 6 and res.report()["gpus"] == 8
     tr = inst.extra["trace"]
     assert tr["lines"] == [3, 2, 5, 4] and tr["slot_seconds"] == 60
     assert "p.csv" in inst.extra["description"] and "lines 2–5" in inst.extra["description"]
@@ -421,6 +423,7 @@ def test_shared_traces_import(tmp_path, fmt, rel, start, options):
     demand = float((held * inst.worker_demand[:, 0]).sum())
     capacity = float(inst.worker_capacity[:, 0].sum()) * inst.horizon
     assert demand > 0.75 * capacity or len(inst.worker_names) == 1
+    assert res.report()["gpus"] < res.peak_gpus  # smaller than the slice's peak demand
     algorithms.run("oasis", inst)  # validated inside
 
 

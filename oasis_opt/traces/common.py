@@ -403,6 +403,18 @@ def utility(policy: Policy, value: float, trace_slots: int) -> Utility:
     return Linear(float(value), value / (2.0 * tau))
 
 
+def peak_gpus(jobs: Sequence[TraceJob], gpu: int) -> float:
+    """The most GPUs the jobs held at once in the trace: each holds ``n_i · α_i[gpu]`` from its
+    submission for its duration (as if it had started at once)."""
+    events = sorted([(j.submit, 1, j.workers * j.demand[gpu]) for j in jobs]
+                    + [(j.submit + j.duration, 0, -j.workers * j.demand[gpu]) for j in jobs])
+    held = peak = 0.0
+    for _, _, delta in events:  # ends (0) before starts (1) at equal times
+        held += delta
+        peak = max(peak, held)
+    return peak
+
+
 def choose_servers(spec: ClusterSpec, count: int) -> tuple[ServerGroup, ...]:
     """``count`` nodes: the uniform shape repeated, or ``count`` nodes evenly spaced through
     the trace's node list (node ``floor(k · M / count)``, k = 0 … count−1), so the mix of node
@@ -439,6 +451,7 @@ class Imported:
     usable: int
     slot_seconds: float
     unfinishable: int
+    peak_gpus: float = 0.0
     notes: tuple[str, ...] = ()
 
     def report(self) -> dict[str, Any]:
@@ -446,7 +459,8 @@ class Imported:
         return {"jobs": inst.num_jobs, "horizon": inst.horizon, "skipped": self.skipped,
                 "filtered": self.filtered, "usable": self.usable,
                 "slot_seconds": self.slot_seconds, "worker_servers": len(inst.worker_names),
-                "unfinishable": self.unfinishable}
+                "unfinishable": self.unfinishable, "peak_gpus": self.peak_gpus,
+                "gpus": float(inst.worker_capacity[:, inst.resources.index("gpu")].sum())}
 
 
 def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob],
@@ -510,6 +524,7 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
                      f"{len(built)} jobs × {T} slots × {H} servers")
     servers = choose_servers(spec, H)
     lines = [j.line for j in jobs]
+    peak = peak_gpus(jobs, gpu)
     src = {"format": fmt, "file": trace, "file_name": os.path.basename(trace),
            "sha256": sha256(trace), **(sources or {})}
     description = (
@@ -528,10 +543,11 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
         "trace": {**src, "jobs": len(jobs), "usable_jobs": len(ordered),
                   "skipped_rows": reader.skipped, "filtered_rows": reader.filtered,
                   "lines": lines, "slot_seconds": S, "first_submit_seconds": t0,
+                  "peak_gpus": peak,
                   "servers_from": spec.source, "mapping": policy.to_dict()},
     }
     inst = Instance(name=name, horizon=T, resources=spec.resources, worker_groups=servers,
                     ps_groups=(ServerGroup("ps", tuple(0.0 for _ in spec.resources)),),
                     jobs=tuple(built), extra=extra)
     return Imported(inst, reader.skipped, reader.filtered, len(ordered), S, unfinishable,
-                    tuple(reader.notes))
+                    peak, tuple(reader.notes))
