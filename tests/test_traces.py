@@ -436,3 +436,85 @@ def test_every_shared_gavel_trace_imports():
                 import_trace("gavel", path, Policy())
             continue
         assert import_trace("gavel", path, Policy()).instance.num_jobs >= 1
+
+
+# --- hostile input: whatever the bytes, one InputError or an instance -------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_CELLS = st.sampled_from(["0", "1", "4", "-1", "2.5", "1e400", "nan", "", "x", "\"", "a,b",
+                          "2017-10-09 07:01:55", "2017-02-30 07:01:55", "Running", "Pending",
+                          "Succeeded", "1000", "99999999999999999999"])
+_HEADERS = {
+    "philly": PHILLY_HEADER.strip(),
+    "tiresias": "job_id,num_gpu,submit_time,iterations,model_name,duration,interval",
+    "alibaba": POD_HEADER.strip(),
+}
+
+
+_GOOD = {
+    "philly": ["2017-10-09 07:01:55", "66.0", "1", "66.0", "a"],
+    "tiresias": ["0", "1", "0", "606", "vgg19", "164", "30"],
+    "alibaba": ["p0", "12000", "16384", "1", "460", "", "LS", "Succeeded", "0", "1200", "100"],
+}
+_ROW = st.one_of(
+    st.lists(_CELLS, min_size=0, max_size=12),  # noise
+    st.tuples(st.integers(0, 10), _CELLS),       # a good row with one cell replaced
+    st.none(),                                   # a good row
+)
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(fmt=st.sampled_from(sorted(_HEADERS)), header=st.booleans(),
+       rows=st.lists(_ROW, max_size=6), sep=st.sampled_from([",", ",", "\t"]),
+       skip=st.booleans())
+def test_random_rows_never_crash(tmp_path, fmt, header, rows, sep, skip):
+    lines = []
+    for k, r in enumerate(rows):
+        good = list(_GOOD[fmt])
+        good[0] = good[0] if fmt == "philly" else f"{k}"  # unique ids
+        if isinstance(r, tuple):
+            good[r[0] % len(good)] = r[1]
+        lines.append(sep.join(good if not isinstance(r, list) else r))
+    text = (_HEADERS[fmt] + "\n" if header else "") + "\n".join(lines)
+    trace = write(tmp_path / "t.csv", text)
+    write(tmp_path / "openb_node_list_gpu_node.csv", NODES)
+    try:
+        res = import_trace(fmt, trace, Policy(skip_bad=skip, horizon=50))
+    except InputError as err:
+        assert str(err) and "\n" not in str(err)
+        return
+    inst = res.instance
+    assert inst.num_jobs >= 1 and res.skipped <= len(rows)
+    assert skip or res.skipped == 0
+    out = tmp_path / "i.json"
+    save_instance(inst, out)
+    assert load_instance(out).num_jobs == inst.num_jobs  # what is written is a valid instance
+
+
+def test_random_rows_strategy_reaches_instances(tmp_path):
+    """The property above sees instances, not only refusals: a good row imports."""
+    for fmt, good in _GOOD.items():
+        trace = write(tmp_path / f"{fmt}.csv", _HEADERS[fmt] + "\n" + ",".join(good) + "\n")
+        write(tmp_path / "openb_node_list_gpu_node.csv", NODES)
+        assert import_trace(fmt, trace, Policy(horizon=50)).instance.num_jobs == 1
+
+
+def test_bad_measurement_file_named(tmp_path):
+    import shutil
+    apps = tmp_path / "apps"
+    shutil.copytree(SAMPLES / "adaptdl" / "apps" / "ncf", apps / "ncf")
+    lines = (apps / "ncf" / "placements.csv").read_text().splitlines()
+    lines[3] = "1,64,fast,0.1"
+    (apps / "ncf" / "placements.csv").write_text("\n".join(lines) + "\n")
+    trace = write(tmp_path / "w.csv", "name,time,application,num_replicas,batch_size\n"
+                                      "ncf-0,0,ncf,1,32768\n")
+    with pytest.raises(InputError, match="column step_time: expected a number") as err:
+        import_trace("pollux", trace, Policy(), apps=apps)
+    assert err.value.place.endswith("placements.csv:4")
+    bad_app = write(tmp_path / "w2.csv", "name,time,application,num_replicas,batch_size\n"
+                                         "x-0,0,gpt,1,32\n")
+    with pytest.raises(InputError, match=r"w2.csv:2: column application: 'gpt' has no"):
+        import_trace("pollux", bad_app, Policy(), apps=apps)
