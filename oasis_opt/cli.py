@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = cmd("run", "run one online algorithm or baseline")
     r.add_argument("instance", metavar="INSTANCE")
     r.add_argument("--algorithm", "-a", required=True, metavar="NAME",
-                   help="oasis, fifo, drf, rrh or tetris")
+                   help="oasis, oasis-adaptive, fifo, drf, rrh or tetris")
     r.add_argument("--u-scale", type=_positive("--u-scale"), default=1.0, metavar="X",
                    help="OASiS: multiply the price upper bounds U by X (default 1)")
     r.add_argument("--l-scale", type=_positive("--l-scale"), default=1.0, metavar="Y",
