@@ -116,3 +116,12 @@ def test_cli_run_takes_the_price_scales(tmp_path, capfd):
     assert main(["validate", inst, str(tmp_path / "s.json")]) == 0
     assert main(["run", inst, "--algorithm", "fifo", "--u-scale", "2"]) == 2
     assert "oasis-adaptive" in capfd.readouterr().err
+
+
+def test_ratio_report_checks_the_adaptive_certificate():
+    from oasis_opt.ratio import compare
+    rep = compare(load_instance(INSTANCES / "testbed-s1.json"), ["oasis", "oasis-adaptive"])
+    rows = {r["algorithm"]: r for r in rep.rows}
+    assert rows["oasis-adaptive"]["dcert_ge_opt"] is True
+    assert rows["oasis-adaptive"]["within_2alpha"] is None  # no guarantee claimed
+    assert rows["oasis"]["within_2alpha"] is not None
