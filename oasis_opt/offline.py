@@ -341,6 +341,11 @@ def _solve_compact(instance: Instance, modeler: str, clock: _Clock, tracker: _Tr
             winner, raw = _solve_portfolio(variants, [s for _, s in PORTFOLIO], clock,
                                            tracker, mip_gap, floor)
             prep, medium = variants[winner], f"portfolio{winner}"
+        elif medium == "highspy" and clock.limit is not None and _can_fork():
+            # one racer in a child process: killed at the deadline if HiGHS overshoots (its
+            # interrupt callbacks are not called in every phase of the root), its last
+            # incumbent kept
+            _, raw = _solve_portfolio([prep], [0], clock, tracker, mip_gap, floor)
         else:
             raw = _ROUTES[medium](prep, clock, tracker, mip_gap, start=floor)
     prep_seconds = time.perf_counter() - t0 - raw.build - raw.handover - raw.solve
@@ -499,26 +504,33 @@ def _portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str) -> boo
             and (os.cpu_count() or 1) >= 2 and os.environ.get("OASIS_PORTFOLIO", "1") != "0"
             # only a top-level process races: a sweep's or Dask's workers already share the
             # cores (and daemonic workers may not have children)
-            and mp.parent_process() is None
+            and mp.parent_process() is None and _can_fork()
             and prep.options.completion_cuts
             and prep.model_size()["nonzeros"] >= PORTFOLIO_MIN_NONZEROS)
 
 
-def _portfolio_worker(instance: Instance, options: Any, random_seed: int,
-                      time_limit: float | None, mip_gap: float, start: Schedule | None,
-                      conn: Any) -> None:
-    """One racer (a child process): build and solve its variant, send
-    ``("progress", incumbent, bound)`` on every improvement and ``("done", raw)`` or
-    ``("error", text)`` at the end."""
+def _can_fork() -> bool:
+    """A child process is possible: fork exists and this process is no daemon (Dask's and
+    ``multiprocessing.Pool``'s workers may not have children)."""
+    import multiprocessing as mp
+    return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
+
+
+def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip_gap: float,
+                      start: Schedule | None, conn: Any) -> None:
+    """One racer (a forked child: ``prep`` is inherited, not pickled): build and solve its
+    variant; send ``("progress", incumbent, bound)`` on every improvement, ``("values",
+    objective, values)`` with every improving incumbent (so that the parent keeps it if it
+    has to kill this process at the deadline), and ``("done", raw)`` or ``("error", text)``
+    at the end."""
     import highspy
 
-    from .formulations.common import prepare
     try:
         highspy.Highs.resetGlobalScheduler(True)  # a pool inherited from the parent is dead
         clock = _Clock(time_limit)
         tracker = _Tracker(clock, lambda _s, inc, b: conn.send(("progress", inc, b)))
-        raw = _solve_highspy(prepare(instance, options), clock, tracker, mip_gap, random_seed,
-                             start)
+        raw = _solve_highspy(prep, clock, tracker, mip_gap, random_seed, start,
+                             on_values=lambda obj, v: conn.send(("values", obj, v)))
         conn.send(("done", raw))
     except Exception as exc:  # reported to the parent, which decides
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
@@ -544,18 +556,20 @@ def _solve_portfolio(preps: list[Any], seeds: list[int], clock: _Clock, tracker:
         for k, (prep, seed) in enumerate(zip(preps, seeds, strict=True)):
             recv, send = ctx.Pipe(duplex=False)
             p = ctx.Process(target=_portfolio_worker, daemon=True, args=(
-                prep.instance, prep.options, seed, budget, mip_gap, start, send))
+                prep, seed, budget, mip_gap, start, send))
             p.start()
             send.close()
             procs.append(p)
             conns[recv] = k
         done: dict[int, _Raw] = {}
         errors: dict[int, str] = {}
+        found: dict[int, tuple[float, tuple[dict, ...]]] = {}  # best incumbent of each
+        bounds: dict[int, float] = {}
         while conns:
             left = clock.remaining()
-            ready = wait(list(conns), timeout=None if left is None else max(0.0, left + 1.0))
+            ready = wait(list(conns), timeout=None if left is None else max(0.0, left + 0.2))
             if not ready:
-                break  # past the deadline: whatever has arrived is the answer
+                break  # past the deadline: the racers are killed, their incumbents kept
             for c in ready:
                 k = conns[c]
                 try:
@@ -566,6 +580,12 @@ def _solve_portfolio(preps: list[Any], seeds: list[int], clock: _Clock, tracker:
                     continue
                 if msg[0] == "progress":
                     tracker.update(msg[1], msg[2])
+                    if msg[2] is not None and math.isfinite(msg[2]):
+                        bounds[k] = min(bounds.get(k, math.inf), msg[2])
+                    continue
+                if msg[0] == "values":
+                    if k not in found or msg[1] > found[k][0]:
+                        found[k] = (msg[1], msg[2])
                     continue
                 del conns[c]
                 if msg[0] == "done":
@@ -582,11 +602,16 @@ def _solve_portfolio(preps: list[Any], seeds: list[int], clock: _Clock, tracker:
             p.join(timeout=2.0)
             if p.is_alive():
                 p.kill()
+    for k, (obj, values) in found.items():  # killed racers: their last incumbent
+        if k not in done:
+            done[k] = _Raw(SolveStatus.TIME_LIMIT, obj, bounds.get(k), values, 0.0, 0.0,
+                           clock.elapsed())
     if not done:
         if errors:
             raise SolverError("every racer of the portfolio failed: "
                               + "; ".join(errors.values()))
-        return 0, _Raw(SolveStatus.TIME_LIMIT, None, None, (), 0.0, 0.0, 0.0)  # the floor
+        return 0, _Raw(SolveStatus.TIME_LIMIT, None, min(bounds.values(), default=None), (),
+                       0.0, 0.0, clock.elapsed())  # nothing found: the floor answers
     proven = [k for k, r in done.items() if r.status is SolveStatus.OPTIMAL]
     if proven:
         return proven[0], done[proven[0]]
@@ -613,7 +638,8 @@ def _status_of(model_status: Any) -> SolveStatus:
     return SolveStatus.ERROR
 
 
-def _watch(h: Any, clock: _Clock, tracker: _Tracker, sense: float) -> None:
+def _watch(h: Any, clock: _Clock, tracker: _Tracker, sense: float,
+           on_solution: Callable[[float, Any], None] | None = None) -> None:
     """Callbacks on a ``Highs`` object: every improving incumbent and, at most twice a second,
     the dual bound go to the tracker (``sense`` −1 where the model is ``min −utility``); HiGHS
     is interrupted once the wall-clock deadline has passed (its own time limit counts only
@@ -623,6 +649,8 @@ def _watch(h: Any, clock: _Clock, tracker: _Tracker, sense: float) -> None:
     def improving(e: Any) -> None:
         out = e.data_out
         tracker.update(sense * out.objective_function_value, sense * out.mip_dual_bound)
+        if on_solution is not None:
+            on_solution(sense * out.objective_function_value, out.mip_solution)
 
     def interrupt(e: Any) -> None:
         now = time.perf_counter()
@@ -651,9 +679,11 @@ def _new_highs() -> Any:
 
 
 def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
-                   random_seed: int = 0, start: Schedule | None = None) -> _Raw:
+                   random_seed: int = 0, start: Schedule | None = None,
+                   on_values: Callable[[float, tuple[dict, ...]], None] | None = None) -> _Raw:
     """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
-    callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start."""
+    callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start;
+    ``on_values(objective, values)`` gets every improving incumbent's values."""
     import highspy
     import numpy as np
 
@@ -677,7 +707,11 @@ def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
         sol.col_value = x.tolist()
         sol.value_valid = True
         h.setSolution(sol)
-    _watch(h, clock, tracker, 1.0)
+
+    def solution(obj: float, x: Any) -> None:
+        if on_values is not None:
+            on_values(obj, compact_highspy.values(m, np.asarray(x)))
+    _watch(h, clock, tracker, 1.0, solution if on_values is not None else None)
     handover = time.perf_counter() - t1
     t2 = time.perf_counter()
     h.run()
