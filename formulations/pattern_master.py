@@ -662,3 +662,88 @@ def generate(master: PatternMaster, specs: list, *, deadline: float | None = Non
         if deadline is not None and time.perf_counter() > deadline:
             break
     return False, lp
+
+
+def dive(master: PatternMaster, specs: list, deadline: float, *, threshold: float = 0.6,
+         share: float = 0.1, pricing: bool = False
+         ) -> tuple[np.ndarray, np.ndarray] | None:
+    """LP diving: solve the LP, fix every column at ``x ≥ threshold`` (each job's largest; at
+    least the ``share`` of the open jobs with the largest x), optionally price the open jobs
+    at the new duals (``pricing``, up to 2 rounds per fixing), repeat until no open job has
+    x > 0. A batch that makes the LP infeasible is cut to its first fixing, a single one is
+    banned. The fixed columns are then packed slot by slot (``pack``). Returns integer
+    (x, λ), or None when the packing fails or the deadline passes.
+
+    Measured on 200 jobs of the paper preset (seed 1, 2 shared cores): without pricing 4.5 %
+    below the LP bound in 30 s, where HiGHS's branch and bound needed 100 s for 10 %; with
+    pricing it did not finish in 200 s (each LP re-solve holds the 37 500 λ columns)."""
+    h = master.h
+    fixed: dict[int, int] = {}  # job -> column
+    banned: set[int] = set()  # columns whose fixing made the LP infeasible
+    batch: list[tuple[int, int]] = []  # the last fixings (job, column)
+    priced = 0  # pricing rounds since the last fixing (at most 2: then fix anyway)
+    while time.perf_counter() < deadline:
+        n = len(master.columns)
+        lo, hi = np.zeros(n), np.full(n, np.inf)
+        for k, col in enumerate(master.columns):
+            if col.job in fixed or k in banned:
+                hi[k] = 0.0
+        for k in fixed.values():
+            lo[k], hi[k] = 1.0, 1.0
+        master.set_bounds(lo, hi, np.zeros(master.n_lam), np.full(master.n_lam, np.inf))
+        _, pi, x = master.solve_lp()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            # the batch overfilled some slot: keep only its first fixing, or ban a single one
+            if not batch:
+                master.free_bounds()
+                return None
+            for j, _ in batch:
+                del fixed[j]
+            if len(batch) > 1:
+                fixed[batch[0][0]] = batch[0][1]
+                batch = batch[:1]
+            else:
+                banned.add(batch[0][1])
+                batch = []
+            continue
+        if pricing and priced < 2:
+            priced += 1
+            found, _ = price(master, specs, pi)
+            added = 0
+            for i, b in enumerate(found):
+                if i in fixed or not np.isfinite(b.payoff):
+                    continue
+                cut = trim(master.inst, i, b.workers, b.ps)
+                if cut is None:
+                    continue
+                y, z, value = cut
+                cw, cp = master.unit_costs(pi, i)
+                if value - float((y * cw).sum() + (z * cp).sum()) - pi[i] > \
+                        ENTER_TOL * max(1.0, abs(pi[i])):
+                    k0 = len(master.columns)
+                    added += master.add(master.group_counts(i, y, z, value)) == k0
+            if added:
+                continue  # re-solve with the new columns before fixing
+        best: dict[int, tuple[float, int]] = {}
+        for k in np.flatnonzero(x > 1e-6):
+            j = master.columns[k].job
+            if j not in fixed and (j not in best or x[k] > best[j][0]):
+                best[j] = (float(x[k]), int(k))
+        if not best:
+            break
+        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])
+        take = [kv for kv in ranked if kv[1][0] >= threshold]
+        if not take:
+            take = ranked[:max(1, int(share * len(ranked)))]
+        batch = [(j, k) for j, (_, k) in take]
+        for j, k in batch:
+            fixed[j] = k
+        priced = 0
+    else:
+        master.free_bounds()
+        return None
+    master.free_bounds()
+    xs = np.zeros(len(master.columns))
+    xs[list(fixed.values())] = 1.0
+    lam, failed = master._integral_lambda(xs, np.zeros(master.n_lam) - 1.0)
+    return None if failed else (xs, lam)
