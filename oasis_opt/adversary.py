@@ -464,6 +464,8 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
     if algorithm not in algorithms.REGISTRY:
         raise InputError("--algorithm", f"unknown algorithm {algorithm!r}; choose from "
                                         f"{', '.join(algorithms.REGISTRY)}")
+    if not 0 <= seed < 2**63:
+        raise InputError("--seed", f"must be in [0, 2^63), got {seed}")
     if evaluations is not None and evaluations < 1:
         raise InputError("--evaluations", f"must be at least 1, got {evaluations}")
     if budget is not None and not (math.isfinite(budget) and budget > 0):
@@ -590,9 +592,11 @@ def trajectory_figure(result: AdversaryResult, path: str | Path) -> None:
         by = [r.best for r in pts if math.isfinite(r.best)]
         ax.step(bx, by, where="post", color=color,
                 label=f"{phase}: best {by[-1]:.3g}" if by else phase)
-    ax.set_yscale("log")
+    finite = [r.ratio for r in result.trajectory if r.status == "ok" and r.ratio]
+    if finite and min(finite) > 0:  # a log axis needs a positive value to show
+        ax.set_yscale("log")
     ax.set_xlabel("evaluations (each: exact OPT + one algorithm run)")
-    ax.set_ylabel("OPT / ALG (log scale)")
+    ax.set_ylabel("OPT / ALG" + (" (log scale)" if ax.get_yscale() == "log" else ""))
     ax.set_title(f"adversary for {result.algorithm} (seed {result.seed}, "
                  f"{result.space.jobs} jobs, {result.space.horizon} slots)")
     ax.grid(alpha=0.3)

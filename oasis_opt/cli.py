@@ -49,6 +49,19 @@ def _positive(name: str) -> Callable[[str], float]:
     return parse
 
 
+def _seconds(name: str) -> Callable[[str], float]:
+    """A positive number of seconds, at most 10^7 (about 115 days: longer waits overflow the
+    clocks of the solvers and of Python's own timeouts)."""
+    positive = _positive(name)
+
+    def parse(text: str) -> float:
+        x = positive(text)
+        if x > 1e7:
+            raise argparse.ArgumentTypeError(f"{name} must be at most 1e7 seconds, got {text!r}")
+        return x
+    return parse
+
+
 def _nonneg_int(name: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
@@ -104,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--method", choices=["auto", "compact", "colgen"], default="auto",
                    help="compact MILP, column generation (bound + price-and-branch), or auto "
                         "by size (default)")
-    s.add_argument("--time-limit", type=_positive("--time-limit"), metavar="S",
+    s.add_argument("--time-limit", type=_seconds("--time-limit"), metavar="S",
                    help="stop after S seconds with the incumbent and the best bound")
     s.add_argument("--mip-gap", type=float, default=0.0, metavar="G",
                    help="relative gap at which to stop (default 0: proven optimal)")
@@ -127,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("instance", metavar="INSTANCE")
     q.add_argument("--algorithms", default=None, metavar="A,B,…",
                    help="comma-separated algorithms (default: all)")
-    q.add_argument("--time-limit", type=_positive("--time-limit"), metavar="S",
+    q.add_argument("--time-limit", type=_seconds("--time-limit"), metavar="S",
                    help="time limit of the offline solve")
     q.add_argument("--modeler", choices=["auto", "highspy", "pyomo", "pulp"], default="auto")
     q.add_argument("--solver", default="highs", metavar="NAME",
@@ -239,10 +252,10 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="N", help="candidates the search evaluates (the random control as "
                                      "many); the result is determined by --seed and N "
                                      "(default 200 without --budget)")
-    a.add_argument("--budget", type=_positive("--budget"), default=None, metavar="S",
+    a.add_argument("--budget", type=_seconds("--budget"), default=None, metavar="S",
                    help="wall seconds; stops between rounds and reports the evaluations done")
     a.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
-    a.add_argument("--time-limit", type=_positive("--time-limit"), default=10.0, metavar="S",
+    a.add_argument("--time-limit", type=_seconds("--time-limit"), default=10.0, metavar="S",
                    help="exact solve per candidate; an unproven one is skipped (default 10)")
     a.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
                    help="local worker processes (default 0: in-process)")

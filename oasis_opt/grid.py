@@ -119,7 +119,7 @@ _PATH_OPTIONS = ("throughputs", "cluster_spec", "apps", "nodes")
 
 
 class _SolveIn(_Strict):
-    time_limit: Pos | None = None
+    time_limit: Annotated[Pos, Field(le=1e7)] | None = None  # offline.MAX_TIME_LIMIT
     solver: Name = "highs"
     method: Name = "auto"
     mip_gap: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False, strict=True)] | \

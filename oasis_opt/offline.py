@@ -167,6 +167,10 @@ class _Tracker:
                 self.on_progress(*point)
 
 
+#: The longest time limit taken (seconds); waits and solver options overflow far beyond it.
+MAX_TIME_LIMIT = 1e7
+
+
 def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = None,
           mip_gap: float = 0.0, method: str = "auto",
           options: Any = None, solver: str = "highs",
@@ -192,6 +196,9 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
                                      f"{', '.join(METHODS)}")
     if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
         raise InputError("--time-limit", f"must be a positive number, got {time_limit}")
+    if time_limit is not None and time_limit > MAX_TIME_LIMIT:  # timeouts past this overflow
+        raise InputError("--time-limit", f"{time_limit:g} s is too long (limit "
+                                         f"{MAX_TIME_LIMIT:g} s, about 115 days)")
     if not 0 <= mip_gap < 1:
         raise InputError("--mip-gap", f"must be in [0, 1), got {mip_gap}")
     if solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)
