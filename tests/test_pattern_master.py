@@ -17,7 +17,7 @@ from conftest import INSTANCES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oasis_opt.formulations import colgen, lns
-from oasis_opt.formulations.pattern_master import PatternMaster, generate
+from oasis_opt.formulations.pattern_master import PatternMaster, dive, generate
 
 from oasis_opt.generator import generate as make_instance
 from oasis_opt.io import instance_from_dict, load_instance
@@ -179,3 +179,20 @@ def test_pack_finds_integer_patterns_or_none():
     # half of (2, 0) and half of (0, 2) cover (1, 1) in one server, no integer choice does
     assert pm.pack(np.array([[2, 0], [0, 2]]), np.array([1, 1]), 1) is None
     assert pm.pack(P, np.zeros(2, dtype=int), 0) is not None
+
+
+@pytest.mark.parametrize("name", ["testbed-s0", "testbed-s1", "small-s0"])
+def test_dive_gives_a_valid_schedule(name):
+    inst = load_instance(INSTANCES / f"{name}.json")
+    specs = [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
+    pm = PatternMaster(inst)
+    generate(pm, specs)
+    got = dive(pm, specs, time.perf_counter() + 20.0)
+    assert got is not None
+    sched = pm.schedule(*got)
+    rep = validate(inst, sched)
+    assert rep.feasible, rep.violations
+    opt = MANIFEST[name]["optimum"]
+    assert 0 < sched.total_utility <= opt + _tol(opt)
+    assert sched.total_utility == pytest.approx(sum(pm.columns[k].value
+                                                    for k in np.flatnonzero(got[0] > 0.5)))
