@@ -482,6 +482,10 @@ def binding_resources(demand: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     return keep
 
 
+#: Search nodes of ``maximal_patterns`` allowed per pattern of a limited budget.
+SEARCH_NODES_PER_PATTERN = 50
+
+
 def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.ndarray,
                      budget: list[int | None] | None = None) -> list[tuple[int, ...]]:
     """All maximal ways to fill one server: count vectors n (n_j ≤ most[j],
@@ -493,11 +497,19 @@ def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.nd
     n = len(dem)
     counts = [0] * n
     found: list[tuple[int, ...]] = []
+    # The search visits every count vector, maximal or not: on big servers with many classes
+    # that is exponential long before many maximal patterns are found, so a limited budget
+    # also caps the nodes visited (SEARCH_NODES_PER_PATTERN per allowed pattern).
+    nodes = [None if budget[0] is None else SEARCH_NODES_PER_PATTERN * max(1, budget[0])]
 
     def fits(rem: list[float], d: list[float]) -> bool:
         return all(x <= r + _EPS * max(1.0, r) for x, r in zip(d, rem, strict=True))
 
     def dfs(k: int, rem: list[float]) -> None:
+        if nodes[0] is not None:
+            nodes[0] -= 1
+            if nodes[0] < 0:
+                raise _TooMany
         if k == n:
             for j in range(n):
                 if counts[j] < most[j] and fits(rem, dem[j]):

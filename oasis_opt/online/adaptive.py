@@ -64,8 +64,10 @@ class BoundEstimate:
         """``base·2^k`` with the smallest integer k ≥ 0 such that it is ≥ x (−inf stays)."""
         out = x.copy()
         ok = np.isfinite(x) & (x > 0)
-        k = np.ceil(np.log2(x[ok] / base[ok]) - 1e-12)
-        out[ok] = base[ok] * np.exp2(np.maximum(k, 0.0))
+        with np.errstate(over="ignore", divide="ignore"):
+            k = np.ceil(np.log2(x[ok] / base[ok]) - 1e-12)
+            up = base[ok] * np.exp2(np.maximum(k, 0.0))
+        out[ok] = np.where(np.isfinite(up), up, x[ok])  # past doubles' range: x itself
         return out
 
     def see(self, i: int) -> pr.PriceBounds | None:
@@ -83,8 +85,9 @@ class BoundEstimate:
             U_w = self._up(self.u_w, self._first_w)
             U_ps = self._up(self.u_ps, self._first_ps)
             o = self.opt_lb
-            if o > 0:
-                o = self._first_lb * 2.0 ** math.floor(math.log2(o / self._first_lb) + 1e-12)
+            ratio = o / self._first_lb if o > 0 else 0.0
+            if 0 < ratio < math.inf:  # first_lb·2^k ≤ o (ldexp: no overflow of 2^k alone)
+                o = math.ldexp(self._first_lb, math.floor(math.log2(ratio) + 1e-12))
         else:
             U_w, U_ps, o = self.u_w, self.u_ps, self.opt_lb
         key = (U_w.tobytes(), U_ps.tobytes(), float(o))
