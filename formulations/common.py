@@ -499,8 +499,12 @@ def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.nd
     found: list[tuple[int, ...]] = []
     # The search visits every count vector, maximal or not: on big servers with many classes
     # that is exponential long before many maximal patterns are found, so a limited budget
-    # also caps the nodes visited (SEARCH_NODES_PER_PATTERN per allowed pattern).
-    nodes = [None if budget[0] is None else SEARCH_NODES_PER_PATTERN * max(1, budget[0])]
+    # also caps the nodes visited, over all the calls that share it (budget[1], set on the
+    # first call to SEARCH_NODES_PER_PATTERN per allowed pattern).
+    if len(budget) < 2:
+        budget.append(None if budget[0] is None
+                      else SEARCH_NODES_PER_PATTERN * max(1, budget[0]))
+    nodes = budget[1:2]
 
     def fits(rem: list[float], d: list[float]) -> bool:
         return all(x <= r + _EPS * max(1.0, r) for x, r in zip(d, rem, strict=True))
@@ -509,6 +513,7 @@ def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.nd
         if nodes[0] is not None:
             nodes[0] -= 1
             if nodes[0] < 0:
+                budget[1] = nodes[0]
                 raise _TooMany
         if k == n:
             for j in range(n):
@@ -531,6 +536,7 @@ def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.nd
         counts[k] = 0
 
     dfs(0, cap)
+    budget[1] = nodes[0]
     return found
 
 
