@@ -205,17 +205,14 @@ def test_mip_start_is_a_feasible_point_of_the_model(name):
 
 def test_racers_killed_at_the_deadline_keep_their_incumbent(monkeypatch):
     """HiGHS told to run far past the deadline (its own limit and its interrupts off, as when
-    it overshoots in a phase without callbacks): the parent kills the racers at the deadline
-    and answers with the best incumbent they sent, still within 1.1·S + 10 s, with a valid
-    bound (testbed-s0, OPT from the manifest)."""
-    manifest = json.loads((INSTANCES / "manifest.json").read_text())
-    entry = next(e for e in manifest["instances"] if e["name"] == "testbed-s0")
-    instance = load_instance(INSTANCES / entry["file"])
+    it overshoots in a phase without callbacks) on hard-s6 (~25 CPU seconds to prove): the
+    parent kills the racer at the deadline and answers with the best incumbent it sent (or the
+    floor), within 1.1·S + 10 s, with a bound ≥ the utility."""
+    instance = generate("hard", seed=6)
     monkeypatch.setattr(offline, "_highs_budget", lambda _clock, _prep: 1000.0)
     start = time.perf_counter()
     sched, rep = solve(instance, time_limit=2.0)
     assert time.perf_counter() - start <= 1.1 * 2.0 + 10
     assert rep.status is SolveStatus.TIME_LIMIT and validate(instance, sched).feasible
-    assert rep.bound >= entry["optimum"] - tol(entry["optimum"])
     assert rep.objective >= best_online(instance) - tol(rep.objective)
-    assert rep.objective <= entry["optimum"] + tol(entry["optimum"])
+    assert rep.bound >= rep.objective
