@@ -513,7 +513,7 @@ def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.nd
         if nodes[0] is not None:
             nodes[0] -= 1
             if nodes[0] < 0:
-                budget[1] = nodes[0]
+                budget[0] = budget[1] = -1  # exhausted, as callers test on budget[0]
                 raise _TooMany
         if k == n:
             for j in range(n):

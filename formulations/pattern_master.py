@@ -120,8 +120,12 @@ def _build_pool(capacity: np.ndarray, demand: np.ndarray, cap_count: np.ndarray,
     for servers in groups.values():
         c0 = capacity[servers[0]]
         with np.errstate(divide="ignore", invalid="ignore"):
-            fit = np.where(demand > 0, np.floor(c0[None, :] / demand + _EPS), np.inf).min(axis=1)
-        fit = np.minimum(fit, cap_count).astype(np.int64) if J else np.zeros(0, dtype=np.int64)
+            raw = np.where(demand > 0, np.floor(c0[None, :] / demand + _EPS), np.inf).min(axis=1)
+        # One job's fit is capped by its own count, but a class of several jobs may fill the
+        # server up to the server's fit: ``most`` below takes the uncapped one (capped by the
+        # class's total count), else two jobs of a class that share a server hold no pattern.
+        fit = np.minimum(raw, cap_count).astype(np.int64) if J else np.zeros(0, dtype=np.int64)
+        raw = np.minimum(raw, np.iinfo(np.int64).max // 4)
         users = np.flatnonzero(fit > 0)
         pats = None
         cls = np.full(J, -1, dtype=np.int64)
@@ -130,7 +134,7 @@ def _build_pool(capacity: np.ndarray, demand: np.ndarray, cap_count: np.ndarray,
             keys: dict[tuple[float, ...], int] = {}
             for i in users:
                 cls[i] = keys.setdefault(tuple(float(v) for v in eff[i]), len(keys))
-            most = [int(min(fit[cls == c].max(), cap_count[cls == c].sum())) for c in
+            most = [int(min(raw[cls == c].max(), cap_count[cls == c].sum())) for c in
                     range(len(keys))]
             dem = [np.array(k) for k in keys]
             budget: list[int | None] = [pattern_limit]
