@@ -56,12 +56,15 @@ def plot(lines: list[dict], path: Path) -> None:
     for d in lines:
         h = [p for p in d["history"] if p[2] > 0]
         secs = [p[0] for p in h] + [d["seconds"]]
-        gaps = [100 * (p[2] - p[1]) / p[2] for p in h] + [100 * d["gap"]]
+        # optimal (gap 0) drawn at the floor of the log axis, 0.01 %
+        gaps = [max(1e-2, 100 * (p[2] - p[1]) / p[2]) for p in h] + \
+            [max(1e-2, 100 * d["gap"])]
         ax.step(secs, gaps, where="post",
                 label=f"{d['instance']}, {d['jobs']} jobs ({d['limit']:.0f} s)")
     ax.set_yscale("log")
+    ax.set_ylim(0.8e-2, 100)
     ax.set_xlabel("seconds")
-    ax.set_ylabel("gap (bound − incumbent) / bound, %")
+    ax.set_ylabel("gap (bound − incumbent) / bound, % (0.01 = optimal)")
     ax.axhline(2.0, color="grey", lw=0.6, ls="--")
     ax.axhline(0.5, color="grey", lw=0.6, ls=":")
     ax.legend(fontsize=7)

@@ -399,7 +399,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
        identical servers, packed exactly by single-server patterns; column generation there
        too — its LP is a bound no weaker than the schedule LP's.
     3. Price-and-branch: the pattern master as a MILP over the columns, from the better of the
-       best heuristic schedule and an LP dive (``pattern_master.dive``, up to 15 % of the
+       best heuristic schedule and an LP dive (``pattern_master.dive``, up to 25 % of the
        budget).
     4. Large-neighbourhood search (``lns.search``) over windows of slots until
        ``(bound − incumbent)/bound ≤ mip_gap`` or the time limit, re-pricing the window's jobs
@@ -487,7 +487,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     # 3. a start from LP diving, then the MILP over the columns
     t2 = time.perf_counter()
     if diving and track.gap() > mip_gap:
-        dive_end = t2 + (mip_time_limit if end is None else min(0.15 * budget, 0.5 * left()))
+        dive_end = t2 + (mip_time_limit if end is None else min(0.25 * budget, 0.5 * left()))
         dived = dive(pm, specs, dive_end)
         cand = None if dived is None else _checked(inst, pm, *dived)
         res.dive_value = 0.0 if cand is None else cand.total_utility
