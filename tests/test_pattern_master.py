@@ -196,3 +196,24 @@ def test_dive_gives_a_valid_schedule(name):
     assert 0 < sched.total_utility <= opt + _tol(opt)
     assert sched.total_utility == pytest.approx(sum(pm.columns[k].value
                                                     for k in np.flatnonzero(got[0] > 0.5)))
+
+
+def test_a_class_of_small_jobs_fills_a_server():
+    """Four one-worker jobs of one demand class on two servers of 2 GPUs: a server holds two of
+    them, more than any one job's own count (the patterns must allow it, else the LP bound
+    falls below OPT = 40)."""
+    inst = instance_from_dict({
+        "format": "oasis-instance/1", "name": "class", "horizon": 1, "resources": ["gpu"],
+        "worker_servers": [{"name": "w", "count": 2, "capacity": [2]}],
+        "ps_servers": [{"name": "p", "capacity": [0]}],
+        "jobs": [{"id": f"j{i}", "arrival": 0, "workload": 1, "max_workers": 1,
+                  "ps_ratio": 1, "worker_demand": [1], "ps_demand": [0],
+                  "utility": {"kind": "table", "values": [10.0]}} for i in range(4)]})
+    assert best_utility(inst) == pytest.approx(40.0)
+    specs = [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
+    pm = PatternMaster(inst)
+    proven, lp = generate(pm, specs)
+    assert proven and lp >= 40.0 - 1e-6
+    res = colgen.solve(inst)
+    assert res.incumbent.total_utility == pytest.approx(40.0)
+    assert validate(inst, res.incumbent).feasible
