@@ -94,7 +94,7 @@ def test_bad_sweep_configs(tmp_path):
     with pytest.raises(InputError, match="experiment: unknown experiment 'nope'"):
         run_sweep_cli(str(bad), workers=0, dask=None, out=None, progress=False)
     bad.write_text(json.dumps({"experiment": "ratio", "seeds": 0}))
-    with pytest.raises(InputError, match="seeds: must be a positive integer"):
+    with pytest.raises(InputError, match="seeds: must be an integer from 1 to 100000"):
         run_sweep_cli(str(bad), workers=0, dask=None, out=None, progress=False)
     bad.write_text(json.dumps({"experiment": "ratio", "colour": "red"}))
     with pytest.raises(InputError, match="colour: unknown field"):
