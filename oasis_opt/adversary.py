@@ -601,14 +601,8 @@ def trajectory_figure(result: AdversaryResult, path: str | Path) -> None:
                  f"{result.space.jobs} jobs, {result.space.horizon} slots)")
     ax.grid(alpha=0.3)
     ax.legend()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-        plt.close(fig)
+    from .plots import save_figure
+    save_figure(fig, path, dpi=110)
 
 
 def describe(instance: Mapping[str, Any]) -> dict[str, Any]:

@@ -30,13 +30,21 @@ def _p(row: dict[str, str]) -> dict[str, Any]:
     return json.loads(row["params"])
 
 
-def _save(fig, path: Path) -> None:
-    """Atomic: draw to a temporary file, then rename."""
+def save_figure(fig, path: str | Path, dpi: int = 120) -> None:
+    """Write a PNG atomically (a temporary file in the same folder, then rename) and close
+    the figure; nothing is left behind if drawing fails."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, dpi=120, bbox_inches="tight", format="png")
-    tmp.replace(path)
-    _plt().close(fig)
+    try:
+        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        _plt().close(fig)
+
+
+
 
 
 def _algorithms(rows: Rows) -> list[str]:
@@ -64,7 +72,7 @@ def ratio(rows: Rows, path: Path) -> None:
     n = len({r["seed"] for r in rows})
     ax.set_title(f"Empirical competitive ratio on {n} small instances")
     ax.legend(loc="upper left")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def _ratio_summary(rows: Rows) -> dict[str, Any]:
@@ -107,7 +115,7 @@ def utility_vs_jobs(rows: Rows, path: Path) -> None:
         ax.grid(alpha=0.3)
     axes[0].legend()
     fig.suptitle("Total utility and completed jobs vs load (paper preset)")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def _jobs_summary(rows: Rows) -> dict[str, Any]:
@@ -162,7 +170,7 @@ def estimation_error(rows: Rows, path: Path) -> None:
         ax.grid(alpha=0.3)
         ax.legend()
     fig.suptitle("OASiS under price-bound estimation error")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 # --- runtime -----------------------------------------------------------------------------
@@ -179,7 +187,7 @@ def runtime(rows: Rows, path: Path) -> None:
         ax.set_ylabel("median ms per OASiS decision")
         ax.grid(alpha=0.3)
     fig.suptitle("OASiS decision time (paper preset)")
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def _runtime_series(rows: Rows, key: str, fixed: str) -> dict[float, float]:

@@ -203,11 +203,5 @@ def figure(rows: Rows, path: Path) -> None:
     n = len({r["seed"] for r in rows})
     fig.suptitle(f"The regime of OASiS's 2α guarantee: small preset, {n} seeds per share, "
                  "jobs scaled with the servers")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
-        plt.close(fig)
+    from .plots import save_figure
+    save_figure(fig, path, dpi=110)

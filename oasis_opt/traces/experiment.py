@@ -213,8 +213,5 @@ def figure(rows, path: Path) -> None:
     fig.suptitle("Public traces: OPT/ALG of each algorithm; a bar spans incumbent/ALG to "
                  "bound/ALG where the solver hit its time limit", fontsize=9)
     fig.tight_layout(rect=(0, 0.07, 1, 0.94))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    os.replace(tmp, path)
+    from ..plots import save_figure
+    save_figure(fig, path)
