@@ -44,9 +44,6 @@ def save_figure(fig, path: str | Path, dpi: int = 120) -> None:
         _plt().close(fig)
 
 
-
-
-
 def _algorithms(rows: Rows) -> list[str]:
     seen: dict[str, None] = {}
     for r in rows:
