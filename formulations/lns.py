@@ -70,13 +70,7 @@ def _price_window(master: PatternMaster, specs: list[JobSpec], jobs: list[int], 
     out = []
     for i in jobs:
         cw, cp = master.unit_costs(pi, i)
-        p = np.zeros((T, H, R))
-        q = np.zeros((T, K, R))
-        for arr, cost, d in ((p, cw, inst.worker_demand[i]), (q, cp, inst.ps_demand[i])):
-            need = np.flatnonzero(d > 0)
-            if need.size:
-                arr[:, :, need[0]] = cost / d[need[0]]
-        b = best_schedule(specs[i], p, q, free_w, free_p)
+        b = best_schedule(specs[i], *master.prices(i, cw, cp), free_w, free_p)
         if not math.isfinite(b.payoff):
             continue
         cut = trim(inst, i, b.workers, b.ps)

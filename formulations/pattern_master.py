@@ -290,6 +290,21 @@ class PatternMaster:
         x = np.asarray(sol.col_value)[self.n_lam:]
         return -self.h.getInfo().objective_function_value, pi, x
 
+    def prices(self, i: int, cw: np.ndarray, cp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(T, H, R) and (T, K, R) prices for OASiS's subroutine that make one worker (PS) of
+        job i cost ``cw`` (``cp``), its ``unit_costs``: one resource the job demands carries
+        the whole unit cost (α·p = cost)."""
+        T, R = self.inst.horizon, len(self.inst.resources)
+        out = []
+        for cost, d in zip((cw, cp), (self.inst.worker_demand[i], self.inst.ps_demand[i]),
+                           strict=True):
+            arr = np.zeros((T, cost.shape[1], R))
+            need = np.flatnonzero(d > 0)
+            if need.size:
+                arr[:, :, need[0]] = cost / d[need[0]]
+            out.append(arr)
+        return out[0], out[1]
+
     def unit_costs(self, pi: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
         """(T, H) and (T, K): what one worker (PS) of job i costs on each server and slot at
         row prices ``pi`` (class-row dual on pattern units, ``Σ_r d_i[r]·π`` on capacity)."""
@@ -600,20 +615,12 @@ def price(master: PatternMaster, specs: list, pi: np.ndarray) -> tuple[list, flo
     capacities) and the Lagrangian bound ``LB(π)`` of the module docstring."""
     from oasis_opt.online.subroutine import best_schedule
     inst = master.inst
-    T, R = inst.horizon, len(inst.resources)
-    H, K = len(inst.worker_names), len(inst.ps_names)
     found = []
     bound = master.fixed_part(pi)
     for i, spec in enumerate(specs):
         cw, cp = master.unit_costs(pi, i)
-        p = np.zeros((T, H, R))
-        q = np.zeros((T, K, R))
-        # one resource the job demands carries the whole unit cost (α·p = cost)
-        for arr, cost, d in ((p, cw, inst.worker_demand[i]), (q, cp, inst.ps_demand[i])):
-            need = np.flatnonzero(d > 0)
-            if need.size:
-                arr[:, :, need[0]] = cost / d[need[0]]
-        b = best_schedule(spec, p, q, inst.worker_capacity, inst.ps_capacity)
+        b = best_schedule(spec, *master.prices(i, cw, cp), inst.worker_capacity,
+                          inst.ps_capacity)
         found.append(b)
         if np.isfinite(b.payoff):
             bound += max(0.0, b.payoff)
