@@ -13,13 +13,13 @@ the same way) gives the trace's cluster as ``V100:P100:K80`` GPU counts: nodes o
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io import read_json
 from .common import (
     ClusterSpec,
     Imported,
@@ -49,12 +49,7 @@ def read_throughputs(path: str | Path, gpu_type: str) -> dict[str, dict[int, flo
     """``{job_type: {scale_factor: steps per second alone}}`` for one GPU type; strict numbers
     (a string, bool, null, NaN or infinity is refused)."""
     p = str(path)
-    try:
-        data = json.loads(read_text(path, "throughputs file"))
-    except json.JSONDecodeError as exc:
-        raise InputError(p, f"not valid JSON: {exc.msg} at line {exc.lineno}") from None
-    except RecursionError:
-        raise InputError(p, "not valid JSON: nested too deeply") from None
+    data = read_json(path, "throughputs file")  # strict JSON, as for instances
     if not isinstance(data, dict):
         raise InputError(p, "expected a JSON object {gpu_type: {...}}")
     if gpu_type not in data:
@@ -81,12 +76,7 @@ def read_throughputs(path: str | Path, gpu_type: str) -> dict[str, dict[int, flo
 def read_cluster_spec(path: str | Path, gpu_type: str) -> int:
     """The most GPUs of ``gpu_type`` any cluster of ``cluster_specs.json`` has."""
     p = str(path)
-    try:
-        data = json.loads(read_text(path, "cluster spec"))
-    except json.JSONDecodeError as exc:
-        raise InputError(p, f"not valid JSON: {exc.msg} at line {exc.lineno}") from None
-    except RecursionError:
-        raise InputError(p, "not valid JSON: nested too deeply") from None
+    data = read_json(path, "cluster spec")  # strict JSON, as for instances
     if not isinstance(data, dict):
         raise InputError(p, "expected a JSON object {name: [\"V100:P100:K80\"]}")
     col = {"v100": 0, "p100": 1, "k80": 2}.get(gpu_type.split("_")[0])
