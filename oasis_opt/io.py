@@ -116,14 +116,13 @@ UtilityValue = Annotated[float, _num_rule(0.0, MAX_UTILITY)]
 NonNeg = Annotated[float, _num_rule(0.0)]
 Pos = Annotated[float, _num_rule(positive=True)]
 Real = Annotated[float, _num_rule(None)]
-AnyReal = Annotated[float, _num_rule(None, math.inf)]
 Count = Annotated[int, _int_rule(0)]
 PosInt = Annotated[int, _int_rule(1)]
 Text = Annotated[str, Strict()]
 Name = Annotated[str, Strict(), Field(min_length=1)]
 Flag = Annotated[bool, Strict()]
 #: Reported utilities in a schedule may be anything finite (the validator recomputes them).
-Reported = Annotated[float, _num_rule(None, math.inf)]
+Reported = Real
 
 
 class _Strict(BaseModel):
