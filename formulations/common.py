@@ -27,7 +27,7 @@ Bounds derived here (each valid for every feasible schedule of the model):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -72,6 +72,15 @@ class Options:
       ``count`` ω_i = 1, ``load`` ω_i = Σ_r α_ir / C_r);
     - ``binary_running``: declare ``s_it`` binary (and ``c_it = s_it − s_{i,t+1}`` implied
       integral) instead of ``c_it`` binary; changes what HiGHS branches on;
+    - ``chained``: write the cumulative rows and the completion cuts in linear size. The
+      work done by slot t becomes a variable, ``P_it = P_{i,t−1} + W_it``, and the completion
+      cut's right-hand side a sliding window of running indicators, ``Σ_τ R_iτt·c_iτ =
+      V_i·x_i − U_it`` with ``U_it = w·Σ_{d=1}^{k} s_{i,t+d} + g·s_{i,t+k+1}`` (``w = w_max_i``,
+      ``k = ⌈V_i/w⌉ − 1``, ``g = V_i − w·k``), kept by ``U_it = U_{i,t+1} + (terms of
+      Prep.window_step)``. The rows say the same as the sums over every earlier slot (same
+      LP, same optimum) with a few nonzeros each instead of one per earlier slot: 0.07 M
+      instead of 0.89 M nonzeros on 30 jobs × 317 slots. The PS cuts stay sums (their
+      rounded coefficients do not telescope);
     - ``packing``: ``server`` gives one variable per server (``y_iht``) and capacity rows per
       (h, r, t); ``pattern`` aggregates each group of identical servers g into ``y_igt`` (workers
       of i on the group) and packs them with integer counts ``λ_gpt`` of the group's maximal
@@ -91,6 +100,7 @@ class Options:
     ps_dominance: bool = True
     symmetry: str = "none"
     binary_running: bool = False
+    chained: bool = True
     packing: str = "auto"
     pattern_limit: int = 10000
 
@@ -103,7 +113,7 @@ class Options:
 
 SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
                        cumulative=False, completion_cuts=False, ps_cuts=False,
-                       ps_dominance=False,
+                       ps_dominance=False, chained=False,
                        symmetry="none", packing="server")
 #: The default without the rows whose size grows with the square of a job's window (the
 #: cumulative rows, the completion and PS cuts: ``Σ_{t' ≤ t}`` over every slot t): what long
@@ -193,6 +203,33 @@ class Prep:
     def cut_index(self) -> list[tuple[int, int]]:
         """(i, t) of the completion / PS cuts, ``a_i ≤ t < l_i``."""
         return [(i, t) for i in self.active for t in self.work_slots(i)[:-1]]
+
+    @cached_property
+    def chain_index(self) -> list[tuple[int, int]]:
+        """(i, t) of the work-done variables ``P_it`` (``chained``, with cumulative rows or
+        completion cuts): ``a_i ≤ t < l_i``."""
+        o = self.options
+        return self.cut_index if o.chained and (o.cumulative or o.completion_cuts) else []
+
+    @cached_property
+    def window_index(self) -> list[tuple[int, int]]:
+        """(i, t) of the window variables ``U_it`` (``chained`` completion cuts)."""
+        o = self.options
+        return self.cut_index if o.chained and o.completion_cuts else []
+
+    def window_step(self, i: int, t: int) -> list[tuple[int, float]]:
+        """``[(u, coef)]`` with ``U_it − U_{i,t+1} = Σ coef · s_iu`` (``U_{i,l_i} = 0``; a
+        slot ``u < e_i`` stands for ``s_{i,e_i} = x_i``, one after ``l_i`` for 0):
+        ``w·s_{t+1} − (w − g)·s_{t+k+1} − g·s_{t+k+2}`` (``Options.chained``)."""
+        v, w = int(self.instance.workload[i]), int(self.w_max[i])
+        e, last = int(self.earliest[i]), int(self.latest[i])
+        k = -(-v // w) - 1
+        g = v - w * k
+        out: dict[int, float] = {}
+        for u, coef in ((t + 1, w), (t + k + 1, g - w), (t + k + 2, -g)):
+            if u <= last:
+                out[max(u, e)] = out.get(max(u, e), 0.0) + float(coef)
+        return [(u, c) for u, c in out.items() if c != 0.0]
 
     def remaining_work(self, i: int, t: int) -> list[tuple[int, int]]:
         """``[(τ, R_iτt)]`` with ``R_iτt > 0``: the work job i must have done by slot t if it
@@ -291,7 +328,7 @@ class Prep:
         ny, nz, nc = len(self.y_index), len(self.z_index), len(self.c_index)
         npat = len(self.worker_pattern_index) + len(self.ps_pattern_index)
         nwork = len(self.work_index)
-        cols = ny + nz + 2 * nc + npat
+        cols = ny + nz + 2 * nc + npat + len(self.chain_index) + len(self.window_index)
         rows = nc + nwork * (2 if o.ps_dominance else 1) + len(self.active) + nwork
         nnz = 3 * nc + ny + nwork + ny + nc  # running, work link, workload
         nnz += 2 * (ny + nz)  # PS ratio (and its dominance twin)
@@ -310,37 +347,51 @@ class Prep:
             nnz += 2 * npat + ny + nz + sum(
                 len(c) * len(p) for c, p in self.worker_patterns.values()) + sum(
                 len(c) * len(p) for c, p in self.ps_patterns.values())
-        cut_rows, cut_nnz = self._cut_counts()
+        cut_rows, cut_nnz, quadratic = self._cut_counts()
         return {"columns": cols, "rows": rows + cut_rows, "nonzeros": nnz + cut_nnz,
-                "cut_nonzeros": cut_nnz}
+                "cut_nonzeros": quadratic}
 
     def cut_nonzeros(self) -> int:
-        """Nonzeros of the rows that grow with the square of a job's window (``LEAN``)."""
-        return self._cut_counts()[1]
+        """Nonzeros of the rows that grow with the square of a job's window (``LEAN``): the
+        cumulative rows and completion cuts unless ``chained``, and the PS cuts."""
+        return self._cut_counts()[2]
 
-    def _cut_counts(self) -> tuple[int, int]:
-        """(rows, nonzeros) of the cumulative rows and the completion / PS cuts, in closed
-        form per job: with ``n`` slots ``a_i … l_i``, a row at slot t sums ``t − a_i + 1``
-        slots of every unit, plus the completion terms of its window."""
+    def _cut_counts(self) -> tuple[int, int, int]:
+        """(rows, nonzeros, nonzeros of the quadratic rows) of the cumulative rows and the
+        completion / PS cuts (with their chain and window rows), in closed form per job:
+        with ``n`` slots ``a_i … l_i``, a summed row at slot t holds ``t − a_i + 1`` slots of
+        every unit, plus the completion terms of its window; a chained row a handful."""
         o = self.options
-        rows = nnz = 0
+        rows = nnz = quadratic = 0
         for i in self.active:
             a, e, last = int(self.instance.arrival[i]), int(self.earliest[i]), int(self.latest[i])
             nh, nk = len(self.worker_servers(i)), len(self.ps_servers(i))
             n, nc = last - a + 1, last - e + 1
             tri_all = (n - 1) * n // 2  # Σ_{t=a}^{l−1} (t − a + 1)
             tri_cum = tri_all - (e - a) * (e - a + 1) // 2  # Σ_{t=e}^{l−1} (t − a + 1)
+            chained = o.chained and (o.cumulative or o.completion_cuts)
+            if chained:  # P_it = P_{i,t−1} + W_it
+                rows += n - 1
+                nnz += (n - 1) * (2 + nh)
             if o.cumulative:
                 rows += nc - 1
-                nnz += tri_cum * nh + 2 * (nc - 1)
-            for on, units in ((o.completion_cuts, nh), (o.ps_cuts, nk)):
+                if chained:
+                    nnz += 3 * (nc - 1)
+                else:
+                    nnz += tri_cum * nh + 2 * (nc - 1)
+                    quadratic += tri_cum * nh + 2 * (nc - 1)
+            if o.completion_cuts and chained:  # U_it rows and P_it + U_it ≥ V_i x_i
+                rows += 2 * (n - 1)
+                nnz += 8 * (n - 1)
+            for on, units in ((o.completion_cuts and not chained, nh), (o.ps_cuts, nk)):
                 if on:
                     rows += n - 1
                     nnz += tri_all * units + (n - 1) * nc
+                    quadratic += tri_all * units + (n - 1) * nc
             if o.ps_cuts:
                 rows += 1
                 nnz += n * nk + 1
-        return rows, nnz
+        return rows, nnz, quadratic
 
     def size(self) -> dict[str, int | str]:
         """Counts that describe the MILP (for benchmarks and reports)."""
@@ -391,6 +442,11 @@ def prepare(instance: Instance, options: Options | None = None) -> Prep:
     singles_ps = tuple((k,) for k in range(len(instance.ps_names)))
     server = Prep(instance, options, "server", tuple(active), singles_w, singles_ps, ub_y, ub_z,
                   w_max, earliest, latest, gain, same_w, same_ps)
+    if options.ps_cuts and not server.ps_capacity_rows:
+        # no PS capacity can bind: a job takes the PSs it needs for free, and the PS cuts
+        # (quadratic in the horizon) would only make the model larger
+        options = replace(options, ps_cuts=False)
+        server = replace(server, options=options)
     if options.packing == "server":
         return server
     units_w, units_ps = _units(instance.worker_capacity), _units(instance.ps_capacity)

@@ -48,6 +48,8 @@ class Model:
     s: dict[tuple[int, int], int] = field(default_factory=dict)
     lw: dict[tuple[int, int, int], int] = field(default_factory=dict)
     lz: dict[tuple[int, int, int], int] = field(default_factory=dict)
+    p: dict[tuple[int, int], int] = field(default_factory=dict)
+    u: dict[tuple[int, int], int] = field(default_factory=dict)
 
     def var(self, lo: float, hi: float, integer: bool) -> int:
         self.lower.append(float(lo))
@@ -94,7 +96,8 @@ class Model:
 def add_allocation_variables(m: Model, prep: Prep) -> None:
     """``y_iht``, ``z_ikt`` integer with per-unit upper bounds; ``c_it`` and ``s_it`` on the
     completion window ``e_i ≤ t ≤ l_i`` (one of them binary, ``Options.binary_running``);
-    pattern counts ``λ_gpt ∈ {0 … |g|}``."""
+    pattern counts ``λ_gpt ∈ {0 … |g|}``; with ``chained`` the work done ``P_it ≥ 0`` and the
+    windows ``U_it ∈ [0, V_i]``."""
     for i, h, t in prep.y_index:
         m.y[i, h, t] = m.var(0, int(prep.ub_y[i, h]), True)
     for i, k, t in prep.z_index:
@@ -108,6 +111,10 @@ def add_allocation_variables(m: Model, prep: Prep) -> None:
         m.lw[g, t, q] = m.var(0, len(prep.worker_units[g]), True)
     for g, t, q in prep.ps_pattern_index:
         m.lz[g, t, q] = m.var(0, len(prep.ps_units[g]), True)
+    for key in prep.chain_index:
+        m.p[key] = m.var(0, _INF, False)
+    for i, t in prep.window_index:
+        m.u[i, t] = m.var(0, float(prep.instance.workload[i]), False)
 
 
 def _work(m: Model, prep: Prep, i: int, slots: range) -> list[int]:
@@ -137,24 +144,38 @@ def add_completion_linking(m: Model, prep: Prep) -> None:
                   [1.0, -float(prep.ub_z[i, k])], -_INF, 0.0)
 
 
+def _done(m: Model, prep: Prep, i: int, t: int) -> tuple[list[int], list[float]]:
+    """Terms of the work done by slot t, ``Σ_{t' ≤ t} W_it'``: ``P_it`` when ``chained``."""
+    if (i, t) in m.p:
+        return [m.p[i, t]], [1.0]
+    vs = _work(m, prep, i, range(int(prep.instance.arrival[i]), t + 1))
+    return vs, [1.0] * len(vs)
+
+
 def add_workload_constraints(m: Model, prep: Prep) -> None:
-    """``Σ_t W_it ≥ V_i · x_i`` (``=`` with ``exact_work``); with ``cumulative``
+    """``Σ_t W_it ≥ V_i · x_i`` (``=`` with ``exact_work``); with ``chained``
+    ``P_it = P_{i,t−1} + W_it``; with ``cumulative``
     ``Σ_{t' ≤ t} W_it' ≥ V_i · (x_i − s_{i,t+1})`` for ``e_i ≤ t < l_i``."""
     V = prep.instance.workload
     for i in prep.active:
         vs = _work(m, prep, i, prep.work_slots(i))
         hi = 0.0 if prep.options.exact_work else _INF
         m.row(vs + [m.s[i, int(prep.earliest[i])]], [1.0] * len(vs) + [-float(V[i])], 0.0, hi)
+    for i, t in prep.chain_index:
+        vs = _work(m, prep, i, range(t, t + 1))
+        before = [m.p[i, t - 1]] if (i, t - 1) in m.p else []
+        m.row([m.p[i, t]] + before + vs, [1.0] + [-1.0] * (len(before) + len(vs)), 0.0, 0.0)
     if prep.options.cumulative:
         for i, t in prep.cumulative_index:
-            vs = _work(m, prep, i, range(int(prep.instance.arrival[i]), t + 1))
+            vs, coefs = _done(m, prep, i, t)
             v = float(V[i])
-            m.row(vs + [m.s[i, int(prep.earliest[i])], m.s[i, t + 1]],
-                  [1.0] * len(vs) + [-v, v], 0.0, _INF)
+            m.row(vs + [m.s[i, int(prep.earliest[i])], m.s[i, t + 1]], coefs + [-v, v],
+                  0.0, _INF)
 
 
 def add_completion_cuts(m: Model, prep: Prep) -> None:
-    """With ``completion_cuts``: ``Σ_{t' ≤ t} W_it' ≥ Σ_τ R_iτt · c_iτ``; with ``ps_cuts``:
+    """With ``completion_cuts``: ``Σ_{t' ≤ t} W_it' ≥ Σ_τ R_iτt · c_iτ`` (``chained``:
+    ``U_it = U_{i,t+1} + Σ_u coef·s_iu`` and ``P_it + U_it ≥ V_i · x_i``); with ``ps_cuts``:
     ``Σ_{t' ≤ t} Σ_k z_ikt' ≥ Σ_τ ⌈R_iτt/γ_i⌉ · c_iτ`` and ``Σ_t Σ_k z_ikt ≥ ⌈V_i/γ_i⌉ · x_i``."""
     def by_slot(var: dict, servers, need) -> None:
         for i, t in prep.cut_index:
@@ -166,7 +187,16 @@ def add_completion_cuts(m: Model, prep: Prep) -> None:
                   for h in servers(i)]
             m.row(vs + [m.c[i, tau] for tau, _ in cs],
                   [1.0] * len(vs) + [-float(c) for _, c in cs], 0.0, _INF)
-    if prep.options.completion_cuts:
+    if prep.options.completion_cuts and prep.window_index:  # chained
+        for i, t in prep.window_index:
+            later = [m.u[i, t + 1]] if (i, t + 1) in m.u else []
+            step = prep.window_step(i, t)
+            m.row([m.u[i, t]] + later + [m.s[i, u] for u, _ in step],
+                  [1.0] + [-1.0] * len(later) + [-c for _, c in step], 0.0, 0.0)
+        for i, t in prep.window_index:
+            m.row([m.p[i, t], m.u[i, t], m.s[i, int(prep.earliest[i])]],
+                  [1.0, 1.0, -float(prep.instance.workload[i])], 0.0, _INF)
+    elif prep.options.completion_cuts:
         by_slot(m.y, prep.worker_servers, lambda i, r: r)
     if prep.options.ps_cuts:
         by_slot(m.z, prep.ps_servers, prep.ps_needed)
@@ -312,6 +342,7 @@ def start_vector(m: Model, schedule: Schedule) -> np.ndarray | None:
         for t in range(int(prep.earliest[i]), tau + 1):
             x[m.s[i, t]] = 1.0
         placed += 1
+    _chain_values(m, x)
     for (pool, g, t), servers in content.items():
         patterns = (prep.worker_patterns if pool == "w" else prep.ps_patterns).get((g, t))
         if patterns is None:
@@ -326,3 +357,14 @@ def start_vector(m: Model, schedule: Schedule) -> np.ndarray | None:
                 return None
             x[lam[g, t, p]] += 1.0
     return x if placed else None
+
+
+def _chain_values(m: Model, x: np.ndarray) -> None:
+    """Fill ``P_it`` and ``U_it`` (``chained``) from the y and s values in ``x``."""
+    prep = m.prep
+    for i, t in prep.chain_index:  # in slot order per job
+        before = x[m.p[i, t - 1]] if (i, t - 1) in m.p else 0.0
+        x[m.p[i, t]] = before + sum(x[m.y[i, h, t]] for h in prep.worker_servers(i))
+    for i, t in reversed(prep.window_index):
+        later = x[m.u[i, t + 1]] if (i, t + 1) in m.u else 0.0
+        x[m.u[i, t]] = later + sum(c * x[m.s[i, u]] for u, c in prep.window_step(i, t))

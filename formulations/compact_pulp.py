@@ -34,6 +34,8 @@ class PulpModel:
     s: dict[Key2, pulp.LpVariable] = field(default_factory=dict)
     lw: dict[Key3, pulp.LpVariable] = field(default_factory=dict)
     lz: dict[Key3, pulp.LpVariable] = field(default_factory=dict)
+    p: dict[Key2, pulp.LpVariable] = field(default_factory=dict)
+    u: dict[Key2, pulp.LpVariable] = field(default_factory=dict)
 
 
 def _lin(coefs: list[float], variables: list[pulp.LpVariable]) -> pulp.LpAffineExpression:
@@ -43,7 +45,8 @@ def _lin(coefs: list[float], variables: list[pulp.LpVariable]) -> pulp.LpAffineE
 def add_allocation_variables(m: PulpModel, prep: Prep) -> None:
     """``y_iht``, ``z_ikt`` integer with per-server upper bounds; ``c_it`` and ``s_it`` on the
     completion window ``e_i ≤ t ≤ l_i``. One of c, s is binary (``Options.binary_running``); the
-    other is then integral through ``s_it = c_it + s_{i,t+1}``."""
+    other is then integral through ``s_it = c_it + s_{i,t+1}``. With ``chained`` the work done
+    ``P_it ≥ 0`` and the windows ``U_it ∈ [0, V_i]``."""
     new = m.problem.add_variable
     m.y = {(i, h, t): new(f"y_{i}_{h}_{t}", 0, int(prep.ub_y[i, h]), pulp.LpInteger)
            for i, h, t in prep.y_index}
@@ -62,6 +65,9 @@ def add_allocation_variables(m: PulpModel, prep: Prep) -> None:
     m.lz = {(g, t, q): m.problem.add_variable(f"lz_{g}_{t}_{q}", 0, len(prep.ps_units[g]),
                                        pulp.LpInteger)
             for g, t, q in prep.ps_pattern_index}
+    m.p = {(i, t): new(f"p_{i}_{t}", 0, None, pulp.LpContinuous) for i, t in prep.chain_index}
+    m.u = {(i, t): new(f"u_{i}_{t}", 0, float(prep.instance.workload[i]), pulp.LpContinuous)
+           for i, t in prep.window_index}
 
 
 def _work(m: PulpModel, prep: Prep, i: int, slots: range) -> tuple[list, list]:
@@ -94,24 +100,38 @@ def add_completion_linking(m: PulpModel, prep: Prep) -> None:
                       [m.z[i, k, t], m.s[i, prep.running_slot(i, t)]]) <= 0
 
 
+def _done(m: PulpModel, prep: Prep, i: int, t: int) -> tuple[list, list]:
+    """Terms of the work done by slot t, ``Σ_{t' ≤ t} W_it'``: ``P_it`` when ``chained``."""
+    if (i, t) in m.p:
+        return [1.0], [m.p[i, t]]
+    return _work(m, prep, i, range(int(prep.instance.arrival[i]), t + 1))
+
+
 def add_workload_constraints(m: PulpModel, prep: Prep) -> None:
-    """``Σ_t W_it ≥ V_i · x_i`` (``=`` with ``exact_work``) and, with ``cumulative``, the work
-    done by slot t reaches V_i if the job completes by t:
-    ``Σ_{t' ≤ t} W_it' ≥ V_i · (x_i − s_{i,t+1})`` for ``e_i ≤ t < l_i``."""
+    """``Σ_t W_it ≥ V_i · x_i`` (``=`` with ``exact_work``); with ``chained`` the work done
+    ``P_it = P_{i,t−1} + W_it``; with ``cumulative`` the work done by slot t reaches V_i if
+    the job completes by t: ``Σ_{t' ≤ t} W_it' ≥ V_i · (x_i − s_{i,t+1})`` for
+    ``e_i ≤ t < l_i``."""
     p, V = m.problem, prep.instance.workload
     for i in prep.active:
         coefs, vs = _work(m, prep, i, prep.work_slots(i))
         e = _lin(coefs + [-float(V[i])], vs + [m.s[i, int(prep.earliest[i])]])
         p += (e == 0) if prep.options.exact_work else (e >= 0)
+    for i, t in prep.chain_index:
+        coefs, vs = _work(m, prep, i, range(t, t + 1))
+        before = [m.p[i, t - 1]] if (i, t - 1) in m.p else []
+        p += _lin([1.0] + [-1.0] * len(before) + [-c for c in coefs],
+                  [m.p[i, t]] + before + vs) == 0
     if prep.options.cumulative:
         for i, t in prep.cumulative_index:
-            coefs, vs = _work(m, prep, i, range(int(prep.instance.arrival[i]), t + 1))
+            coefs, vs = _done(m, prep, i, t)
             v = float(V[i])
             p += _lin(coefs + [-v, v], vs + [m.s[i, int(prep.earliest[i])], m.s[i, t + 1]]) >= 0
 
 
 def add_completion_cuts(m: PulpModel, prep: Prep) -> None:
-    """With ``completion_cuts``: ``Σ_{t' ≤ t} W_it' ≥ Σ_τ R_iτt · c_iτ``; with ``ps_cuts``:
+    """With ``completion_cuts``: ``Σ_{t' ≤ t} W_it' ≥ Σ_τ R_iτt · c_iτ`` (``chained``:
+    ``U_it = U_{i,t+1} + Σ_u coef·s_iu`` and ``P_it + U_it ≥ V_i · x_i``); with ``ps_cuts``:
     ``Σ_{t' ≤ t} Σ_k z_ikt' ≥ Σ_τ ⌈R_iτt/γ_i⌉ · c_iτ`` and ``Σ_t Σ_k z_ikt ≥ ⌈V_i/γ_i⌉ · x_i``
     (``common.Options``; ``R_iτt`` from ``Prep.remaining_work``)."""
     def by_slot(var, servers, need) -> None:
@@ -123,7 +143,16 @@ def add_completion_cuts(m: PulpModel, prep: Prep) -> None:
             if cs:
                 m.problem += _lin([1.0] * len(vs) + [-float(c) for _, c in cs],
                                   vs + [m.c[i, tau] for tau, _ in cs]) >= 0
-    if prep.options.completion_cuts:
+    if prep.options.completion_cuts and prep.window_index:  # chained
+        for i, t in prep.window_index:
+            later = [m.u[i, t + 1]] if (i, t + 1) in m.u else []
+            step = prep.window_step(i, t)
+            m.problem += _lin([1.0] + [-1.0] * len(later) + [-c for _, c in step],
+                              [m.u[i, t]] + later + [m.s[i, u] for u, _ in step]) == 0
+        for i, t in prep.window_index:
+            m.problem += _lin([1.0, 1.0, -float(prep.instance.workload[i])],
+                              [m.p[i, t], m.u[i, t], m.s[i, int(prep.earliest[i])]]) >= 0
+    elif prep.options.completion_cuts:
         by_slot(m.y, prep.worker_servers, lambda i, r: r)
     if prep.options.ps_cuts:
         by_slot(m.z, prep.ps_servers, prep.ps_needed)

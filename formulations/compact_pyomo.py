@@ -29,7 +29,8 @@ def _lin(coefs: list[float], variables: list[Any], constant: float = 0.0) -> Lin
 def add_allocation_variables(m: pyo.ConcreteModel, prep: Prep) -> None:
     """``y_iht``, ``z_ikt`` integer with per-server upper bounds; ``c_it`` and ``s_it`` on the
     completion window ``e_i ≤ t ≤ l_i``. One of c, s is binary (``Options.binary_running``); the
-    other is then integral through ``s_it = c_it + s_{i,t+1}``."""
+    other is then integral through ``s_it = c_it + s_{i,t+1}``. With ``chained`` the work done
+    ``P_it ≥ 0`` and the windows ``U_it ∈ [0, V_i]``."""
     ub_y, ub_z = prep.ub_y, prep.ub_z
     m.y = pyo.Var(prep.y_index, domain=pyo.NonNegativeIntegers, dense=False,
                   bounds=lambda _m, i, h, t: (0, int(ub_y[i, h])))
@@ -44,6 +45,9 @@ def add_allocation_variables(m: pyo.ConcreteModel, prep: Prep) -> None:
                    bounds=lambda _m, g, t, q: (0, len(prep.worker_units[g])))
     m.lz = pyo.Var(prep.ps_pattern_index, domain=pyo.NonNegativeIntegers, dense=False,
                    bounds=lambda _m, g, t, q: (0, len(prep.ps_units[g])))
+    m.p = pyo.Var(prep.chain_index, domain=pyo.NonNegativeReals, dense=False)
+    m.u = pyo.Var(prep.window_index, domain=pyo.NonNegativeReals, dense=False,
+                  bounds=lambda _m, i, t: (0, float(prep.instance.workload[i])))
 
 
 def _work(m: pyo.ConcreteModel, prep: Prep, i: int, slots: range) -> tuple[list, list]:
@@ -75,10 +79,18 @@ def add_completion_linking(m: pyo.ConcreteModel, prep: Prep) -> None:
             [1.0, -float(prep.ub_z[i, k])], [m.z[i, k, t], m.s[i, prep.running_slot(i, t)]]) <= 0)
 
 
+def _done(m: pyo.ConcreteModel, prep: Prep, i: int, t: int) -> tuple[list, list]:
+    """Terms of the work done by slot t, ``Σ_{t' ≤ t} W_it'``: ``P_it`` when ``chained``."""
+    if (i, t) in m.p.index_set():  # not ``in m.p``: a sparse Var holds only what was used
+        return [1.0], [m.p[i, t]]
+    return _work(m, prep, i, range(int(prep.instance.arrival[i]), t + 1))
+
+
 def add_workload_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
-    """``Σ_t W_it ≥ V_i · x_i`` (``=`` with ``exact_work``) and, with ``cumulative``, the work
-    done by slot t reaches V_i if the job completes by t:
-    ``Σ_{t' ≤ t} W_it' ≥ V_i · (x_i − s_{i,t+1})`` for ``e_i ≤ t < l_i``."""
+    """``Σ_t W_it ≥ V_i · x_i`` (``=`` with ``exact_work``); with ``chained`` the work done
+    ``P_it = P_{i,t−1} + W_it``; with ``cumulative`` the work done by slot t reaches V_i if
+    the job completes by t: ``Σ_{t' ≤ t} W_it' ≥ V_i · (x_i − s_{i,t+1})`` for
+    ``e_i ≤ t < l_i``."""
     V = prep.instance.workload
 
     def total(_m, i):
@@ -86,9 +98,16 @@ def add_workload_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
         e = _lin(coefs + [-float(V[i])], vs + [m.s[i, int(prep.earliest[i])]])
         return e == 0 if prep.options.exact_work else e >= 0
     m.workload = pyo.Constraint(list(prep.active), rule=total)
+
+    def chain(_m, i, t):
+        coefs, vs = _work(m, prep, i, range(t, t + 1))
+        before = [m.p[i, t - 1]] if (i, t - 1) in m.p.index_set() else []
+        return _lin([1.0] + [-1.0] * len(before) + [-c for c in coefs],
+                    [m.p[i, t]] + before + vs) == 0
+    m.chain = pyo.Constraint(prep.chain_index, rule=chain)
     if prep.options.cumulative:
         def by_slot(_m, i, t):
-            coefs, vs = _work(m, prep, i, range(int(prep.instance.arrival[i]), t + 1))
+            coefs, vs = _done(m, prep, i, t)
             v = float(V[i])
             return _lin(coefs + [-v, v], vs + [m.s[i, int(prep.earliest[i])],
                                                m.s[i, t + 1]]) >= 0
@@ -96,7 +115,8 @@ def add_workload_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
 
 
 def add_completion_cuts(m: pyo.ConcreteModel, prep: Prep) -> None:
-    """With ``completion_cuts``: ``Σ_{t' ≤ t} W_it' ≥ Σ_τ R_iτt · c_iτ``; with ``ps_cuts``:
+    """With ``completion_cuts``: ``Σ_{t' ≤ t} W_it' ≥ Σ_τ R_iτt · c_iτ`` (``chained``:
+    ``U_it = U_{i,t+1} + Σ_u coef·s_iu`` and ``P_it + U_it ≥ V_i · x_i``); with ``ps_cuts``:
     ``Σ_{t' ≤ t} Σ_k z_ikt' ≥ Σ_τ ⌈R_iτt/γ_i⌉ · c_iτ`` and ``Σ_t Σ_k z_ikt ≥ ⌈V_i/γ_i⌉ · x_i``
     (``common.Options``; ``R_iτt`` from ``Prep.remaining_work``)."""
     def by_slot(var, servers, need):
@@ -110,7 +130,17 @@ def add_completion_cuts(m: pyo.ConcreteModel, prep: Prep) -> None:
             return _lin([1.0] * len(vs) + [-float(c) for _, c in cs],
                         vs + [m.c[i, tau] for tau, _ in cs]) >= 0
         return rule
-    if prep.options.completion_cuts:
+    if prep.options.completion_cuts and prep.window_index:  # chained
+        def window(_m, i, t):
+            later = [m.u[i, t + 1]] if (i, t + 1) in m.u.index_set() else []
+            step = prep.window_step(i, t)
+            return _lin([1.0] + [-1.0] * len(later) + [-c for _, c in step],
+                        [m.u[i, t]] + later + [m.s[i, u] for u, _ in step]) == 0
+        m.window = pyo.Constraint(prep.window_index, rule=window)
+        m.completion_cuts = pyo.Constraint(prep.window_index, rule=lambda _m, i, t: _lin(
+            [1.0, 1.0, -float(prep.instance.workload[i])],
+            [m.p[i, t], m.u[i, t], m.s[i, int(prep.earliest[i])]]) >= 0)
+    elif prep.options.completion_cuts:
         m.completion_cuts = pyo.Constraint(prep.cut_index, rule=by_slot(
             m.y, prep.worker_servers, lambda i, r: r))
     if prep.options.ps_cuts:

@@ -44,7 +44,9 @@ BYTES_PER_ENTRY = 2_000
 
 _VARIABLES = {"y": "workers", "z": "ps", "c": "completes", "s": "running",
               "lw": "worker_patterns", "lz": "ps_patterns",
-              "running": "running_def"}  # the row s_it = c_it + s_i,t+1 (s is "running")
+              "p": "work_done", "u": "window",  # chained rows (common.Options.chained)
+              "running": "running_def",  # the row s_it = c_it + s_i,t+1 (s is "running")
+              "window": "window_def"}  # the row of U_it (u is "window")
 
 
 def format_of(path: str | Path) -> str:

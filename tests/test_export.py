@@ -55,7 +55,7 @@ def test_names_say_what_columns_and_rows_are(tmp_path):
     job_ids = {j.id for j in inst.jobs}
     families = {re.match(r"[a-z_]+", c).group(0) for c in cols}
     assert families <= {"workers", "ps", "completes", "running", "worker_patterns",
-                        "ps_patterns"}
+                        "ps_patterns", "work_done", "window"}
     assert {"workers", "ps", "completes", "running"} <= families
     for c in cols:
         if c.startswith(("workers(", "completes(")):

@@ -97,7 +97,9 @@ def test_bruteforce_equals_both_modellers(name):
     expected = best_utility(instance)
     for modeler in ("pyomo", "pulp", "highspy"):
         for options in (Options(), SPEC_OPTIONS, LEAN, Options(packing="server"),
-                        Options(completion_cuts=False, ps_cuts=False, ps_dominance=False)):
+                        Options(completion_cuts=False, ps_cuts=False, ps_dominance=False),
+                        Options(chained=False),
+                        Options(completion_cuts=False, ps_cuts=False, chained=False)):
             sched, rep = solve(instance, modeler=modeler, options=options)
             assert rep.status is SolveStatus.OPTIMAL
             assert close(rep.objective, expected), (modeler, options, rep.objective, expected)
@@ -319,3 +321,36 @@ def test_random_tiny_instances_match_bruteforce(d):
         assert rep.status is SolveStatus.OPTIMAL
         assert close(rep.objective, expected), (modeler, rep.objective, expected)
         assert validate(instance, sched).feasible
+
+
+@pytest.mark.parametrize("preset,seed,size", [("hard", 3, {}),
+                                              ("paper", 1, {"jobs": 20, "horizon": 40}),
+                                              ("testbed", 2, {"horizon": 60})])
+def test_chained_rows_give_the_same_relaxation_with_fewer_nonzeros(preset, seed, size):
+    """The chained cumulative rows and completion cuts (work done P_it, windows U_it) are the
+    summed rows written in linear size: the LP relaxation is the same (with and without the
+    completion cuts), the model smaller, and ``model_size`` counts it exactly or above."""
+    import highspy
+    from oasis_opt.formulations import compact_highspy
+
+    from oasis_opt.generator import generate
+
+    instance = generate(preset, seed=seed, **size)
+    for extra in ({}, {"completion_cuts": False, "ps_cuts": False}):
+        lp_values, nonzeros = [], []
+        for chained in (False, True):
+            prep = prepare(instance, Options(chained=chained, **extra))
+            m = compact_highspy.build(instance, prep=prep)
+            size = prep.model_size()
+            assert size["columns"] == m.num_col and size["rows"] >= m.num_row
+            assert size["nonzeros"] >= len(m.index)
+            lp = m.lp()
+            lp.integrality_ = [highspy.HighsVarType.kContinuous] * lp.num_col_
+            h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+            h.passModel(lp)
+            h.run()
+            lp_values.append(h.getInfo().objective_function_value)
+            nonzeros.append(len(m.index))
+        assert close(lp_values[0], lp_values[1]), (extra, lp_values)
+        assert nonzeros[1] < nonzeros[0], (extra, nonzeros)
