@@ -13,8 +13,9 @@ at its first line and every step gets what is left of it:
 2. the route is picked from predicted costs, before anything large is built: the compact
    MILP's columns, rows and nonzeros are counted from the index sets (``Prep.model_size``),
    turned into seconds with a per-nonzero cost measured for each modeller, and compared with
-   the budget. The quadratic-in-horizon cut rows are dropped (``LEAN``) when they would eat
-   the budget; Pyomo or PuLP hand over to highspy when their build would; column generation
+   the budget. The cut rows whose size grows with the square of the horizon (the PS cuts;
+   the cumulative rows and completion cuts too unless chained) are dropped when they would
+   eat the budget; Pyomo or PuLP hand over to highspy when their build would; column generation
    takes instances too large for the compact model;
 3. HiGHS gets the time left minus a reserve for extraction and validation, and a callback
    interrupts it at the deadline if it overshoots (a long root LP);
@@ -299,8 +300,10 @@ def _plan(prep: Any, modeler: str, clock: _Clock, solver: str) -> tuple[Any, str
     cuts = prep.cut_nonzeros()
     if cuts and (nnz > CUT_NNZ_LIMIT if budget is None
                  else cuts * BUILD_SECONDS_PER_NNZ["highspy"] > CUT_SHARE * budget):
-        lean = replace(prep.options, **{k: getattr(LEAN, k) for k in
-                                        ("cumulative", "completion_cuts", "ps_cuts")})
+        # chained, only the PS cuts grow with the square of the horizon
+        dropped = ("ps_cuts",) if prep.options.chained else ("cumulative", "completion_cuts",
+                                                             "ps_cuts")
+        lean = replace(prep.options, **{k: getattr(LEAN, k) for k in dropped})
         prep = prepare(prep.instance, lean)
         nnz = prep.model_size()["nonzeros"]
     if solver == "highs" and medium != "highspy" and budget is not None \
@@ -342,7 +345,7 @@ def _solve_compact(instance: Instance, modeler: str, clock: _Clock, tracker: _Tr
                        r.handover_seconds, r.solve_seconds)
             if raw.status is SolveStatus.ERROR:
                 raise SolverError(f"{solver} failed on {instance.name}")
-        elif _portfolio_wanted(prep, modeler, options, medium):
+        elif _portfolio_wanted(prep, modeler, options, medium, clock.remaining()):
             variants = [prep] + [prepare(instance, replace(prep.options, **o))
                                  for o, _ in PORTFOLIO[1:]]
             winner, raw = _solve_portfolio(variants, [s for _, s in PORTFOLIO], clock,
@@ -501,14 +504,20 @@ PORTFOLIO: tuple[tuple[dict[str, Any], int], ...] = (
     ({}, 0), ({"completion_cuts": False, "ps_cuts": False, "ps_dominance": False}, 1))
 #: Below this many nonzeros a model proves in well under a second: no processes for it.
 PORTFOLIO_MIN_NONZEROS = 3_000
+#: From this many seconds of budget on, the race runs even on a busy machine.
+PORTFOLIO_LONG_BUDGET = 100.0
 
 
-def _portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str) -> bool:
+def _portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
+                      budget: float | None) -> bool:
     """Race only the default model on highspy, on a model worth a process, in a top-level
-    process, and only while a core is idle: on a busy machine two racers halve each other's
-    speed (measured: hard-s3 took 1.8x the comparator's wall time racing at load 4 on 2
-    cores, 0.57x alone at load 7). ``OASIS_PORTFOLIO=1`` races regardless of the load,
-    ``0`` never."""
+    process, while a core is idle or the time limit is long. On a busy machine two racers
+    halve each other's speed (measured: hard-s3 took 1.8x the comparator's wall time racing
+    at load 4 on 2 cores, 0.57x alone at load 7), which costs seconds on instances that prove
+    in seconds; with ``PORTFOLIO_LONG_BUDGET`` seconds or more the proof is what is at stake,
+    and the two models' proof times differ by more than that factor (the 30-job, 317-slot
+    Philly instance: the cut-free model proves it in about 200 s, the default alone leaves
+    2.9 % at 300 s). ``OASIS_PORTFOLIO=1`` races regardless, ``0`` never."""
     import multiprocessing as mp
     wanted = os.environ.get("OASIS_PORTFOLIO", "")
     if wanted == "0" or not (modeler == "auto" and options is None and medium == "highspy"
@@ -520,7 +529,7 @@ def _portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str) -> boo
     if mp.parent_process() is not None or not _can_fork():
         return False
     cores = os.cpu_count() or 1
-    if wanted == "1":
+    if wanted == "1" or (budget is not None and budget >= PORTFOLIO_LONG_BUDGET):
         return cores >= 2
     try:
         load = os.getloadavg()[0]
