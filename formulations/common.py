@@ -81,6 +81,14 @@ class Options:
       LP, same optimum) with a few nonzeros each instead of one per earlier slot: 0.07 M
       instead of 0.89 M nonzeros on 30 jobs × 317 slots. The PS cuts stay sums (their
       rounded coefficients do not telescope);
+    - ``flow_workers``: declare the worker and PS counts y, z continuous where the workers
+      are a network flow once the completion slots and pattern counts are fixed
+      (``Prep.flow_workers``: pattern packing, one demand class in every unit and slot, no PS
+      capacity that can bind, and one PS serving a slot's whole work, ``γ_i ≥ w_max_i``). Then
+      every capacity of that flow is an integer, so an integral allocation exists whenever a
+      fractional one does (and one PS per working slot fits): the optimum is unchanged,
+      HiGHS branches only on completions and patterns, and extraction turns the solved
+      values into whole ones with a small transportation MILP (``flow.integral_workers``);
     - ``packing``: ``server`` gives one variable per server (``y_iht``) and capacity rows per
       (h, r, t); ``pattern`` aggregates each group of identical servers g into ``y_igt`` (workers
       of i on the group) and packs them with integer counts ``λ_gpt`` of the group's maximal
@@ -101,6 +109,7 @@ class Options:
     symmetry: str = "none"
     binary_running: bool = False
     chained: bool = True
+    flow_workers: bool = True
     packing: str = "auto"
     pattern_limit: int = 10000
 
@@ -113,7 +122,7 @@ class Options:
 
 SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
                        cumulative=False, completion_cuts=False, ps_cuts=False,
-                       ps_dominance=False, chained=False,
+                       ps_dominance=False, chained=False, flow_workers=False,
                        symmetry="none", packing="server")
 #: The default without the rows whose size grows with the square of a job's window (the
 #: cumulative rows, the completion and PS cuts: ``Σ_{t' ≤ t}`` over every slot t): what long
@@ -143,6 +152,7 @@ class Prep:
     earliest: np.ndarray  # (J,) e_i (meaningful for active jobs)
     latest: np.ndarray  # (J,) l_i, −1 when no slot has positive utility
     gain: np.ndarray  # (J, T) f_i(t − a_i + 1) at slot t, 0 outside [a_i, T)
+    ps_free: bool = False  # no PS capacity row can bind
     identical_workers: tuple[tuple[int, ...], ...] = ()  # identical worker units (symmetry)
     identical_ps: tuple[tuple[int, ...], ...] = ()
     # (g, t) -> (demand classes as tuples of jobs, maximal patterns as count tuples aligned
@@ -203,6 +213,23 @@ class Prep:
     def cut_index(self) -> list[tuple[int, int]]:
         """(i, t) of the completion / PS cuts, ``a_i ≤ t < l_i``."""
         return [(i, t) for i in self.active for t in self.work_slots(i)[:-1]]
+
+    @cached_property
+    def flow_workers(self) -> bool:
+        """y and z may be continuous (``Options.flow_workers``): with the completion slots
+        and the pattern counts fixed, the workers form a flow from jobs (supply V_i) through
+        (job, slot) nodes (capacity w_max_i where the job holds some PS, since
+        ``γ_i ≥ w_max_i``) to (unit, slot) nodes (capacity Σ_p n_p·λ_gtp of the one demand
+        class), all capacities integers; the other rows that hold y (cumulative rows,
+        completion cuts) are implied by those once the completion slot is fixed, and one PS
+        per working slot fits since no PS capacity can bind."""
+        o = self.options
+        if not (o.flow_workers and o.symmetry == "none" and self.packing == "pattern"
+                and self.ps_free and self.active):
+            return False
+        if any(float(self.instance.ps_ratio[i]) < int(self.w_max[i]) for i in self.active):
+            return False
+        return all(len(classes) == 1 for classes, _ in self.worker_patterns.values())
 
     @cached_property
     def chain_index(self) -> list[tuple[int, int]]:
@@ -441,12 +468,14 @@ def prepare(instance: Instance, options: Options | None = None) -> Prep:
     singles_w = tuple((h,) for h in range(len(instance.worker_names)))
     singles_ps = tuple((k,) for k in range(len(instance.ps_names)))
     server = Prep(instance, options, "server", tuple(active), singles_w, singles_ps, ub_y, ub_z,
-                  w_max, earliest, latest, gain, same_w, same_ps)
-    if options.ps_cuts and not server.ps_capacity_rows:
+                  w_max, earliest, latest, gain)
+    ps_free = not server.ps_capacity_rows
+    if options.ps_cuts and ps_free:
         # no PS capacity can bind: a job takes the PSs it needs for free, and the PS cuts
         # (quadratic in the horizon) would only make the model larger
         options = replace(options, ps_cuts=False)
-        server = replace(server, options=options)
+    server = replace(server, options=options, ps_free=ps_free, identical_workers=same_w,
+                     identical_ps=same_ps)
     if options.packing == "server":
         return server
     units_w, units_ps = _units(instance.worker_capacity), _units(instance.ps_capacity)
@@ -463,7 +492,7 @@ def prepare(instance: Instance, options: Options | None = None) -> Prep:
     except _TooMany:
         return server
     return Prep(instance, options, "pattern", tuple(active), units_w, units_ps, uy, uz, w_max,
-                earliest, latest, gain, (), (), wp, pp)
+                earliest, latest, gain, ps_free, (), (), wp, pp)
 
 
 class _TooMany(Exception):

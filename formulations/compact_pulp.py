@@ -17,6 +17,7 @@ import pulp
 from oasis_opt.model import Instance, Schedule
 
 from .common import Options, Prep, prepare, schedule_from_values
+from .flow import integral_workers
 
 Key3 = tuple[int, int, int]
 Key2 = tuple[int, int]
@@ -43,14 +44,16 @@ def _lin(coefs: list[float], variables: list[pulp.LpVariable]) -> pulp.LpAffineE
 
 
 def add_allocation_variables(m: PulpModel, prep: Prep) -> None:
-    """``y_iht``, ``z_ikt`` integer with per-server upper bounds; ``c_it`` and ``s_it`` on the
-    completion window ``e_i ≤ t ≤ l_i``. One of c, s is binary (``Options.binary_running``); the
-    other is then integral through ``s_it = c_it + s_{i,t+1}``. With ``chained`` the work done
-    ``P_it ≥ 0`` and the windows ``U_it ∈ [0, V_i]``."""
+    """``y_iht``, ``z_ikt`` (integer unless ``Prep.flow_workers``) with per-server upper
+    bounds; ``c_it`` and ``s_it`` on the completion window ``e_i ≤ t ≤ l_i``. One of
+    c, s is binary (``Options.binary_running``); the other is then integral through
+    ``s_it = c_it + s_{i,t+1}``. With ``chained`` the work done ``P_it ≥ 0`` and the windows
+    ``U_it ∈ [0, V_i]``."""
     new = m.problem.add_variable
-    m.y = {(i, h, t): new(f"y_{i}_{h}_{t}", 0, int(prep.ub_y[i, h]), pulp.LpInteger)
+    kind = pulp.LpContinuous if prep.flow_workers else pulp.LpInteger
+    m.y = {(i, h, t): new(f"y_{i}_{h}_{t}", 0, int(prep.ub_y[i, h]), kind)
            for i, h, t in prep.y_index}
-    m.z = {(i, k, t): new(f"z_{i}_{k}_{t}", 0, int(prep.ub_z[i, k]), pulp.LpInteger)
+    m.z = {(i, k, t): new(f"z_{i}_{k}_{t}", 0, int(prep.ub_z[i, k]), kind)
            for i, k, t in prep.z_index}
     binary_s = prep.options.binary_running
     m.c = {(i, t): m.problem.add_variable(f"c_{i}_{t}", 0, 1,
@@ -251,7 +254,10 @@ def values(m: PulpModel) -> tuple[dict, dict, dict, dict]:
 
 def extract(m: PulpModel, algorithm: str = "optimal") -> Schedule:
     """The schedule of the solved problem, trimmed after each job's completion slot."""
-    return schedule_from_values(m.prep, *values(m), algorithm=algorithm)
+    y, z, lw, lz = values(m)
+    if m.prep.flow_workers:  # continuous workers: whole ones from the same completions
+        y, z = integral_workers(m.prep, y, z, lw)
+    return schedule_from_values(m.prep, y, z, lw, lz, algorithm=algorithm)
 
 
 def _safe(name: str) -> str:

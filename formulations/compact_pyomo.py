@@ -19,6 +19,7 @@ from pyomo.core.expr import LinearExpression
 from oasis_opt.model import Instance, Schedule
 
 from .common import Options, Prep, prepare, schedule_from_values
+from .flow import integral_workers
 
 
 def _lin(coefs: list[float], variables: list[Any], constant: float = 0.0) -> LinearExpression:
@@ -27,14 +28,17 @@ def _lin(coefs: list[float], variables: list[Any], constant: float = 0.0) -> Lin
 
 
 def add_allocation_variables(m: pyo.ConcreteModel, prep: Prep) -> None:
-    """``y_iht``, ``z_ikt`` integer with per-server upper bounds; ``c_it`` and ``s_it`` on the
-    completion window ``e_i ≤ t ≤ l_i``. One of c, s is binary (``Options.binary_running``); the
-    other is then integral through ``s_it = c_it + s_{i,t+1}``. With ``chained`` the work done
-    ``P_it ≥ 0`` and the windows ``U_it ∈ [0, V_i]``."""
+    """``y_iht``, ``z_ikt`` (integer unless ``Prep.flow_workers``) with per-server upper
+    bounds; ``c_it`` and ``s_it`` on the completion window ``e_i ≤ t ≤ l_i``. One of
+    c, s is binary (``Options.binary_running``); the other is then integral through
+    ``s_it = c_it + s_{i,t+1}``. With ``chained`` the work done ``P_it ≥ 0`` and the windows
+    ``U_it ∈ [0, V_i]``."""
     ub_y, ub_z = prep.ub_y, prep.ub_z
-    m.y = pyo.Var(prep.y_index, domain=pyo.NonNegativeIntegers, dense=False,
+    m.y = pyo.Var(prep.y_index, dense=False,
+                  domain=pyo.NonNegativeReals if prep.flow_workers else pyo.NonNegativeIntegers,
                   bounds=lambda _m, i, h, t: (0, int(ub_y[i, h])))
-    m.z = pyo.Var(prep.z_index, domain=pyo.NonNegativeIntegers, dense=False,
+    m.z = pyo.Var(prep.z_index, dense=False,
+                  domain=pyo.NonNegativeReals if prep.flow_workers else pyo.NonNegativeIntegers,
                   bounds=lambda _m, i, k, t: (0, int(ub_z[i, k])))
     binary_s = prep.options.binary_running
     m.c = pyo.Var(prep.c_index, domain=pyo.NonNegativeReals if binary_s else pyo.Binary,
@@ -256,4 +260,7 @@ def values(m: pyo.ConcreteModel) -> tuple[dict, dict, dict, dict]:
 
 def extract(m: pyo.ConcreteModel, algorithm: str = "optimal") -> Schedule:
     """The schedule of the loaded solution, trimmed after each job's completion slot."""
-    return schedule_from_values(m.prep, *values(m), algorithm=algorithm)
+    y, z, lw, lz = values(m)
+    if m.prep.flow_workers:  # continuous workers: whole ones from the same completions
+        y, z = integral_workers(m.prep, y, z, lw)
+    return schedule_from_values(m.prep, y, z, lw, lz, algorithm=algorithm)

@@ -44,17 +44,16 @@ A failure of the solver on valid input raises ``SolverError`` (the CLI: exit 1, 
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any
 
 from .errors import InputError, SolverError
+from .formulations.highs import new_highs, quiet_stdout
 from .model import REL_TOL, Instance, Schedule
 
 #: HiGHS threads: the machine's cores are shared with other work, and HiGHS's MIP search is
@@ -390,8 +389,10 @@ def _highs_budget(clock: _Clock, prep: Any) -> float | None:
     if left is None:
         return None
     cells = len(prep.y_index) + len(prep.z_index)
+    # whole workers from continuous ones: a transportation MILP over the y cells
+    flow = 0.2 + 2e-5 * len(prep.y_index) if prep.flow_workers else 0.0
     # HiGHS finishes its current step after the limit (seen: 7 % late on a loaded machine)
-    return max(0.05, 0.95 * left - 0.3 - 5e-6 * cells)
+    return max(0.05, 0.95 * left - 0.3 - 5e-6 * cells - flow)
 
 
 def _finish(instance: Instance, schedule: Schedule, status: SolveStatus, tracker: _Tracker,
@@ -438,7 +439,11 @@ def _extract(prep: Any, raw: _Raw) -> Schedule:
     from .formulations.common import schedule_from_values
     if not raw.values:
         return schedule_from_values(prep, {}, {})
-    return schedule_from_values(prep, *raw.values)
+    y, z, lw, lz = raw.values
+    if prep.flow_workers:  # continuous workers: whole ones from the same completions
+        from .formulations.flow import integral_workers
+        y, z = integral_workers(prep, y, z, lw)
+    return schedule_from_values(prep, y, z, lw, lz)
 
 
 # --- column generation ------------------------------------------------------------------
@@ -462,7 +467,7 @@ def _solve_colgen(instance: Instance, clock: _Clock, tracker: _Tracker, mip_gap:
         kwargs["on_progress"] = lambda _s, inc, b: tracker.update(inc, b)
     t0 = time.perf_counter()
     try:
-        with _quiet_stdout():
+        with quiet_stdout():
             res = colgen.solve(instance, **kwargs)
     except (InputError, SolverError):
         raise
@@ -701,14 +706,6 @@ def _watch(h: Any, clock: _Clock, tracker: _Tracker, sense: float,
     h.cbIpmInterrupt.subscribe(lp_interrupt)
 
 
-def _new_highs() -> Any:
-    import highspy
-    with _quiet_stdout():  # the first Highs() of a process prints a banner on stdout
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-    return h
-
-
 def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
                    random_seed: int = 0, start: Schedule | None = None,
                    on_values: Callable[[float, tuple[dict, ...]], None] | None = None) -> _Raw:
@@ -724,7 +721,7 @@ def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     m = compact_highspy.build(prep.instance, prep=prep)
     build = time.perf_counter() - t0
     t1 = time.perf_counter()
-    h = _new_highs()
+    h = new_highs()
     h.setOptionValue("threads", THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("random_seed", int(random_seed))
@@ -780,7 +777,7 @@ def _solve_pyomo(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     opt = SolverFactory("highs")
     timer = HierarchicalTimer()
     t1 = time.perf_counter()
-    with _quiet_stdout():  # set_instance captures HiGHS output itself; belt and braces
+    with quiet_stdout():  # set_instance captures HiGHS output itself; belt and braces
         res = opt.solve(m, time_limit=_highs_budget(clock, prep), rel_gap=mip_gap,
                         threads=THREADS, raise_exception_on_nonoptimal_result=False,
                         load_solutions=False, timer=timer)
@@ -820,7 +817,7 @@ def _solve_pulp(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     solver = pulp.HiGHS(msg=False, timeLimit=_highs_budget(clock, prep), gapRel=mip_gap,
                         threads=THREADS)
     t1 = time.perf_counter()
-    with _quiet_stdout():  # the first Highs() of a process prints a banner on stdout
+    with quiet_stdout():  # the first Highs() of a process prints a banner on stdout
         solver.createAndConfigureSolver(problem)
     solver.buildSolverModel(problem)
     h = problem.solverModel
@@ -855,20 +852,3 @@ _ROUTES: dict[str, Callable[..., _Raw]] = {  # (prep, clock, tracker, mip_gap, s
 
 def _float(x: Any) -> float | None:
     return None if x is None else float(x)
-
-
-@contextlib.contextmanager
-def _quiet_stdout() -> Iterator[None]:
-    """Send whatever native code writes on file descriptor 1 to /dev/null for a moment
-    (HiGHS's banner); library code never prints."""
-    fd = 1  # native code writes to the process's fd 1 whatever sys.stdout is
-    sys.stdout.flush()
-    saved = os.dup(fd)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, fd)
-        yield
-    finally:
-        os.dup2(saved, fd)
-        os.close(saved)
-        os.close(devnull)

@@ -354,3 +354,66 @@ def test_chained_rows_give_the_same_relaxation_with_fewer_nonzeros(preset, seed,
             nonzeros.append(len(m.index))
         assert close(lp_values[0], lp_values[1]), (extra, lp_values)
         assert nonzeros[1] < nonzeros[0], (extra, nonzeros)
+
+
+@st.composite
+def _flow_shaped(draw):
+    """Tiny instances where the workers are a flow (``Prep.flow_workers``): one worker pool
+    (one server or two identical ones), every job one GPU per worker, PSs free (zero demand)
+    and one PS enough for a slot's work (γ_i = N_i), as the trace importers write them."""
+    count = draw(st.sampled_from([1, 2]))
+    gpus = draw(st.integers(1, 4))
+    horizon = draw(st.integers(1, 4))
+    jobs = []
+    for i in range(draw(st.integers(1, 4))):
+        n = draw(st.integers(1, 3))
+        jobs.append(job(f"j{i}", draw(st.integers(0, horizon - 1)), draw(st.integers(1, 6)),
+                        n, n, [1], [0],
+                        table(*sorted(draw(st.lists(st.integers(1, 20), min_size=1,
+                                                    max_size=4)), reverse=True))))
+    return inst("flow", horizon, [{"name": "w", "count": count, "capacity": [gpus]}],
+                [{"name": "p", "capacity": [0]}], jobs, resources=("gpu",))
+
+
+@settings(max_examples=40, deadline=None)
+@given(_flow_shaped())
+def test_continuous_workers_keep_the_optimum(d):
+    """With the workers continuous (a flow once completions, PSs and patterns are fixed) the
+    optimum is the brute force's, in all three media, and the whole workers extracted from
+    the continuous solution form a valid schedule worth exactly that."""
+    instance = instance_from_dict(d)
+    assert prepare(instance).flow_workers or not prepare(instance).active
+    assert not prepare(instance, Options(flow_workers=False)).flow_workers
+    expected = best_utility(instance)
+    for modeler in ("pyomo", "pulp", "highspy"):
+        sched, rep = solve(instance, modeler=modeler)
+        assert rep.status is SolveStatus.OPTIMAL
+        assert close(rep.objective, expected), (modeler, rep.objective, expected)
+        assert validate(instance, sched).feasible
+        assert all(isinstance(n, int) for j in sched.jobs for a in j.allocations
+                   for n in [*a.workers.values(), *a.ps.values()])
+
+
+def test_fractional_workers_become_whole_ones():
+    """A fractional flow (two jobs splitting a 3-GPU server 1.5 / 1.5 in every slot) is turned
+    into whole workers that still complete both jobs in the same slots."""
+    from oasis_opt.formulations.common import schedule_from_values
+    from oasis_opt.formulations.flow import integral_workers
+
+    d = inst("split", 2, [{"name": "w", "capacity": [3]}], [{"name": "p", "capacity": [0]}],
+             [job("a", 0, 3, 2, 2, [1], [0], table(5, 5)),
+              job("b", 0, 3, 2, 2, [1], [0], table(5, 5))], resources=("gpu",))
+    instance = instance_from_dict(d)
+    prep = prepare(instance)
+    assert prep.flow_workers and prep.packing == "pattern"
+    y = {(i, 0, t): 1.5 for i in (0, 1) for t in (0, 1)}
+    z = {(i, 0, t): 0.75 for i in (0, 1) for t in (0, 1)}  # W/γ: continuous too
+    lam = {(0, t, 0): 1.0 for t in (0, 1)}
+    whole, ps = integral_workers(prep, y, z, lam)
+    assert set(ps) == {(i, 0, t) for i, _, t in whole} and set(ps.values()) == {1.0}
+    assert all(v == int(v) for v in whole.values())
+    assert all(sum(v for (i, _, _), v in whole.items() if i == j) == 3 for j in (0, 1))
+    assert all(sum(v for (_, _, t), v in whole.items() if t == s) <= 3 for s in (0, 1))
+    sched = schedule_from_values(prep, whole, ps, lam, lam)  # one PS pattern per slot too
+    assert validate(instance, sched).feasible
+    assert sched.completed == 2 and close(sched.total_utility, 10.0)
