@@ -94,10 +94,10 @@ class Model:
 
 
 def add_allocation_variables(m: Model, prep: Prep) -> None:
-    """``y_iht``, ``z_ikt`` (integer unless ``Prep.flow_workers``) with per-unit upper bounds; ``c_it`` and ``s_it`` on the completion window ``e_i ≤ t ≤ l_i`` (one of
-    them binary, ``Options.binary_running``);
-    pattern counts ``λ_gpt ∈ {0 … |g|}``; with ``chained`` the work done ``P_it ≥ 0`` and the
-    windows ``U_it ∈ [0, V_i]``."""
+    """``y_iht``, ``z_ikt`` (integer unless ``Prep.flow_workers``) with per-unit upper
+    bounds; ``c_it`` and ``s_it`` on the completion window ``e_i ≤ t ≤ l_i`` (one of them
+    binary, ``Options.binary_running``); pattern counts ``λ_gpt ∈ {0 … |g|}``; with
+    ``chained`` the work done ``P_it ≥ 0`` and the windows ``U_it ∈ [0, V_i]``."""
     whole = not prep.flow_workers  # continuous where the allocation is a flow
     for i, h, t in prep.y_index:
         m.y[i, h, t] = m.var(0, int(prep.ub_y[i, h]), whole)

@@ -314,13 +314,21 @@ def _brute_sized(draw):
 def test_random_tiny_instances_match_bruteforce(d):
     """The default formulation (merged classes, cuts, the no-idle-PS dominance row) against
     the brute force on random instances, both modellers and the highspy arrays."""
-    instance = instance_from_dict(d)
+    _brute_force_in_all_media(instance_from_dict(d))
+
+
+def _brute_force_in_all_media(instance) -> list:
+    """Solve with Pyomo, PuLP and the highspy arrays; each proves the brute force's optimum
+    with a valid schedule. Returns the schedules."""
     expected = best_utility(instance)
+    schedules = []
     for modeler in ("pyomo", "pulp", "highspy"):
         sched, rep = solve(instance, modeler=modeler)
         assert rep.status is SolveStatus.OPTIMAL
         assert close(rep.objective, expected), (modeler, rep.objective, expected)
         assert validate(instance, sched).feasible
+        schedules.append(sched)
+    return schedules
 
 
 @pytest.mark.parametrize("preset,seed,size", [("hard", 3, {}),
@@ -384,12 +392,7 @@ def test_continuous_workers_keep_the_optimum(d):
     instance = instance_from_dict(d)
     assert prepare(instance).flow_workers or not prepare(instance).active
     assert not prepare(instance, Options(flow_workers=False)).flow_workers
-    expected = best_utility(instance)
-    for modeler in ("pyomo", "pulp", "highspy"):
-        sched, rep = solve(instance, modeler=modeler)
-        assert rep.status is SolveStatus.OPTIMAL
-        assert close(rep.objective, expected), (modeler, rep.objective, expected)
-        assert validate(instance, sched).feasible
+    for sched in _brute_force_in_all_media(instance):
         assert all(isinstance(n, int) for j in sched.jobs for a in j.allocations
                    for n in [*a.workers.values(), *a.ps.values()])
 
