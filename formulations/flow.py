@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import highspy
 import numpy as np
 
+from .compact_highspy import Model
 from .highs import new_highs
 
 if TYPE_CHECKING:
@@ -56,47 +57,34 @@ def integral_workers(prep: Prep, y: dict, z: dict, lam_w: dict) -> tuple[dict, d
     for (i, k, t), v in z.items():
         if v and v > _TOL and v > ps_unit.get((i, t), (0.0, -1))[0]:
             ps_unit[i, t] = (float(v), k)
-    has_ps = set(ps_unit)
-    cols = [(i, g, t) for (i, g, t) in y if i in due and t <= due[i] and (i, t) in has_ps]
-    index = {key: n for n, key in enumerate(cols)}
-    rows: list[tuple[list[int], float, float]] = []
+    m = Model(prep)  # the compact model's arrays, holding only this flow
+    cols = {(i, g, t): m.var(0, float(min(prep.ub_y[i, g], prep.w_max[i])), True)
+            for (i, g, t) in y if i in due and t <= due[i] and (i, t) in ps_unit}
     by_job: dict[int, list[int]] = {}
     by_job_slot: dict[tuple[int, int], list[int]] = {}
     by_unit_slot: dict[tuple[int, int], list[int]] = {}
-    for (i, g, t), n in index.items():
+    for (i, g, t), n in cols.items():
         by_job.setdefault(i, []).append(n)
         by_job_slot.setdefault((i, t), []).append(n)
         by_unit_slot.setdefault((g, t), []).append(n)
     for i in due:
-        v = float(inst.workload[i])
-        rows.append((by_job.get(i, []), v, v))
+        ns, v = by_job.get(i, []), float(inst.workload[i])
+        m.row(ns, [1.0] * len(ns), v, v)
     for (i, _t), ns in by_job_slot.items():
         if len(ns) > 1:  # with one unit the column's bound says it
-            rows.append((ns, 0.0, float(prep.w_max[i])))
+            m.row(ns, [1.0] * len(ns), 0.0, float(prep.w_max[i]))
     for (g, t), ns in by_unit_slot.items():
         _, pats = prep.worker_patterns[g, t]
         room = sum(pats[q][0] * round(lam_w.get((g, t, q)) or 0.0) for q in range(len(pats)))
-        rows.append((ns, 0.0, float(room)))
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = len(cols), len(rows)
-    lp.col_cost_ = np.zeros(len(cols))
-    lp.col_lower_ = np.zeros(len(cols))
-    lp.col_upper_ = np.array([float(min(prep.ub_y[i, g], prep.w_max[i])) for i, g, _ in cols])
-    lp.row_lower_ = np.array([lo for _, lo, _ in rows])
-    lp.row_upper_ = np.array([hi for _, _, hi in rows])
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.cumsum([0] + [len(ns) for ns, _, _ in rows]).astype(np.int32)
-    lp.a_matrix_.index_ = np.array([n for ns, _, _ in rows for n in ns], dtype=np.int32)
-    lp.a_matrix_.value_ = np.ones(sum(len(ns) for ns, _, _ in rows))
-    lp.integrality_ = [highspy.HighsVarType.kInteger] * len(cols)
+        m.row(ns, [1.0] * len(ns), 0.0, float(room))
     h = new_highs()
     h.setOptionValue("threads", 1)
-    h.passModel(lp)
+    h.passModel(m.lp())
     h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         raise ArithmeticError(f"no integral worker flow for the solved completions of "
                               f"{inst.name} ({h.modelStatusToString(h.getModelStatus())})")
     x = np.asarray(h.getSolution().col_value)
-    workers = {key: float(round(x[n])) for key, n in index.items() if round(x[n]) > 0}
+    workers = {key: float(round(x[n])) for key, n in cols.items() if round(x[n]) > 0}
     ps = {(i, ps_unit[i, t][1], t): 1.0 for i, _g, t in workers}
     return workers, ps
