@@ -45,6 +45,7 @@ from oasis_opt.model import Instance, Schedule
 from oasis_opt.online.subroutine import JobSpec, best_schedule
 
 from . import lns
+from .highs import new_highs
 from .pattern_master import ENTER_TOL, PatternMaster, dive, generate, trim
 
 
@@ -162,8 +163,7 @@ class _Master:
         ])
         n_rows = self.n_kept + instance.num_jobs
         ub = np.concatenate([self.row_capacity, np.ones(instance.num_jobs)])
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         h.setOptionValue("threads", 1)
         h.setOptionValue("presolve", "off")
         h.addRows(n_rows, np.full(n_rows, -highspy.kHighsInf), ub, 0,

@@ -48,6 +48,7 @@ from oasis_opt.limits import check_allocation
 from oasis_opt.model import Instance, Schedule
 
 from .common import binding_resources, maximal_patterns
+from .highs import new_highs
 
 #: A column enters when its reduced cost exceeds this, relative to max(1, |μ_i|).
 ENTER_TOL = 1e-7
@@ -208,8 +209,7 @@ class PatternMaster:
                 else:
                     ub[b:b + T * pool.width[u]] = np.tile(pool.capacity[pool.units[u][0]], T)
         self.row_upper = ub
-        h = self.h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = self.h = new_highs()
         h.setOptionValue("threads", 1)
         h.setOptionValue("presolve", "off")
         h.addRows(n, np.full(n, -highspy.kHighsInf), ub, 0, np.zeros(n, dtype=np.int32),
@@ -534,8 +534,7 @@ class PatternMaster:
             return np.zeros(len(patterns))
         h = self._packer
         if h is None:
-            h = self._packer = highspy.Highs()
-            h.setOptionValue("output_flag", False)
+            h = self._packer = new_highs()
             h.setOptionValue("threads", 1)
         h.clearModel()
         use = np.flatnonzero((patterns[:, need > 0] > 0).any(axis=1))
