@@ -160,14 +160,18 @@ def figure(rows: Rows, path: Path) -> None:
     s = summary(rows)
     shares = sorted((float(k) for k in s), reverse=True)
     algs = list(dict.fromkeys(r["algorithm"] for r in rows))
+
+    def series(algorithm: str, key: str) -> list[float]:
+        """``key`` of ``algorithm`` at every share (NaN where it has none: a gap)."""
+        ys = [s[str(x)].get(algorithm, {}).get(key) for x in shares]
+        return [math.nan if y is None else y for y in ys]
+
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     ax = axes[0]
     for a in algs:
-        ys = [s[str(x)].get(a, {}).get("median_ratio") for x in shares]
-        ax.plot(shares, [math.nan if y is None else y for y in ys], marker="o", label=a,
+        ax.plot(shares, series(a, "median_ratio"), marker="o", label=a,
                 ls="--" if a == "oasis-adaptive" else "-")
-    two = [s[str(x)].get("oasis", {}).get("median_2alpha") for x in shares]
-    ax.plot(shares, [math.nan if y is None else y for y in two], color="black", ls=":",
+    ax.plot(shares, series("oasis", "median_2alpha"), color="black", ls=":",
             label="2α (OASiS, median)")
     ax.set_yscale("log")
     ax.set_ylabel("median OPT / ALG (log)")
@@ -175,11 +179,9 @@ def figure(rows: Rows, path: Path) -> None:
     ax.legend(fontsize=7)
     ax = axes[1]
     for a, color in (("oasis", "tab:blue"), ("oasis-adaptive", "tab:orange")):
-        ys = [s[str(x)].get(a, {}).get("failure_fraction") for x in shares]
-        ax.plot(shares, [math.nan if y is None else y for y in ys], marker="o", color=color,
+        ax.plot(shares, series(a, "failure_fraction"), marker="o", color=color,
                 label=f"{a}: arrivals with α·ΔP < ΔD")
-    js = [s[str(x)].get("oasis", {}).get("median_job_share") for x in shares]
-    ax.plot(shares, [math.nan if y is None else y for y in js], marker="s", color="grey",
+    ax.plot(shares, series("oasis", "median_job_share"), marker="s", color="grey",
             label="OASiS: median largest job share")
     ax.plot(shares, shares, color="grey", ls=":", lw=0.8, label="max share (unit)")
     ax.set_ylim(0, 1.05)
@@ -187,9 +189,7 @@ def figure(rows: Rows, path: Path) -> None:
     ax.legend(fontsize=7)
     ax = axes[2]
     for a, color in (("oasis", "tab:blue"), ("oasis-adaptive", "tab:orange")):
-        ys = [s[str(x)].get(a, {}).get("median_dcert_over_opt") for x in shares]
-        ax.plot(shares, [math.nan if y is None else y for y in ys], marker="o", color=color,
-                label=a)
+        ax.plot(shares, series(a, "median_dcert_over_opt"), marker="o", color=color, label=a)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_yscale("log")
     ax.set_ylabel("median D_cert / OPT (log)")
