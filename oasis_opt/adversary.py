@@ -92,12 +92,12 @@ class SearchSpace:
 
     def check(self) -> None:
         if self.max_share is not None and not 0.01 <= self.max_share <= 1:
-            raise InputError("--max-share", f"must be in [0.01, 1], got {self.max_share}")
+            raise InputError("max_share", f"must be in [0.01, 1], got {self.max_share}")
         for name, lo, hi in (("jobs", 1, 8), ("horizon", 1, 12), ("worker_servers", 1, 4),
                              ("ps_servers", 1, 3)):
             x = getattr(self, name)
             if not lo <= x <= hi:
-                raise InputError(f"--{name.replace('_', '-')}",
+                raise InputError(name,
                                  f"must be in {lo}…{hi} (the exact optimum is solved for every "
                                  f"candidate), got {x}")
 
@@ -461,17 +461,16 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
     from .progress import progress_bar
     space = space or SearchSpace()
     space.check()
-    if algorithm not in algorithms.REGISTRY:
-        raise InputError("--algorithm", f"unknown algorithm {algorithm!r}; choose from "
-                                        f"{', '.join(algorithms.REGISTRY)}")
+    algorithms.check(algorithm)
+    algorithms.check_params(algorithm, params or {})
     if not 0 <= seed < 2**63:
-        raise InputError("--seed", f"must be in [0, 2^63), got {seed}")
+        raise InputError("seed", f"must be in [0, 2^63), got {seed}")
     if evaluations is not None and evaluations < 1:
-        raise InputError("--evaluations", f"must be at least 1, got {evaluations}")
+        raise InputError("evaluations", f"must be at least 1, got {evaluations}")
     if budget is not None and not (math.isfinite(budget) and budget > 0):
-        raise InputError("--budget", f"must be a positive number of seconds, got {budget}")
+        raise InputError("budget", f"must be a positive number of seconds, got {budget}")
     if batch < 1 or patience < 1:
-        raise InputError("--batch", "batch and patience must be at least 1")
+        raise InputError("batch", "batch and patience must be at least 1")
     if evaluations is None and budget is None:
         evaluations = DEFAULT_EVALUATIONS
     pitems = tuple(sorted((params or {}).items()))

@@ -1,21 +1,44 @@
 """The registry: one name, one ``run(instance, **params) -> Schedule`` function.
 
-Modules load lazily so that ``oasis-opt validate`` does not import every algorithm. ``run``
-passes every schedule through the validator: an algorithm that emits an infeasible schedule is
-a bug, reported as one.
+An algorithm is named, everywhere one is named (SPEC §6), by
+
+1. a built-in name (``REGISTRY``: OASiS and the baselines);
+2. a name registered in Python with ``register(name, fn)``;
+3. a name an installed package declares in the entry-point group ``oasis_opt.algorithms``
+   (``[project.entry-points."oasis_opt.algorithms"] greedy = "mypkg.greedy:run"``);
+4. ``module:function``, imported from the current directory or ``PYTHONPATH``.
+
+A name that resolves to nothing is bad input (``InputError``, exit 2). ``run`` treats every
+algorithm alike: it passes the schedule through the validator, records ``extras["seconds"]``,
+and runs the function with Python's and NumPy's global random generators seeded from the
+instance (restored afterwards), so a scheduler that draws random numbers gives the same schedule
+in-process, on the process pool and on Dask. A run that raises, returns something that is not a
+``Schedule`` or breaks a rule of the model raises ``AlgorithmError`` naming the algorithm
+(exit 1). Modules load lazily so that ``oasis-opt validate`` does not import every algorithm.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
+import inspect
+import os
+import random
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from .errors import AlgorithmError, InputError
 from .model import Instance, Schedule
 from .validate import validate
 
-#: name -> "module:function"; online/heuristic schedulers, in the order reports list them.
+#: The entry-point group through which installed packages add algorithms.
+ENTRY_POINT_GROUP = "oasis_opt.algorithms"
+
+#: The built-in algorithms, name -> "module:function"; online/heuristic schedulers, in the order
+#: reports list them. The floor of a time-limited solve uses these only.
 REGISTRY: dict[str, str] = {
     "oasis": "oasis_opt.online.oasis:run",
     "oasis-adaptive": "oasis_opt.online.adaptive:run",
@@ -25,33 +48,225 @@ REGISTRY: dict[str, str] = {
     "tetris": "oasis_opt.baselines.tetris:run",
 }
 
+#: Names registered in this process with ``register``: name -> function.
+_REGISTERED: dict[str, Callable[..., Schedule]] = {}
 
-class InvalidScheduleError(RuntimeError):
+#: Characters a registered or entry-point name may not hold: ``:`` marks ``module:function``,
+#: ``,`` separates names in ``ratio --algorithms``, ``=`` separates a parameter's key.
+_RESERVED = frozenset(":,= \t\n")
+
+
+class InvalidScheduleError(AlgorithmError):
     """An algorithm produced a schedule the validator refuses (a bug in the algorithm)."""
 
 
-def names() -> list[str]:
+# --- names -------------------------------------------------------------------------------
+
+
+def register(name: str, fn: Callable[..., Schedule], *, replace: bool = False) -> None:
+    """Make ``fn(instance, **params) -> Schedule`` available as ``name`` in this process (and
+    in the worker processes and Dask workers that the sweep executors start afterwards).
+
+    Built-in names cannot be replaced; a registered name can with ``replace=True``."""
+    if not isinstance(name, str) or not name or _RESERVED & set(name):
+        raise InputError("name", f"an algorithm name must be a non-empty string without "
+                                 f"':', ',', '=' or spaces, got {name!r}")
+    if not callable(fn):
+        raise InputError("fn", f"must be a function run(instance, **params) -> Schedule, "
+                               f"got {type(fn).__name__}")
+    if name in REGISTRY:
+        raise InputError("name", f"{name!r} is a built-in algorithm; choose another name")
+    if name in _REGISTERED and not replace and _REGISTERED[name] is not fn:
+        raise InputError("name", f"{name!r} is already registered; pass replace=True to "
+                                 "replace it")
+    _REGISTERED[name] = fn
+
+
+def unregister(name: str) -> None:
+    """Forget a name added with ``register`` (no error if it is not there)."""
+    _REGISTERED.pop(name, None)
+
+
+def registered() -> dict[str, Callable[..., Schedule]]:
+    """The names registered in this process (for executors that start new processes)."""
+    return dict(_REGISTERED)
+
+
+def install(table: Mapping[str, Callable[..., Schedule]]) -> None:
+    """Register a table from ``registered()`` in another process (a pool's initializer)."""
+    _REGISTERED.update(table)
+
+
+def _entry_points() -> dict[str, Any]:
+    from importlib.metadata import entry_points
+    out: dict[str, Any] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in REGISTRY and not _RESERVED & set(ep.name):
+            out.setdefault(ep.name, ep)
+    return out
+
+
+def builtin_names() -> list[str]:
+    """The built-in algorithms, in report order."""
     return list(REGISTRY)
 
 
-def get(name: str) -> Callable[..., Schedule]:
+def names() -> list[str]:
+    """Every algorithm known by name: built-in, then registered, then installed (entry points).
+    ``module:function`` names are accepted too but not listed."""
+    out = list(REGISTRY)
+    out += [n for n in _REGISTERED if n not in out]
+    out += sorted(n for n in _entry_points() if n not in out)
+    return out
+
+
+def describe() -> str:
+    """One line for ``--help``: the names, and how to name others."""
+    return (", ".join(names()) + ", or MODULE:FUNCTION (importable from the current directory "
+            "or PYTHONPATH)")
+
+
+def _import_target(name: str, target: str) -> Callable[..., Schedule]:
+    module, sep, attr = target.partition(":")
+    if not sep or not module or not attr:
+        raise InputError("algorithm", f"{name!r}: expected MODULE:FUNCTION")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # "importable from the current directory" (SPEC §6)
     try:
-        target = REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown algorithm {name!r}; choose from {', '.join(REGISTRY)}") from None
-    module, func = target.split(":")
-    return getattr(importlib.import_module(module), func)
+        obj: Any = importlib.import_module(module)
+    except ImportError as err:
+        raise InputError("algorithm", f"{name!r}: cannot import module {module!r} "
+                                      f"({type(err).__name__}: {err})") from None
+    except Exception as err:  # the user's module raised while importing
+        raise InputError("algorithm", f"{name!r}: importing module {module!r} failed "
+                                      f"({type(err).__name__}: {err})") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise InputError("algorithm", f"{name!r}: module {module!r} has no {attr!r}") \
+                from None
+    if not callable(obj):
+        raise InputError("algorithm", f"{name!r}: {attr!r} is not a function")
+    return obj
+
+
+def get(name: str) -> Callable[..., Schedule]:
+    """The function behind a name (module docstring); ``InputError`` if none."""
+    if not isinstance(name, str) or not name:
+        raise InputError("algorithm", f"expected an algorithm name, got {name!r}")
+    if name in REGISTRY:
+        return _import_target(name, REGISTRY[name])
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if ":" not in name:
+        ep = _entry_points().get(name)
+        if ep is None:
+            raise InputError("algorithm", f"unknown algorithm {name!r}; choose from "
+                                          f"{describe()}")
+        try:
+            fn = ep.load()
+        except Exception as err:
+            raise InputError("algorithm", f"{name!r}: entry point {ep.value!r} of group "
+                                          f"{ENTRY_POINT_GROUP} does not load "
+                                          f"({type(err).__name__}: {err})") from None
+        if not callable(fn):
+            raise InputError("algorithm", f"{name!r}: entry point {ep.value!r} is not a "
+                                          "function")
+        return fn
+    return _import_target(name, name)
+
+
+def check(name: str) -> None:
+    """Resolve ``name`` now (``InputError`` if it does not resolve): before work starts."""
+    get(name)
+
+
+# --- parameters --------------------------------------------------------------------------
+
+
+def parameters(name: str) -> set[str] | None:
+    """The keyword parameters an algorithm takes besides the instance; None if it takes any
+    (``**params``) or its signature cannot be read."""
+    try:
+        sig = inspect.signature(get(name))
+    except (TypeError, ValueError):
+        return None
+    params = list(sig.parameters.values())[1:]
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+
+
+def check_params(name: str, params: Mapping[str, Any], place: str = "params") -> None:
+    """Refuse a parameter the algorithm does not take, naming it (before anything runs)."""
+    known = parameters(name)
+    if known is None:
+        return
+    for key in params:
+        if key not in known:
+            raise InputError(f"{place}.{key}" if place else key,
+                             f"not a parameter of {name} (it takes "
+                             f"{', '.join(sorted(known)) or 'none'})")
+
+
+# --- running -----------------------------------------------------------------------------
+
+
+def seed_of(instance: Instance) -> int:
+    """A seed fixed by the instance's name and sizes: the same in every process."""
+    text = f"{instance.name}|{instance.num_jobs}|{instance.horizon}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+@contextlib.contextmanager
+def _seeded(seed: int) -> Iterator[None]:
+    """Seed ``random`` and NumPy's global generator for one run; restore them afterwards."""
+    import numpy as np
+    py_state = random.getstate()
+    np_state = np.random.get_state()  # noqa: NPY002 (the legacy global generator users seed)
+    random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002
+    try:
+        yield
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)  # noqa: NPY002
 
 
 def run(name: str, instance: Instance, **params: Any) -> Schedule:
-    """Run one algorithm, validate its schedule, and record the wall seconds in ``extras``."""
+    """Run one algorithm, validate its schedule, and record the wall seconds in ``extras``.
+
+    Raises ``InputError`` for a name that does not resolve or a parameter the algorithm does
+    not take, ``AlgorithmError`` (``InvalidScheduleError`` for a broken rule) for a run that
+    fails."""
     fn = get(name)
+    builtin = name in REGISTRY
+    if not builtin:
+        check_params(name, params)
     start = time.perf_counter()
-    schedule = fn(instance, **params)
+    try:
+        with _seeded(seed_of(instance)):
+            schedule = fn(instance, **params)
+    except (InputError, AlgorithmError):
+        raise
+    except Exception as err:
+        if builtin:
+            raise
+        raise AlgorithmError(f"algorithm {name!r} failed on {instance.name}: "
+                             f"{type(err).__name__}: {err}") from err
     seconds = time.perf_counter() - start
+    if not isinstance(schedule, Schedule):
+        raise AlgorithmError(f"algorithm {name!r} returned {type(schedule).__name__}, not a "
+                             f"Schedule (build one with Schedule.from_arrays)")
     report = validate(instance, schedule)
     if not report.feasible:
         raise InvalidScheduleError(
-            f"{name} produced an infeasible schedule on {instance.name}: "
+            f"algorithm {name!r} produced an infeasible schedule on {instance.name}: "
             + "; ".join(str(v) for v in report.violations[:5]))
     return schedule.with_extras(seconds=seconds)
+
+
+__all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "InvalidScheduleError", "builtin_names", "check",
+           "check_params", "describe", "get", "install", "names", "parameters", "register",
+           "registered", "run", "seed_of", "unregister"]

@@ -24,7 +24,7 @@ import os
 import platform
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -224,8 +224,10 @@ def bench_oasis(inst: Instance, runs: int) -> list[dict[str, Any]]:
 
 
 def bench_baseline(name: str, inst: Instance, runs: int) -> dict[str, Any]:
-    """One baseline's whole run on ``inst`` (median seconds)."""
+    """One algorithm's whole run on ``inst`` (median seconds); any name the registry resolves
+    (a user's ``module:function`` too), its schedule checked by the validator once."""
     from . import algorithms
+    algorithms.run(name, inst)
     fn = algorithms.get(name)
     times, s = _timed(lambda: fn(inst), runs)
     return _row(f"{name} run", _size(inst), statistics.median(times), "s", runs,
@@ -273,8 +275,10 @@ def bench_growth(axis: str, rounds: int) -> dict[str, Any]:
                 **{f"growth_{k2}": v for k2, v in g.as_dict().items()})
 
 
-def run_bench(quick: bool = False, progress: bool = False) -> dict[str, Any]:
-    """Measure every algorithm on this machine.
+def run_bench(quick: bool = False, progress: bool = False,
+              algorithms: Sequence[str] = ()) -> dict[str, Any]:
+    """Measure every algorithm on this machine; ``algorithms`` adds more (any name the
+    registry resolves: a user's own scheduler beside the built-ins), timed on paper-s1.
 
     ``quick``: fewer repetitions, one testbed instance for the exact solver (the fastest, seed
     4) instead of five, shorter time limits; about 15 s on 2 cores against a few minutes.
@@ -282,8 +286,11 @@ def run_bench(quick: bool = False, progress: bool = False) -> dict[str, Any]:
     Returns ``{"rows": [...], "columns": COLUMNS, "machine": str, "quick": bool,
     "growth_limit": GROWTH_LIMIT}``; each row has the columns plus raw figures.
     """
+    from . import algorithms as registry
     from .generator import generate
 
+    for name in algorithms:
+        registry.check(name)
     runs = 3 if quick else 7
     growth_rounds = 7 if quick else 15
     seeds = (4,) if quick else (0, 1, 2, 3, 4)
@@ -292,7 +299,7 @@ def run_bench(quick: bool = False, progress: bool = False) -> dict[str, Any]:
     steps: list[tuple[str, Callable[[], list[dict[str, Any]]]]] = []
     paper = generate("paper", seed=1)
     steps.append(("OASiS on paper-s1", lambda: bench_oasis(paper, runs)))
-    for b in baselines:
+    for b in (*baselines, *(a for a in algorithms if a not in baselines)):
         steps.append((f"{b} on paper-s1", lambda b=b: [bench_baseline(b, paper, runs)]))
     for seed in seeds:
         steps.append((f"exact solver on testbed-s{seed}",

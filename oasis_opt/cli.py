@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__
-from .errors import InputError, SolverError
+from .errors import AlgorithmError, InputError, SolverError
 
 EPILOG = """\
 examples:
@@ -81,9 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"oasis-opt {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    from .algorithms import describe
+    names_help = "an algorithm: " + describe()
 
     def cmd(name: str, help_: str) -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=help_, description=help_)
+        COMMAND_PARSERS[name] = c
         c.add_argument("--json", action="store_true",
                        help="print one JSON object on stdout and nothing else")
         c.add_argument("--max-memory", metavar="SIZE", default=None,
@@ -128,18 +131,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = cmd("run", "run one online algorithm or baseline")
     r.add_argument("instance", metavar="INSTANCE")
-    r.add_argument("--algorithm", "-a", required=True, metavar="NAME",
-                   help="oasis, oasis-adaptive, fifo, drf, rrh or tetris")
-    r.add_argument("--u-scale", type=_positive("--u-scale"), default=1.0, metavar="X",
+    r.add_argument("--algorithm", "-a", required=True, metavar="NAME", help=names_help)
+    r.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="a parameter of the algorithm, VALUE a JSON value (repeatable), "
+                        "e.g. --param u_scale=0.5")
+    r.add_argument("--u-scale", type=_positive("--u-scale"), default=None, metavar="X",
                    help="OASiS: multiply the price upper bounds U by X (default 1)")
-    r.add_argument("--l-scale", type=_positive("--l-scale"), default=1.0, metavar="Y",
+    r.add_argument("--l-scale", type=_positive("--l-scale"), default=None, metavar="Y",
                    help="OASiS: multiply the price lower bounds L by Y (default 1)")
     r.add_argument("-o", "--output", metavar="FILE", help="schedule file to write")
 
     q = cmd("ratio", "OPT (or its bound), each algorithm's utility, OPT/ALG and the 2α bound")
     q.add_argument("instance", metavar="INSTANCE")
     q.add_argument("--algorithms", default=None, metavar="A,B,…",
-                   help="comma-separated algorithms (default: all)")
+                   help="comma-separated algorithms (default: every named one): " + names_help)
+    q.add_argument("--param", action="append", nargs=2, metavar=("NAME", "KEY=VALUE"),
+                   help="a parameter of algorithm NAME, VALUE a JSON value (repeatable), "
+                        "e.g. --param oasis u_scale=0.5 --param mypkg.sched:run depth=3")
+    q.add_argument("--opt-cache", metavar="DIR", default=None,
+                   help="reuse optima solved before with the same instance and settings "
+                        "(a folder; created if missing)")
     q.add_argument("--time-limit", type=_seconds("--time-limit"), metavar="S",
                    help="time limit of the offline solve")
     q.add_argument("--modeler", choices=["auto", "highspy", "pyomo", "pulp"], default="auto")
@@ -235,8 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = cmd("adversary", "search small instances for a high OPT/ALG (exact OPT for each); "
                          "write the worst one")
-    a.add_argument("--algorithm", "-a", required=True, metavar="NAME",
-                   help="any registered algorithm (oasis, oasis-adaptive, fifo, drf, rrh, tetris)")
+    a.add_argument("--algorithm", "-a", required=True, metavar="NAME", help=names_help)
+    a.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="a parameter of the algorithm, VALUE a JSON value (repeatable)")
     a.add_argument("--jobs", type=_nonneg_int("--jobs"), default=4, metavar="J",
                    help="jobs per instance (default 4)")
     a.add_argument("--horizon", type=_nonneg_int("--horizon"), default=6, metavar="T",
@@ -269,6 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = cmd("bench", "measure OASiS, baselines and the solver on this machine, with targets")
     b.add_argument("--quick", action="store_true", help="fewer rounds and smaller instances")
+    b.add_argument("--algorithm", "-a", action="append", default=[], metavar="NAME",
+                   help="also time this algorithm's run on paper-s1 (repeatable): " + names_help)
     return p
 
 
@@ -392,23 +406,59 @@ def _solve_progress() -> Callable[[float, float | None, float], None]:
     return show
 
 
+def _json_value(text: str, place: str) -> Any:
+    """A ``--param`` value: one JSON value (numbers strict as in SPEC §5: no NaN or infinity)."""
+    import json
+
+    def refuse(const: str) -> Any:
+        raise ValueError(f"{const} is not a number")
+    try:
+        return json.loads(text, parse_constant=refuse)
+    except ValueError:
+        raise InputError(place, f"{text!r} is not a JSON value (quote a string: "
+                                f"KEY='\"text\"')") from None
+
+
+def _key_value(text: str, place: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with VALUE a JSON value."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key.isidentifier():
+        raise InputError(place, f"expected KEY=VALUE with KEY a parameter name, got {text!r}")
+    return key, _json_value(value, f"{place} {key}")
+
+
+def _params(pairs: Sequence[str] | None, place: str = "--param") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for text in pairs or ():
+        key, value = _key_value(text, place)
+        if key in out:
+            raise InputError(f"{place} {key}", "given twice")
+        out[key] = value
+    return out
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from . import algorithms
     from .io import load_instance, save_schedule
-    if args.algorithm not in algorithms.REGISTRY:
-        raise InputError("--algorithm", f"unknown algorithm {args.algorithm!r}; choose from "
-                                        f"{', '.join(algorithms.REGISTRY)}")
+    algorithms.check(args.algorithm)
+    params = _params(args.param)
+    for flag, key, value in (("--u-scale", "u_scale", args.u_scale),
+                             ("--l-scale", "l_scale", args.l_scale)):
+        if value is None:
+            continue
+        if args.algorithm not in ("oasis", "oasis-adaptive"):
+            raise InputError(flag, "price scales apply to --algorithm oasis and "
+                                   "oasis-adaptive only (others take --param KEY=VALUE)")
+        if key in params:
+            raise InputError(flag, f"given twice (also as --param {key})")
+        params[key] = value
+    algorithms.check_params(args.algorithm, params, place="--param")
     inst = load_instance(args.instance)
-    params: dict[str, Any] = {}
-    if args.algorithm in ("oasis", "oasis-adaptive"):
-        params = {"u_scale": args.u_scale, "l_scale": args.l_scale}
-    elif args.u_scale != 1.0 or args.l_scale != 1.0:
-        raise InputError("--u-scale", "price scales apply to --algorithm oasis and "
-                                      "oasis-adaptive only")
     sched = algorithms.run(args.algorithm, inst, **params)
     if args.output:
         save_schedule(sched, args.output)
-    data = {"algorithm": args.algorithm, "total_utility": sched.total_utility,
+    data = {"algorithm": args.algorithm, "params": params, "total_utility": sched.total_utility,
             "completed": sched.completed, **sched.extras}
     data["seconds"] = sched.extras.get("seconds")
     _emit(args, data, lambda: print(
@@ -417,21 +467,40 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _algorithm_params(names: Sequence[str],
+                      pairs: Sequence[Sequence[str]] | None) -> dict[str, dict[str, Any]]:
+    """``ratio --param NAME KEY=VALUE`` (repeatable) → ``{name: {key: value}}`` over
+    ``names``; the name is its own argument, so dotted ``module:function`` names survive."""
+    from . import algorithms
+    table: dict[str, dict[str, Any]] = {n: {} for n in names}
+    for name, text in pairs or ():
+        if name not in table:
+            raise InputError(f"--param {name}", "not one of the algorithms compared "
+                                                f"({', '.join(names)})")
+        key, value = _key_value(text, f"--param {name}")
+        if key in table[name]:
+            raise InputError(f"--param {name} {key}", "given twice")
+        table[name][key] = value
+    for name, params in table.items():
+        algorithms.check_params(name, params, place=f"--param {name}")
+    return table
+
+
 def cmd_ratio(args: argparse.Namespace) -> int:
     from . import algorithms
     from .io import load_instance
     from .ratio import compare
-    names = args.algorithms.split(",") if args.algorithms else algorithms.names()
+    names = [n.strip() for n in args.algorithms.split(",")] if args.algorithms \
+        else algorithms.names()
     for n in names:
-        if n not in algorithms.REGISTRY:
-            raise InputError("--algorithms", f"unknown algorithm {n!r}; choose from "
-                                             f"{', '.join(algorithms.REGISTRY)}")
+        algorithms.check(n)
+    table = _algorithm_params(names, args.param)
     if args.plot:
         from .show import format_of
         format_of(args.plot, "--plot")  # refuse a bad suffix before the solve
     inst = load_instance(args.instance)
-    report = compare(inst, names, time_limit=args.time_limit, modeler=args.modeler,
-                     solver=args.solver)
+    report = compare(inst, table, time_limit=args.time_limit, modeler=args.modeler,
+                     solver=args.solver, opt_cache=args.opt_cache)
     data = {**report.to_dict(), "solver": args.solver}
     if args.plot:
         from .show import ratio_figure, save_figure
@@ -533,7 +602,7 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     with make_executor(args.workers, args.dask) as ex:
         res = search(args.algorithm, space=space, evaluations=args.evaluations,
                      budget=args.budget, seed=args.seed, executor=ex, progress=not args.json,
-                     time_limit=args.time_limit)
+                     time_limit=args.time_limit, params=_params(args.param))
     out = Path(args.output)
     prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
     data = res.summary()
@@ -564,7 +633,7 @@ def cmd_adversary(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
-    result = run_bench(quick=args.quick, progress=not args.json)
+    result = run_bench(quick=args.quick, progress=not args.json, algorithms=args.algorithm)
     _emit(args, result, lambda: _table(result["rows"], result["columns"],
                                        title=f"oasis-opt bench ({result['machine']})"))
     return 0
@@ -578,6 +647,23 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+#: command name -> its parser (for ``_as_flag``)
+COMMAND_PARSERS: dict[str, argparse.ArgumentParser] = {}
+
+
+def _as_flag(err: InputError, command: str) -> str:
+    """Library errors name the parameter (``time_limit: …``); on the command line the same
+    message names the option that sets it (``--time-limit: …``)."""
+    place = err.place
+    parser = COMMAND_PARSERS.get(command)
+    if parser is None or not place or not place.replace("_", "").isalnum():
+        return str(err)
+    flag = "--" + place.replace("_", "-")
+    if any(flag in action.option_strings for action in parser._actions):
+        return f"{flag}: {err.message}"
+    return str(err)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -588,7 +674,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _stdout_guard(args.json), _memory_limit(getattr(args, "max_memory", None)):
             return COMMANDS[args.command](args)
     except InputError as err:
-        print(f"oasis-opt {args.command}: error: {err}", file=sys.stderr)
+        print(f"oasis-opt {args.command}: error: {_as_flag(err, args.command)}",
+              file=sys.stderr)
         return 2
     except MemoryError:
         # An estimate let something through that did not fit after all: still bad input
@@ -603,7 +690,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:  # a solver failure or a bug: one line and exit 1, never 0
         if os.environ.get("OASIS_DEBUG"):
             raise
-        kind = "solver error" if isinstance(err, SolverError) else "internal error"
+        kind = "solver error" if isinstance(err, SolverError) else \
+            "algorithm error" if isinstance(err, AlgorithmError) else "internal error"
         text = str(err).splitlines()[0] if str(err) else type(err).__name__
         print(f"oasis-opt {args.command}: {kind}: {text} (set OASIS_DEBUG=1 for a traceback)",
               file=sys.stderr)

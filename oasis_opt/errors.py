@@ -19,3 +19,9 @@ class InputError(ValueError):
 class SolverError(RuntimeError):
     """A solver or internal step failed on valid input (not the user's fault): the command
     line prints one line and exits with status 1, never 0 and never a traceback."""
+
+
+class AlgorithmError(RuntimeError):
+    """An algorithm (built-in or the user's own) failed on valid input: it raised, returned
+    something that is not a schedule, or produced a schedule that breaks a rule of the model.
+    The message names the algorithm; the command line prints it and exits with status 1."""

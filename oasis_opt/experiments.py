@@ -190,7 +190,7 @@ def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "re
         raise InputError("NAME", f"unknown experiment {name!r}; choose from "
                                  f"{', '.join(EXPERIMENTS)}")
     if seeds is not None and seeds < 1:
-        raise InputError("--seeds", f"must be at least 1, got {seeds}")
+        raise InputError("seeds", f"must be at least 1, got {seeds}")
     exp = EXPERIMENTS[name]
     out = Path(out)
     store = ResultStore(out / f"{name}.csv")

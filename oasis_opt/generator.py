@@ -133,20 +133,20 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
     ``max_share`` (0.001 … 1) bounds the share of a server that one worker or PS takes (the
     regime of OASiS's 2α guarantee, ``scale_to_share``); the jobs drawn are the same."""
     if preset not in PRESETS:
-        raise InputError("--preset", f"unknown preset {preset!r}; choose from "
+        raise InputError("preset", f"unknown preset {preset!r}; choose from "
                                      f"{', '.join(PRESETS)}")
     if jobs is not None and jobs < 0:
-        raise InputError("--jobs", f"must be at least 0, got {jobs}")
+        raise InputError("jobs", f"must be at least 0, got {jobs}")
     if horizon is not None and horizon < 1:
-        raise InputError("--horizon", f"must be at least 1, got {horizon}")
+        raise InputError("horizon", f"must be at least 1, got {horizon}")
     if servers is not None and servers < 1:
-        raise InputError("--servers", f"must be at least 1, got {servers}")
+        raise InputError("servers", f"must be at least 1, got {servers}")
     if not 0 <= seed < 2**63:
-        raise InputError("--seed", f"must be in [0, 2^63), got {seed}")
+        raise InputError("seed", f"must be in [0, 2^63), got {seed}")
     _check_size(jobs, horizon, servers)
     if max_share is not None and not (isinstance(max_share, (int, float))
                                       and 0.001 <= max_share <= 1):
-        raise InputError("--max-share", f"must be in [0.001, 1], got {max_share!r}")
+        raise InputError("max_share", f"must be in [0.001, 1], got {max_share!r}")
     p = PRESETS[preset]
     rng = np.random.default_rng([seed, _stable_hash(preset)])
     T = horizon if horizon is not None else int(rng.integers(p.horizon[0], p.horizon[1] + 1))

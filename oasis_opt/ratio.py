@@ -13,11 +13,13 @@ and ``None`` (undecided) otherwise.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import algorithms
+from .errors import InputError
 from .model import REL_TOL, Instance
 
 COLUMNS = ["algorithm", "utility", "completed", "opt_over_alg", "two_alpha", "within_2alpha",
@@ -52,6 +54,16 @@ class RatioReport:
         return (f"{self.instance}: OPT ≤ {self.reference:.10g} (time limit; incumbent "
                 f"{self.opt:.10g}, {self.solve_seconds:.2f} s); ratios use the bound")
 
+    def to_records(self) -> list[dict[str, Any]]:
+        """One flat row per algorithm (the instance, OPT and the offline status on each)."""
+        return [{"instance": self.instance, "status": self.status, "opt": self.opt,
+                 "bound": self.bound, **row} for row in self.rows]
+
+    def to_dataframe(self) -> Any:
+        """``to_records()`` as a pandas DataFrame (needs pandas)."""
+        from .records import dataframe
+        return dataframe(self.to_records())
+
     def to_dict(self) -> dict[str, Any]:
         return {"instance": self.instance, "status": self.status, "opt": self.opt,
                 "bound": self.bound, "reference": self.reference, "opt_label": self.opt_label,
@@ -60,14 +72,43 @@ class RatioReport:
 
 
 def _solve(instance: Instance, time_limit: float | None, modeler: str,
-           solver: str = "highs") -> Any:
+           solver: str = "highs", opt_cache: str | Path | None = None) -> Any:
     try:
-        from . import offline
+        from . import optcache
     except ImportError as err:
         raise SolverUnavailableError(
             f"the offline solver is not available ({err}); `oasis-opt ratio` needs "
             "oasis_opt.offline") from err
-    return offline.solve(instance, modeler=modeler, time_limit=time_limit, solver=solver)[1]
+    return optcache.solve(instance, opt_cache, modeler=modeler, time_limit=time_limit,
+                          solver=solver)[1]
+
+
+def algorithm_table(algorithms_: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None]
+                    ) -> dict[str, dict[str, Any]]:
+    """``"oasis"``, ``["oasis", "fifo"]`` or ``{"oasis": {"u_scale": 0.5}, "fifo": {}}`` →
+    ``{name: params}``; every name resolved and every parameter checked before anything runs
+    (``InputError`` naming it)."""
+    if isinstance(algorithms_, str):
+        table: dict[str, dict[str, Any]] = {algorithms_: {}}
+    elif isinstance(algorithms_, Mapping):
+        table = {}
+        for name, params in algorithms_.items():
+            if params is not None and not isinstance(params, Mapping):
+                raise InputError(f"algorithms.{name}", "parameters must be a dict "
+                                                       f"{{KEY: VALUE}}, got {params!r}")
+            table[name] = dict(params or {})
+    else:
+        table = {}
+        for name in algorithms_:
+            if not isinstance(name, str):
+                raise InputError("algorithms", f"expected algorithm names, got {name!r}")
+            table[name] = {}
+    if not table:
+        raise InputError("algorithms", "no algorithm to compare")
+    for name, params in table.items():
+        algorithms.check(name)
+        algorithms.check_params(name, params, place=f"algorithms.{name}")
+    return table
 
 
 def _le(a: float, b: float) -> bool:
@@ -92,11 +133,19 @@ def ratio(opt: float, alg: float) -> float | None:
     return math.inf if opt > REL_TOL else None
 
 
-def compare(instance: Instance, names: Sequence[str], time_limit: float | None = None,
-            modeler: str = "pyomo", solver: str = "highs") -> RatioReport:
-    """Solve the offline optimum once (with ``solver``, ``oasis_opt.solvers``), run each
-    algorithm, and compare (module docstring)."""
-    rep = _solve(instance, time_limit, modeler, solver)
+def compare(instance: Instance,
+            names: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
+            time_limit: float | None = None, modeler: str = "pyomo", solver: str = "highs",
+            opt_cache: str | Path | None = None) -> RatioReport:
+    """Solve the offline optimum once (with ``solver``, ``oasis_opt.solvers``; through the
+    cache folder ``opt_cache`` when given, ``oasis_opt.optcache``), run each algorithm, and
+    compare (module docstring).
+
+    ``names``: one algorithm name, a list of names, or ``{name: params}``; default every
+    algorithm ``algorithms.names()`` lists."""
+    table = algorithm_table(algorithms.names() if names is None else names)
+    names = list(table)
+    rep = _solve(instance, time_limit, modeler, solver, opt_cache)
     status = str(getattr(rep.status, "value", rep.status))
     notes: list[str] = []
     if status == "optimal":
@@ -123,7 +172,7 @@ def compare(instance: Instance, names: Sequence[str], time_limit: float | None =
     schedules: dict[str, Any] = {}
     for name in names:
         try:
-            schedules[name] = algorithms.run(name, instance)
+            schedules[name] = algorithms.run(name, instance, **table[name])
         except ImportError as err:  # an algorithm not implemented yet
             notes.append(f"{name}: unavailable ({type(err).__name__}: {err})")
     if status in ("time_limit", "feasible") and schedules:

@@ -130,19 +130,22 @@ def make_executor(workers: int | None = None,
     scheduler."""
     most = max(64, 8 * (os.cpu_count() or 1))
     if workers is not None and workers > most:
-        raise InputError("--workers", f"{workers} worker processes is too many for this machine "
+        raise InputError("workers", f"{workers} worker processes is too many for this machine "
                                       f"(at most {most})")
     if dask is None and workers == 0:
         yield None
         return
+    from . import algorithms
+    table = algorithms.registered()  # the caller's register(): workers must know them too
     if dask is None:
-        with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1) as ex:
+        with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1,
+                                 initializer=algorithms.install, initargs=(table,)) as ex:
             yield ex
         return
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise InputError("--dask", "needs the optional extra: pip install 'oasis-opt[dask]'") \
+        raise InputError("dask", "needs the optional extra: pip install 'oasis-opt[dask]'") \
             from None
     if dask == "local":
         cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
@@ -153,14 +156,32 @@ def make_executor(workers: int | None = None,
         try:
             client = Client(dask, timeout=5)
         except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address
-            raise InputError("--dask", f"cannot reach the Dask scheduler at {dask}: {exc}") \
+            raise InputError("dask", f"cannot reach the Dask scheduler at {dask}: {exc}") \
                 from None
     try:
+        if table:
+            client.register_plugin(_algorithms_plugin(table))
         yield client.get_executor()
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _algorithms_plugin(table: dict[str, Any]) -> Any:
+    """A Dask worker plugin that installs the algorithms registered in the client's process
+    on every worker, those that join later included (Dask pickles it with cloudpickle, so
+    functions defined in a notebook or ``__main__`` travel by value)."""
+    from distributed import WorkerPlugin
+
+    class RegisteredAlgorithms(WorkerPlugin):
+        name = "oasis-opt-algorithms"
+
+        def setup(self, worker: Any) -> None:
+            from oasis_opt import algorithms
+            algorithms.install(table)
+
+    return RegisteredAlgorithms()
 
 
 def run_tasks(

@@ -37,7 +37,7 @@ def import_trace(fmt: str, trace: str | Path, policy: Policy, **options: Any) ->
     for k in given:
         if k not in OPTIONS[fmt]:
             users = [f for f, opts in OPTIONS.items() if k in opts]
-            raise InputError("--" + k.replace("_", "-"),
+            raise InputError(k,
                              f"applies to {' and '.join(users) or 'no format'}, not {fmt}")
     module = import_module(f".{fmt}", __name__)
     return module.load(trace, policy, **given)

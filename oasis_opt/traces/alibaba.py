@@ -69,12 +69,12 @@ def load(trace: str | Path, policy: Policy, *, nodes: str | Path | None = None,
     path = str(trace)
     for ph in phases:
         if ph not in PHASES:
-            raise InputError("--phases", f"unknown pod phase {ph!r}; choose from "
+            raise InputError("phases", f"unknown pod phase {ph!r}; choose from "
                                          f"{', '.join(PHASES)}")
     if nodes is None:
         near = Path(path).resolve().parent / "openb_node_list_gpu_node.csv"
         if not near.exists():
-            raise InputError("--nodes", f"no openb_node_list_gpu_node.csv next to {path}; "
+            raise InputError("nodes", f"no openb_node_list_gpu_node.csv next to {path}; "
                                         "give the node list")
         nodes = near
     node_list = read_nodes(nodes)

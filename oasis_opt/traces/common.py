@@ -81,29 +81,29 @@ class Policy:
     def check(self) -> None:
         """Refuse impossible parameters with the option's name."""
         if self.jobs < 1:
-            raise InputError("--jobs", f"must be at least 1, got {self.jobs}")
+            raise InputError("jobs", f"must be at least 1, got {self.jobs}")
         if self.start < 0:
-            raise InputError("--start", f"must be at least 0, got {self.start}")
+            raise InputError("start", f"must be at least 0, got {self.start}")
         if self.horizon < 1:
-            raise InputError("--horizon", f"must be at least 1, got {self.horizon}")
+            raise InputError("horizon", f"must be at least 1, got {self.horizon}")
         for opt, x in (("--slot-seconds", self.slot_seconds), ("--elastic", self.elastic),
                        ("--slack", self.slack), ("--load", self.load)):
             if x is not None and not (math.isfinite(x) and x > 0):
                 raise InputError(opt, f"must be a positive number, got {x}")
         if self.elastic < 1:
-            raise InputError("--elastic", f"must be at least 1 (1 = rigid), got {self.elastic}")
+            raise InputError("elastic", f"must be at least 1 (1 = rigid), got {self.elastic}")
         if not (math.isfinite(self.efficiency) and 0 <= self.efficiency <= 1):
-            raise InputError("--efficiency", f"must be in [0, 1], got {self.efficiency}")
+            raise InputError("efficiency", f"must be in [0, 1], got {self.efficiency}")
         if not (math.isfinite(self.urgency) and self.urgency >= 0):
-            raise InputError("--urgency", f"must be a non-negative number, got {self.urgency}")
+            raise InputError("urgency", f"must be a non-negative number, got {self.urgency}")
         if self.utility not in UTILITIES:
-            raise InputError("--utility", f"unknown policy {self.utility!r}; choose from "
+            raise InputError("utility", f"unknown policy {self.utility!r}; choose from "
                                           f"{', '.join(UTILITIES)}")
         if self.value not in VALUES:
-            raise InputError("--value", f"unknown value {self.value!r}; choose from "
+            raise InputError("value", f"unknown value {self.value!r}; choose from "
                                         f"{', '.join(VALUES)}")
         if self.servers is not None and self.servers < 1:
-            raise InputError("--servers", f"must be at least 1, got {self.servers}")
+            raise InputError("servers", f"must be at least 1, got {self.servers}")
         # Every instance holds (T,) arrays per job: refuse an absurd --horizon before reading
         # anything (the sizes that depend on the trace are checked in ``build``).
         check_allocation("--horizon", 8.0 * self.horizon, f"{self.horizon} slots")
@@ -474,7 +474,7 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
         raise InputError(trace, f"no usable job{what and ' ' + what}{extra}")
     ordered = sorted(usable, key=lambda j: (j.submit, j.line))
     if policy.start >= len(ordered):
-        raise InputError("--start", f"{policy.start} is past the {len(ordered)} usable jobs "
+        raise InputError("start", f"{policy.start} is past the {len(ordered)} usable jobs "
                                     f"of {trace}")
     jobs = ordered[policy.start: policy.start + policy.jobs]
     T = policy.horizon
@@ -490,7 +490,7 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
     for j in jobs:
         a = math.floor((j.submit - t0) / S + 1e-9)
         if a >= T:
-            raise InputError("--horizon", f"{trace}:{j.line} arrives in slot {a}, past the "
+            raise InputError("horizon", f"{trace}:{j.line} arrives in slot {a}, past the "
                                           f"horizon {T}; raise --horizon or --slot-seconds, or "
                                           f"lower --jobs")
         work = j.duration * j.workers / S
@@ -516,7 +516,7 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
     if policy.servers is not None:
         H = policy.servers
         if spec.max_nodes is not None and H > spec.max_nodes:
-            raise InputError("--servers", f"{H} is more than the {spec.max_nodes} nodes of "
+            raise InputError("servers", f"{H} is more than the {spec.max_nodes} nodes of "
                                           f"{spec.source}")
     else:
         H = server_count(spec, max(total_gpu_work / (policy.load * T), biggest_gang))

@@ -53,7 +53,7 @@ def read_throughputs(path: str | Path, gpu_type: str) -> dict[str, dict[int, flo
     if not isinstance(data, dict):
         raise InputError(p, "expected a JSON object {gpu_type: {...}}")
     if gpu_type not in data:
-        raise InputError("--gpu-type", f"{gpu_type!r} is not in {p} (types: "
+        raise InputError("gpu_type", f"{gpu_type!r} is not in {p} (types: "
                                        f"{', '.join(sorted(map(str, data)))})")
     table = data[gpu_type]
     if not isinstance(table, dict):
@@ -97,13 +97,13 @@ def load(trace: str | Path, policy: Policy, *, throughputs: str | Path | None = 
          gpus_per_server: int = 4) -> Imported:
     """The instance from one Gavel ``.trace`` file (docs/traces.md, ``gavel``)."""
     if gpus_per_server < 1:
-        raise InputError("--gpus-per-server", f"must be at least 1, got {gpus_per_server}")
+        raise InputError("gpus_per_server", f"must be at least 1, got {gpus_per_server}")
     path = str(trace)
     text = read_text(path)
     if throughputs is None:
         throughputs = find_near(path, "simulation_throughputs.json")
         if throughputs is None:
-            raise InputError("--throughputs", f"no simulation_throughputs.json near {path}; "
+            raise InputError("throughputs", f"no simulation_throughputs.json near {path}; "
                                               "give the file")
     thr = read_throughputs(throughputs, gpu_type)
     spec_path = cluster_spec if cluster_spec is not None else \

@@ -33,7 +33,7 @@ def load(trace: str | Path, policy: Policy, *, cluster: str | None = None,
          gpus_per_server: int = 4) -> Imported:
     """The instance from ``philly.csv`` (docs/traces.md, ``philly``)."""
     if gpus_per_server < 1:
-        raise InputError("--gpus-per-server", f"must be at least 1, got {gpus_per_server}")
+        raise InputError("gpus_per_server", f"must be at least 1, got {gpus_per_server}")
     path = str(trace)
     reader = Reader(path, policy.skip_bad)
     _, rows = table(path, [COLUMNS], reader)
@@ -55,7 +55,7 @@ def load(trace: str | Path, policy: Policy, *, cluster: str | None = None,
     usable = parse_rows(reader, rows, parse)
     if cluster is not None and cluster not in seen_clusters:
         known = ", ".join(sorted(seen_clusters)) or "none"
-        raise InputError("--cluster", f"no job of virtual cluster {cluster!r} in {path} "
+        raise InputError("cluster", f"no job of virtual cluster {cluster!r} in {path} "
                                       f"(clusters: {known})")
     spec = ClusterSpec(("gpu",), (("gpu", (float(gpus_per_server),)),), True, None,
                        f"{gpus_per_server}-GPU nodes (philly.csv has no cluster spec)")

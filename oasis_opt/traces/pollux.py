@@ -139,11 +139,11 @@ def load(trace: str | Path, policy: Policy, *, apps: str | Path | None = None) -
     if apps is None:
         apps = find_near(path, "apps", 2)
         if apps is None:
-            raise InputError("--apps", f"no apps/ folder near {path}; give the folder of the "
+            raise InputError("apps", f"no apps/ folder near {path}; give the folder of the "
                                        "applications' measurements")
     apps = Path(apps)
     if not apps.is_dir():
-        raise InputError("--apps", f"{apps} is not a folder")
+        raise InputError("apps", f"{apps} is not a folder")
     reader = Reader(path, policy.skip_bad)
     _, rows = table(path, [COLUMNS], reader)
     known = {d.name: App(d) for d in sorted(apps.iterdir()) if d.is_dir()}

@@ -1,0 +1,107 @@
+"""Offline optima cached on disk, keyed by the instance's content and the solve settings.
+
+A CI run that compares a scheduler against OPT on the same instances every time should solve
+each instance once: ``solve(instance, cache=DIR, time_limit=…, …)`` returns the cached schedule
+and report when a file for the same key exists, and otherwise solves and writes one.
+
+The key is the SHA-256 of the instance as written to a file (``io.instance_to_dict``: every
+field, the name included), the settings that change the answer (``time_limit``, ``mip_gap``,
+``method``, ``modeler``, ``solver``) and the package version, so that a new release solves
+again. A cached schedule is checked by the validator when it is read; a file that does not read
+back (truncated, edited, another format) is solved again and replaced. Files are written
+atomically: concurrent writers of one key leave one whole file. A solve that ends in an error
+is not cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import InputError
+from .model import Instance, Schedule
+
+CACHE_FORMAT = "oasis-opt-cache/1"
+
+
+def settings_of(time_limit: float | None = None, mip_gap: float = 0.0, method: str = "auto",
+                modeler: str = "auto", solver: str = "highs") -> dict[str, Any]:
+    """The solve settings that enter the key, normalised (``1`` and ``1.0`` are one key)."""
+    return {"time_limit": None if time_limit is None else float(time_limit),
+            "mip_gap": float(mip_gap), "method": method, "modeler": modeler, "solver": solver}
+
+
+def key(instance: Instance, settings: dict[str, Any]) -> str:
+    """Hex SHA-256 of the instance's content, the settings and the package version."""
+    from .io import instance_to_dict
+    text = json.dumps({"instance": instance_to_dict(instance), "settings": settings,
+                       "version": __version__}, sort_keys=True, separators=(",", ":"),
+                      default=float)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _folder(cache: str | Path) -> Path:
+    folder = Path(cache)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError("opt_cache", f"cannot use {str(folder)!r} as a cache folder: "
+                                      f"{err.strerror or err}") from None
+    if not folder.is_dir():
+        raise InputError("opt_cache", f"{str(folder)!r} is not a folder")
+    return folder
+
+
+def _read(path: Path, instance: Instance) -> tuple[Schedule, Any] | None:
+    """The cached pair, or None when the file is missing or does not read back whole."""
+    from .io import schedule_from_dict
+    from .offline import SolveReport, SolveStatus
+    from .validate import validate
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != CACHE_FORMAT:
+            return None
+        rep = dict(data["report"])
+        rep["status"] = SolveStatus(rep["status"])
+        rep["objective"] = rep.pop("total_utility")
+        rep["history"] = tuple(tuple(h) for h in rep.get("history", ()))
+        report = SolveReport(**{k: v for k, v in rep.items()
+                                if k in SolveReport.__dataclass_fields__})
+        schedule = schedule_from_dict(data["schedule"])
+    except (OSError, ValueError, KeyError, TypeError, InputError):
+        return None
+    if not validate(instance, schedule).feasible:
+        return None
+    return schedule.with_extras(opt_cache=str(path)), report
+
+
+def solve(instance: Instance, cache: str | Path | None,
+          solver_fn: Callable[..., tuple[Schedule, Any]] | None = None,
+          **settings: Any) -> tuple[Schedule, Any]:
+    """``offline.solve(instance, **settings)``, through the cache folder ``cache`` (None: no
+    cache). Returns ``(schedule, report)``; a cached schedule carries ``extras["opt_cache"]``
+    (the file it came from)."""
+    from .offline import solve as offline_solve
+    run = solver_fn or offline_solve
+    if cache is None:
+        return run(instance, **settings)
+    from .io import dumps, schedule_to_dict, write_text_atomic
+    norm = settings_of(**{k: settings[k] for k in ("time_limit", "mip_gap", "method",
+                                                   "modeler", "solver") if k in settings})
+    path = _folder(cache) / f"{key(instance, norm)}.json"
+    hit = _read(path, instance) if path.exists() else None
+    if hit is not None:
+        return hit
+    schedule, report = run(instance, **settings)
+    record = {"format": CACHE_FORMAT, "instance": instance.name, "settings": norm,
+              "version": __version__, "report": report.to_dict(),
+              "schedule": schedule_to_dict(schedule)}
+    write_text_atomic(path, dumps(record) + "\n")
+    return schedule, report
+
+
+__all__ = ["CACHE_FORMAT", "key", "settings_of", "solve"]
