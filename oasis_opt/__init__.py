@@ -1,16 +1,36 @@
-"""oasis-opt: offline optima, OASiS and baselines for scheduling ML training jobs."""
+"""oasis-opt: offline optima, OASiS and baselines for scheduling ML training jobs.
+
+The public API (docs/python.md): files (``load_instance``, ``save_instance``,
+``load_schedule``, ``save_schedule``), the model (``Instance``, ``Schedule``, …), the validator
+(``validate``), and what the command line does — ``generate``, ``solve`` (with ``customize``
+for your own rows), ``run``, ``compare``, ``import_trace``, ``adversary``, ``sweep`` (with
+``Grid``) — plus ``register`` to add your own scheduler by name. Library errors are
+``InputError`` (bad input, naming the parameter or the place in a file), ``AlgorithmError``
+(an algorithm failed, naming it) and ``SolverError`` (a solver failed on valid input).
+"""
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .errors import InputError
+from .algorithms import register, unregister
+from .api import Solution, adversary, compare, generate, import_trace, run, solve, sweep
+from .errors import AlgorithmError, InputError, SolverError
 from .io import load_instance, load_schedule, save_instance, save_schedule
 from .model import Allocation, Instance, Job, JobResult, Schedule, ServerGroup
 from .validate import ValidationReport, Violation, validate
 
+
+def __getattr__(name: str):  # Grid loads pydantic's schema only when asked for
+    if name == "Grid":
+        from .grid import Grid
+        return Grid
+    raise AttributeError(f"module 'oasis_opt' has no attribute {name!r}")
+
 __all__ = [
-    "Allocation", "Instance", "InputError", "Job", "JobResult", "Schedule", "ServerGroup",
-    "ValidationReport", "Violation", "load_instance", "load_schedule", "save_instance",
-    "save_schedule", "validate", "__version__",
+    "AlgorithmError", "Allocation", "Grid", "InputError", "Instance", "Job", "JobResult",
+    "Schedule", "ServerGroup", "Solution", "SolverError", "ValidationReport", "Violation",
+    "__version__", "adversary", "compare", "generate", "import_trace", "load_instance",
+    "load_schedule", "register", "run", "save_instance", "save_schedule", "solve", "sweep",
+    "unregister", "validate",
 ]

@@ -193,7 +193,9 @@ def parameters(name: str) -> set[str] | None:
     except (TypeError, ValueError):
         return None
     params = list(sig.parameters.values())[1:]
-    if any(p.kind is p.VAR_KEYWORD for p in params):
+    # ``**params`` takes anything; ``**_`` (a leading underscore) only swallows what the
+    # function ignores, so a key outside its named parameters is still refused
+    if any(p.kind is p.VAR_KEYWORD and not p.name.startswith("_") for p in params):
         return None
     return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 

@@ -167,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="number of seeds (default per experiment)")
     e.add_argument("--out", default="results", metavar="DIR", help="output folder (results/)")
     e.add_argument("--quick", action="store_true", help="a tiny configuration, for a smoke run")
+    e.add_argument("--algorithm", "-a", action="append", default=[], metavar="NAME",
+                   help="also run this algorithm where the experiment compares several "
+                        "(repeatable): " + names_help)
     e.add_argument("--workers", type=_nonneg_int("--workers"), default=None,
                    help="local worker processes (default: number of cores; 0 = in-process)")
     e.add_argument("--dask", metavar="ADDRESS", default=None,
@@ -521,7 +524,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from .sweep import make_executor
     with make_executor(args.workers, args.dask) as ex:
         result = run_experiment(args.name, seeds=args.seeds, out=args.out, quick=args.quick,
-                                progress=not args.json, executor=ex)
+                                progress=not args.json, executor=ex,
+                                algorithms=args.algorithm)
     _emit(args, result, lambda: print(
         f"{args.name}: {result['rows']} rows in {result['csv']} "
         f"({result['new_rows']} new); figure {result['figure']}"))

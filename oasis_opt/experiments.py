@@ -20,7 +20,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -184,10 +184,15 @@ EXPERIMENTS["regime"] = Experiment("regime", "OPT/ALG, α·ΔP < ΔD and D_cert/
 
 def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "results",
                    quick: bool = False, progress: bool = False,
-                   executor: Executor | None = None) -> dict[str, Any]:
-    """Run (or resume) one experiment; write ``OUT/NAME.csv`` and ``OUT/NAME.png``."""
+                   executor: Executor | None = None,
+                   algorithms: Sequence[str] = ()) -> dict[str, Any]:
+    """Run (or resume) one experiment; write ``OUT/NAME.csv`` and ``OUT/NAME.png``.
+
+    ``algorithms``: more algorithms (any name the registry resolves: a user's own scheduler)
+    beside the built-ins, in the experiments that compare a set of algorithms (``ratio``,
+    ``utility-vs-jobs``, ``trace``, ``regime``); their rows share the CSV and the figure."""
     if name not in EXPERIMENTS:
-        raise InputError("NAME", f"unknown experiment {name!r}; choose from "
+        raise InputError("name", f"unknown experiment {name!r}; choose from "
                                  f"{', '.join(EXPERIMENTS)}")
     if seeds is not None and seeds < 1:
         raise InputError("seeds", f"must be at least 1, got {seeds}")
@@ -197,6 +202,12 @@ def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "re
     before = len(store.rows)
     start = time.perf_counter()
     tasks = exp.tasks(seeds or (2 if quick else exp.default_seeds), quick)
+    if algorithms:
+        from . import algorithms as registry
+        for a in algorithms:
+            registry.check(a)
+        tasks = [replace(t, algorithms=tuple(dict.fromkeys((*t.algorithms, *algorithms))))
+                 if len(t.algorithms) > 1 else t for t in tasks]
     ran = run_tasks(tasks, exp.execute, store, executor=executor, progress=progress,
                     description=name)
     figure = out / f"{name}.png"

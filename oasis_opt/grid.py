@@ -33,7 +33,6 @@ The built-in experiments' configs ``{"experiment", "seeds", "quick", "out"}`` st
 from __future__ import annotations
 
 import glob
-import inspect
 import itertools
 import json
 import time
@@ -43,7 +42,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import InputError
+from .errors import AlgorithmError, InputError
 from .io import Count, Flag, Name, Pos, PosInt, read_json
 from .sweep import ResultStore, make_executor, run_tasks
 
@@ -215,6 +214,18 @@ class Grid:
     reference: dict[str, Any] | None
     out: Path | None
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], base: str | Path = ".") -> Grid:
+        """A grid from the fields of a grid file (SPEC §6), checked as a file is; relative
+        instance paths and ``out`` are taken from ``base`` (default the current folder)."""
+        return _grid_from_dict(data, Path(base).resolve())
+
+    def run(self, *, out: str | Path | None = None, workers: int | None = None,
+            dask: str | None = None, progress: bool = False) -> SweepResult:
+        """Run (or resume) the grid; returns the result, rows included."""
+        return SweepResult(run_grid(self, out=out, workers=workers, dask=dask,
+                                    progress=progress))
+
     def tasks(self, done: set[tuple[str, ...]]) -> list[GridTask]:
         out = []
         for label, inst in self.instances:
@@ -253,6 +264,12 @@ def load(path: str | Path) -> Grid | dict[str, Any]:
         raise InputError(str(path), "a sweep config must be an object")
     if "experiment" in data and "format" not in data:
         return load_experiment_config(data)
+    return Grid.from_dict(data, base=path.resolve().parent)
+
+
+def _grid_from_dict(data: dict[str, Any], base: Path) -> Grid:
+    if not isinstance(data, dict):
+        raise InputError("grid", f"a grid must be a dict, got {type(data).__name__}")
     if "format" not in data:
         raise InputError("format", f"missing field (a grid needs \"format\": {GRID_FORMAT!r}; "
                                    "a built-in experiment needs \"experiment\")")
@@ -265,7 +282,6 @@ def load(path: str | Path) -> Grid | dict[str, Any]:
         raw = _GridIn.model_validate(data)
     except ValidationError as err:
         raise _first_error(err) from None
-    base = path.resolve().parent
     instances = _instances(raw.instances, base)
     combos = _combos(raw.algorithms)
     reference = _reference(raw.reference)
@@ -279,18 +295,19 @@ def _instances(entries: list[Any], base: Path) -> tuple[tuple[str, Any], ...]:
     for k, entry in enumerate(entries):
         place = f"instances[{k}]"
         if isinstance(entry, str):
-            pattern = str(base / entry)
+            pattern = str(base / Path(entry).expanduser())  # an absolute entry stays as it is
             files = sorted(glob.glob(pattern)) if glob.has_magic(entry) else [pattern]
             if not files:
                 raise InputError(place, f"no file matches {entry!r} (relative to the grid "
                                         "file)")
             for f in files:
+                label = _label(Path(f), base)
                 try:
                     inst = load_instance(f)
                 except InputError as err:
                     why = err.message if err.place == f else str(err)
-                    raise InputError(place, f"{Path(f).relative_to(base)}: {why}") from None
-                out.append((str(Path(f).relative_to(base)), inst))
+                    raise InputError(place, f"{label}: {why}") from None
+                out.append((label, inst))
         elif isinstance(entry, _PresetIn):
             out.extend(_presets(entry, place))
         else:
@@ -301,6 +318,15 @@ def _instances(entries: list[Any], base: Path) -> tuple[tuple[str, Any], ...]:
             raise InputError(f"instances[{_entry_of(entries, n)}]",
                              f"instance {label!r} is listed twice")
     return tuple(out)
+
+
+def _label(path: Path, base: Path) -> str:
+    """An instance file's label: relative to the grid's folder where it lies below it, else
+    the absolute path (a grid may name files anywhere)."""
+    try:
+        return str(path.relative_to(base))
+    except ValueError:
+        return str(path.resolve())
 
 
 def _entry_of(entries: list[Any], n: int) -> int:
@@ -366,28 +392,17 @@ def _trace(entry: Any, base: Path, place: str) -> tuple[str, Any]:
     return label, imported.instance
 
 
-def _signature_params(name: str) -> set[str]:
-    from . import algorithms
-    sig = inspect.signature(algorithms.get(name))
-    return {p.name for p in list(sig.parameters.values())[1:]
-            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
-
-
 def _combos(table: dict[str, dict[str, Any]]) -> tuple[Combo, ...]:
     from . import algorithms
     from .generator import generate
     probe = generate("small", seed=0, jobs=1, horizon=3, name="probe")
     out = []
     for name, grid in table.items():
-        if name not in algorithms.REGISTRY:
-            raise InputError(f"algorithms.{name}", f"unknown algorithm; choose from "
-                                                   f"{', '.join(algorithms.REGISTRY)}")
-        known = _signature_params(name)
-        for param in grid:
-            if param not in known:
-                raise InputError(f"algorithms.{name}.{param}",
-                                 f"not a parameter of {name} (it takes "
-                                 f"{', '.join(sorted(known)) or 'none'})")
+        try:
+            algorithms.check(name)
+        except InputError as err:
+            raise InputError(f"algorithms.{name}", err.message) from None
+        algorithms.check_params(name, grid, place=f"algorithms.{name}")
         keys = sorted(grid)
         for values in itertools.product(*(_as_list(grid[k]) for k in keys)):
             # an integral float is the integer (SPEC §5): u_scale 1.0 and 1 are one row
@@ -398,7 +413,7 @@ def _combos(table: dict[str, dict[str, Any]]) -> tuple[Combo, ...]:
             except InputError as err:
                 raise InputError(f"algorithms.{name}", f"{params_key(params)}: {err}") \
                     from None
-            except (TypeError, ValueError) as err:
+            except (TypeError, ValueError, AlgorithmError) as err:
                 raise InputError(f"algorithms.{name}", f"{params_key(params)}: {err}") \
                     from None
             out.append(Combo(name, params))
@@ -476,12 +491,46 @@ def run_grid(grid: Grid, *, out: str | Path | None = None, workers: int | None =
             "executor": "dask" if dask else ("in-process" if workers == 0 else "processes")}
 
 
+@dataclass(frozen=True)
+class SweepResult:
+    """What ``run_grid`` reports (``summary``), with the rows of its CSV."""
+
+    summary: dict[str, Any]
+
+    @property
+    def csv(self) -> Path:
+        return Path(self.summary["csv"])
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """The CSV's rows (every row of the output folder, earlier runs' included), with
+        numbers as numbers and empty cells as None."""
+        import csv
+        with open(self.csv, encoding="utf-8", newline="") as f:
+            return [{k: _cell(k, v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+    def to_dataframe(self) -> Any:
+        """``to_records()`` as a pandas DataFrame (needs pandas)."""
+        from .records import dataframe
+        return dataframe(self.to_records())
+
+
+def _cell(column: str, text: str) -> Any:
+    if text == "":
+        return None
+    if column in ("instance", "algorithm", "params"):
+        return text
+    if column == "completed":
+        return int(text)
+    return float(text)
+
+
 # --- the built-in experiments' configs ---------------------------------------------------
 
 
 def load_experiment_config(data: dict[str, Any]) -> dict[str, Any]:
-    """``{"experiment": NAME, "seeds": K, "quick": false, "out": DIR}``: one of the named
-    experiments (``oasis-opt experiment``) on the chosen executor."""
+    """``{"experiment": NAME, "seeds": K, "quick": false, "out": DIR, "algorithms": [A, …]}``:
+    one of the named experiments (``oasis-opt experiment``) on the chosen executor;
+    ``algorithms`` adds the user's own (``run_experiment``)."""
     from .experiments import EXPERIMENTS
     name = data.get("experiment")
     if not isinstance(name, str) or name not in EXPERIMENTS:
@@ -496,13 +545,22 @@ def load_experiment_config(data: dict[str, Any]) -> dict[str, Any]:
     quick = data.get("quick", False)
     if not isinstance(quick, bool):
         raise InputError("quick", f"must be true or false, got {quick!r}")
-    unknown = set(data) - {"experiment", "seeds", "quick", "out"}
+    algos = data.get("algorithms", [])
+    if not isinstance(algos, list) or not all(isinstance(a, str) and a for a in algos):
+        raise InputError("algorithms", f"expected a list of algorithm names, got {algos!r}")
+    from . import algorithms
+    for k, a in enumerate(algos):
+        try:
+            algorithms.check(a)
+        except InputError as err:
+            raise InputError(f"algorithms[{k}]", err.message) from None
+    unknown = set(data) - {"experiment", "seeds", "quick", "out", "algorithms"}
     if unknown:
         raise InputError(sorted(unknown)[0], "unknown field")
     if not isinstance(data.get("out", "results"), str) or not data.get("out", "results"):
         raise InputError("out", f"expected a folder name, got {data.get('out')!r}")
     return {"experiment": name, "seeds": seeds, "quick": quick,
-            "out": data.get("out", "results")}
+            "out": data.get("out", "results"), "algorithms": tuple(algos)}
 
 
 def run_sweep_cli(config: str, *, workers: int | None, dask: str | None, out: str | None,
@@ -516,12 +574,13 @@ def run_sweep_cli(config: str, *, workers: int | None, dask: str | None, out: st
     start = time.perf_counter()
     with make_executor(workers, dask) as ex:
         result = run_experiment(cfg["experiment"], seeds=cfg["seeds"], out=out or cfg["out"],
-                                quick=cfg["quick"], progress=progress, executor=ex)
+                                quick=cfg["quick"], progress=progress, executor=ex,
+                                algorithms=cfg["algorithms"])
     return {"kind": "experiment", "done": result["rows"], "new": result["new_rows"],
             "csv": result["csv"], "figure": result["figure"],
             "seconds": time.perf_counter() - start,
             "executor": "dask" if dask else "processes"}
 
 
-__all__ = ["COLUMNS", "GRID_FORMAT", "Grid", "GridTask", "execute_grid", "load", "run_grid",
-           "run_sweep_cli"]
+__all__ = ["COLUMNS", "GRID_FORMAT", "Grid", "GridTask", "SweepResult", "execute_grid", "load",
+           "run_grid", "run_sweep_cli"]

@@ -474,10 +474,12 @@ def _num(x: float) -> float | int:
 
 
 def load_instance(path: str | Path) -> Instance:
+    """Read and check an instance file (SPEC §5); ``InputError`` naming the place if bad."""
     return instance_from_dict(read_json(path, "instance"))
 
 
 def save_instance(inst: Instance, path: str | Path) -> None:
+    """Write an instance file atomically (a reader never sees half a file)."""
     write_json_atomic(path, instance_to_dict(inst))
 
 
@@ -522,10 +524,12 @@ def schedule_to_dict(s: Schedule) -> dict[str, Any]:
 
 
 def load_schedule(path: str | Path) -> Schedule:
+    """Read a schedule file (SPEC §5); check it against its instance with ``validate``."""
     return schedule_from_dict(read_json(path, "schedule"))
 
 
 def save_schedule(s: Schedule, path: str | Path) -> None:
+    """Write a schedule file atomically."""
     write_json_atomic(path, schedule_to_dict(s))
 
 

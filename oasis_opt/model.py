@@ -240,6 +240,25 @@ class Schedule:
         return Schedule(self.instance, self.algorithm, self.total_utility, self.jobs,
                         {**self.extras, **extras})
 
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per listed job: ``instance, algorithm, job, completed, completion_slot,
+        utility, first_slot, slots`` (slots with an allocation), ``worker_slots`` (Σ workers
+        over slots: the work done)."""
+        rows = []
+        for j in self.jobs:
+            slots = [a.slot for a in j.allocations]
+            rows.append({"instance": self.instance, "algorithm": self.algorithm, "job": j.id,
+                         "completed": j.completed, "completion_slot": j.completion_slot,
+                         "utility": j.utility, "first_slot": min(slots) if slots else None,
+                         "slots": len(slots),
+                         "worker_slots": sum(sum(a.workers.values()) for a in j.allocations)})
+        return rows
+
+    def to_dataframe(self) -> Any:
+        """``to_records()`` as a pandas DataFrame (needs pandas)."""
+        from .records import dataframe
+        return dataframe(self.to_records())
+
     @classmethod
     def from_arrays(
         cls,

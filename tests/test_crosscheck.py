@@ -25,7 +25,7 @@ def test_random_instances_cross_check(d):
     assert pyomo.status.value == pulp.status.value == "optimal"
     opt = pyomo.objective
     assert abs(pulp.objective - opt) <= _tol(opt)
-    for name in algorithms.names():
+    for name in algorithms.builtin_names():
         sched = algorithms.run(name, inst)
         assert sched.total_utility <= opt + _tol(opt), name
         if name == "oasis":

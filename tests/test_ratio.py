@@ -12,7 +12,7 @@ from oasis_opt import algorithms, ratio
 
 
 def _fake_solve(status: str, objective: float, bound: float):
-    def solve(instance, time_limit, modeler, solver="highs"):
+    def solve(instance, time_limit, modeler, solver="highs", opt_cache=None):
         return SimpleNamespace(status=status, objective=objective, bound=bound, seconds=0.1)
     return solve
 

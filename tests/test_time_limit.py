@@ -25,7 +25,7 @@ def tol(x: float) -> float:
 
 
 def best_online(instance) -> float:
-    return max(algorithms.run(n, instance).total_utility for n in algorithms.names())
+    return max(algorithms.run(n, instance).total_utility for n in algorithms.builtin_names())
 
 
 def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -105,7 +105,7 @@ def test_floor_when_the_solver_finds_nothing():
     assert rep.status is SolveStatus.TIME_LIMIT
     assert rep.bound >= rep.objective
     if rep.floor is not None:
-        assert rep.floor in algorithms.names() and sched.extras["floor"] == rep.floor
+        assert rep.floor in algorithms.builtin_names() and sched.extras["floor"] == rep.floor
 
 
 def test_route_follows_predicted_cost():
@@ -188,7 +188,7 @@ def test_mip_start_is_a_feasible_point_of_the_model(name):
                     Options(completion_cuts=False)):
         prep = prepare(instance, options)
         m = compact_highspy.build(instance, prep=prep)
-        for algo in algorithms.names():
+        for algo in algorithms.builtin_names():
             sched = algorithms.run(algo, instance)
             x = compact_highspy.start_vector(m, sched)
             if x is None:

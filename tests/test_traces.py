@@ -378,7 +378,7 @@ def test_every_algorithm_and_the_optimum_on_an_import(tmp_path, capfd):
     inst = load_instance(out)
     sched, rep = solve(inst, time_limit=20)
     assert rep.status == "optimal" and validate(inst, sched).feasible
-    utilities = {n: algorithms.run(n, inst).total_utility for n in algorithms.names()}
+    utilities = {n: algorithms.run(n, inst).total_utility for n in algorithms.builtin_names()}
     assert all(u <= rep.objective * (1 + 1e-6) + 1e-9 for u in utilities.values())
     assert max(utilities.values()) > 0  # the import is not degenerate
     # contended: the optimum does not finish every job at its best utility
@@ -390,7 +390,7 @@ def test_trace_experiment_quick(tmp_path):
     from oasis_opt.experiments import run_experiment
     res = run_experiment("trace", quick=True, seeds=1, out=tmp_path)
     rows = _read(tmp_path / "trace.csv")
-    assert res["tasks_run"] == 2 and len(rows) == 2 * (len(algorithms.names()) + 1)
+    assert res["tasks_run"] == 2 and len(rows) == 2 * (len(algorithms.builtin_names()) + 1)
     for r in rows:
         if r["opt_kind"] == "optimal" and r["algorithm"] != "optimal":
             assert float(r["ratio"]) >= 1 - 1e-6  # nothing beats the proven optimum

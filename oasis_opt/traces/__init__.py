@@ -30,7 +30,7 @@ def import_trace(fmt: str, trace: str | Path, policy: Policy, **options: Any) ->
     """Read ``trace`` in format ``fmt`` and map it with ``policy``; ``options`` left as None
     take the format's default, an option of another format is refused."""
     if fmt not in FORMATS:
-        raise InputError("FORMAT", f"unknown trace format {fmt!r}; choose from "
+        raise InputError("format", f"unknown trace format {fmt!r}; choose from "
                                    f"{', '.join(FORMATS)}")
     policy.check()
     given = {k: v for k, v in options.items() if v is not None}

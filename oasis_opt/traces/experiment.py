@@ -56,8 +56,8 @@ def resolve(path: str) -> Path:
 
 def tasks(seeds: int, quick: bool) -> list[Task]:
     """``seeds`` slices of each trace at each load; quick: two tiny tiresias slices."""
-    from ..algorithms import names
-    algos = tuple(names())
+    from ..algorithms import builtin_names
+    algos = tuple(builtin_names())
     if quick:
         return [Task("trace", k, {"trace": "tiresias", "jobs": 5, "horizon": 15, "load": load,
                                   "time_limit": 5.0}, algos)

@@ -1,0 +1,177 @@
+"""The Python API: what the command line does, as functions (docs/python.md).
+
+Every function here checks its arguments before work starts and raises ``InputError`` naming
+the parameter (``time_limit: must be a positive number``), never a command-line flag. Heavy
+modules (solvers, plotting, traces) are imported when a function first needs them, so
+``import oasis_opt`` stays light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .model import Instance, Schedule
+
+
+@dataclass(frozen=True)
+class Solution:
+    """An offline solve: the validated ``schedule`` and its ``report`` (status, objective,
+    bound, gap, seconds, history, route). Unpacks as ``schedule, report = solve(...)``."""
+
+    schedule: Schedule
+    report: Any  # offline.SolveReport
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.schedule, self.report))
+
+    @property
+    def status(self) -> str:
+        return str(getattr(self.report.status, "value", self.report.status))
+
+    @property
+    def objective(self) -> float:
+        return float(self.report.objective)
+
+    @property
+    def bound(self) -> float:
+        return float(self.report.bound)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per job: the schedule's (``Schedule.to_records``) with the solve's status,
+        objective and bound."""
+        head = {"status": self.status, "objective": self.objective, "bound": self.bound}
+        return [{**head, **row} for row in self.schedule.to_records()]
+
+    def to_dataframe(self) -> Any:
+        """``to_records()`` as a pandas DataFrame (needs pandas)."""
+        from .records import dataframe
+        return dataframe(self.to_records())
+
+
+def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
+             horizon: int | None = None, servers: int | None = None, name: str | None = None,
+             max_share: float | None = None) -> Instance:
+    """A random instance of ``preset`` (``small``, ``testbed``, ``paper``, ``hard``, …); the
+    same arguments give the same instance. ``jobs``, ``horizon``, ``servers`` override the
+    preset's sizes; ``max_share`` scales the servers so that one worker or PS takes at most
+    that share of any server resource (OASiS's regime)."""
+    from .generator import generate as _generate
+    return _generate(preset, seed=seed, jobs=jobs, horizon=horizon, servers=servers,
+                     name=name, max_share=max_share)
+
+
+def solve(instance: Instance, *, time_limit: float | None = None, mip_gap: float = 0.0,
+          modeler: str = "auto", method: str = "auto", solver: str = "highs",
+          customize: Callable[[Any], None] | None = None, opt_cache: str | Path | None = None,
+          on_progress: Callable[[float, float | None, float], None] | None = None,
+          **options: Any) -> Solution:
+    """The offline optimum of ``instance`` (or, with ``time_limit`` seconds, the best schedule
+    found and a valid bound), validated.
+
+    ``customize(model)`` is called on the built model before the solve (the Pyomo model, or
+    the PuLP problem with ``modeler="pulp"``) to add your own rows over its job-level
+    components (docs/offline.md "Your own constraints"); ``opt_cache`` (a folder) reuses a
+    result solved before with the same instance and settings. ``on_progress(seconds,
+    incumbent, bound)`` is called as either side improves. Other keywords go to
+    ``offline.solve`` unchanged."""
+    from . import offline, optcache
+    if customize is not None:
+        if not callable(customize):
+            raise InputError("customize", f"must be a function of the model, got "
+                                          f"{type(customize).__name__}")
+        if opt_cache is not None:
+            raise InputError("opt_cache", "cannot cache a customized model (the cache key "
+                                          "cannot see your rows); leave one of them out")
+        options["customize"] = customize
+    if on_progress is not None:
+        options["on_progress"] = on_progress
+    schedule, report = optcache.solve(instance, opt_cache, solver_fn=offline.solve,
+                                      time_limit=time_limit, mip_gap=mip_gap, modeler=modeler,
+                                      method=method, solver=solver, **options)
+    return Solution(schedule, report)
+
+
+def run(instance: Instance, algorithm: str, **params: Any) -> Schedule:
+    """Run one algorithm (a built-in name, a registered one, an installed entry point or
+    ``"module:function"``) with keyword ``params``; the schedule is validated and carries
+    ``extras["seconds"]``."""
+    from . import algorithms
+    return algorithms.run(algorithm, instance, **params)
+
+
+def compare(instance: Instance,
+            algorithms: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None]
+            | None = None, *, time_limit: float | None = None, modeler: str = "auto",
+            solver: str = "highs", opt_cache: str | Path | None = None) -> Any:
+    """OPT (or its bound) against each algorithm: ``algorithms`` is one name, a list of names
+    or ``{name: params}`` (default every named algorithm). Returns a ``RatioReport``
+    (``rows``, ``to_records()``, ``to_dataframe()``)."""
+    from .ratio import compare as _compare
+    return _compare(instance, algorithms, time_limit=time_limit, modeler=modeler,
+                    solver=solver, opt_cache=opt_cache)
+
+
+def import_trace(format: str, path: str | Path, *, jobs: int = 40, start: int = 0,
+                 horizon: int = 100, slot_seconds: float | None = None, load: float = 1.5,
+                 servers: int | None = None, **options: Any) -> Instance:
+    """An instance from a public job trace (``philly``, ``gavel``, ``pollux``, ``tiresias``,
+    ``alibaba``; docs/traces.md). The mapping's other fields (``elastic``, ``efficiency``,
+    ``utility``, ``slack``, ``urgency``, ``value``, ``skip_bad``, ``name``) and the format's
+    own options (``cluster``, ``throughputs``, ``gpu_type``, ``nodes``, …) are keywords."""
+    from .traces import Policy
+    from .traces import import_trace as _import
+    fields = set(Policy.__dataclass_fields__)
+    policy = Policy(jobs=jobs, start=start, horizon=horizon, slot_seconds=slot_seconds,
+                    load=load, servers=servers,
+                    **{k: v for k, v in options.items() if k in fields})
+    rest = {k: v for k, v in options.items() if k not in fields}
+    return _import(format, path, policy, **rest).instance
+
+
+def adversary(algorithm: str, *, jobs: int = 4, horizon: int = 6, worker_servers: int = 2,
+              ps_servers: int = 1, max_share: float | None = None,
+              evaluations: int | None = None, budget: float | None = None, seed: int = 0,
+              time_limit: float = 10.0, params: Mapping[str, Any] | None = None,
+              executor: Any = None, progress: bool = False) -> Any:
+    """Search small instances for a high OPT/ALG of ``algorithm`` (exact OPT per candidate);
+    returns an ``AdversaryResult`` (``ratio``, ``opt``, ``alg``, ``instance`` as a dict,
+    ``random_ratio``, the trajectory)."""
+    from .adversary import SearchSpace, search
+    space = SearchSpace(jobs=jobs, horizon=horizon, worker_servers=worker_servers,
+                        ps_servers=ps_servers, max_share=max_share)
+    return search(algorithm, space=space, evaluations=evaluations, budget=budget, seed=seed,
+                  executor=executor, progress=progress, time_limit=time_limit, params=params)
+
+
+def sweep(grid: Mapping[str, Any] | str | Path | Any, *, out: str | Path | None = None,
+          workers: int | None = 0, dask: str | None = None, progress: bool = False,
+          base: str | Path = ".") -> Any:
+    """Run (or resume) a sweep grid — a dict with the fields of a grid file (SPEC §6), a grid
+    file's path, or a ``Grid`` — and return a ``SweepResult`` (``summary``, ``csv``,
+    ``to_records()``, ``to_dataframe()``). ``workers=0`` (default) runs in this process;
+    ``None`` uses every core; ``dask`` a Dask scheduler's address or ``"local"``. Relative
+    paths in a dict are taken from ``base``."""
+    from .grid import Grid, SweepResult, load
+    if isinstance(grid, Mapping):
+        g = Grid.from_dict(dict(grid), base=base)
+    elif isinstance(grid, str | Path):
+        loaded = load(grid)
+        if not isinstance(loaded, Grid):
+            raise InputError("grid", f"{str(grid)!r} is an experiment config, not a grid; use "
+                                     "oasis_opt.experiments.run_experiment")
+        g = loaded
+    elif isinstance(grid, Grid):
+        g = grid
+    else:
+        raise InputError("grid", f"expected a dict, a grid file or a Grid, got "
+                                 f"{type(grid).__name__}")
+    result: SweepResult = g.run(out=out, workers=workers, dask=dask, progress=progress)
+    return result
+
+
+__all__ = ["Solution", "adversary", "compare", "generate", "import_trace", "run", "solve",
+           "sweep"]

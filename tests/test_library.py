@@ -1,0 +1,343 @@
+"""Issue 19: a researcher's own scheduler, named from outside, everywhere an algorithm is named.
+
+The external algorithms live in a module written to a temporary folder (``mysched``): they are
+found as ``mysched:NAME`` from the current folder, through ``register`` and through an entry
+point of a fake installed distribution; each must give the same utility as a direct call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import oasis_opt
+from oasis_opt import algorithms, ratio
+from oasis_opt.errors import AlgorithmError, InputError
+from oasis_opt.validate import validate
+
+from conftest import INSTANCES
+
+CLI = str(Path(sys.executable).with_name("oasis-opt"))
+
+MODULE = '''
+import numpy as np
+from oasis_opt import algorithms
+from oasis_opt.model import Schedule
+
+
+def scaled(instance, u_scale=1.0):
+    """OASiS with its price bound scaled: a scheduler with a parameter."""
+    return algorithms.run("oasis", instance, u_scale=u_scale)
+
+
+def noisy(instance):
+    """OASiS with a random price scale: deterministic only if the seed is."""
+    return algorithms.run("oasis", instance, u_scale=float(np.random.uniform(0.2, 5.0)))
+
+
+def broken(instance):
+    raise ZeroDivisionError("oops")
+
+
+def not_a_schedule(instance):
+    return 42
+
+
+def cheat(instance):
+    """Claims utility it did not earn: the validator must refuse it."""
+    s = algorithms.run("fifo", instance)
+    return Schedule(s.instance, "cheat", s.total_utility + 1.0, s.jobs, {})
+'''
+
+
+@pytest.fixture
+def mysched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``mysched`` importable from ``tmp_path`` (the current folder of the CLI runs)."""
+    (tmp_path / "mysched.py").write_text(MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("mysched", None)
+    import mysched
+    yield mysched
+    sys.modules.pop("mysched", None)
+
+
+def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None):
+    return subprocess.run([CLI, *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+@pytest.fixture
+def small() -> oasis_opt.Instance:
+    return oasis_opt.load_instance(INSTANCES / "small-s1.json")
+
+
+# --- names -------------------------------------------------------------------------------
+
+
+def test_module_function_runs_like_a_direct_call(mysched, small) -> None:
+    direct = mysched.scaled(small, u_scale=0.5).total_utility
+    s = algorithms.run("mysched:scaled", small, u_scale=0.5)
+    assert s.total_utility == pytest.approx(direct)
+    assert validate(small, s).feasible and s.extras["seconds"] >= 0
+
+
+def test_register_and_compare_with_params(mysched, small) -> None:
+    oasis_opt.register("mine", mysched.scaled)
+    try:
+        assert "mine" in algorithms.names()
+        rep = oasis_opt.compare(small, {"mine": {"u_scale": 0.5}, "oasis": None})
+        rows = {r["algorithm"]: r for r in rep.to_records()}
+        assert rows["mine"]["utility"] == pytest.approx(
+            mysched.scaled(small, u_scale=0.5).total_utility)
+        assert rows["oasis"]["utility"] == pytest.approx(
+            algorithms.run("oasis", small).total_utility)
+        assert rows["mine"]["opt"] == rows["oasis"]["opt"] and rows["mine"]["status"] == "optimal"
+    finally:
+        oasis_opt.unregister("mine")
+    assert "mine" not in algorithms.names()
+
+
+def test_compare_takes_one_name(small) -> None:
+    rep = ratio.compare(small, "oasis")
+    assert [r["algorithm"] for r in rep.rows] == ["oasis"]
+
+
+def test_compare_passes_parameters(small) -> None:
+    # the parameters used to be dropped silently: u_scale 0.05 must change OASiS's schedule
+    base = algorithms.run("oasis", small).total_utility
+    scaled = algorithms.run("oasis", small, u_scale=0.05).total_utility
+    assert base != pytest.approx(scaled)
+    rep = ratio.compare(small, {"oasis": {"u_scale": 0.05}})
+    assert rep.rows[0]["utility"] == pytest.approx(scaled)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("nope", "unknown algorithm 'nope'"),
+    ("no_such_module_xyz:run", "cannot import module 'no_such_module_xyz'"),
+    ("mysched:absent", "has no 'absent'"),
+    ("mysched", "unknown algorithm"),
+])
+def test_names_that_do_not_resolve(mysched, small, name, message) -> None:
+    with pytest.raises(InputError, match=message) as err:
+        algorithms.run(name, small)
+    assert err.value.place == "algorithm"
+
+
+@pytest.mark.parametrize("name, message", [
+    ("mysched:broken", "algorithm 'mysched:broken' failed on small-s1: ZeroDivisionError: oops"),
+    ("mysched:not_a_schedule", "returned int, not a Schedule"),
+    ("mysched:cheat", "algorithm 'mysched:cheat' produced an infeasible schedule"),
+])
+def test_runs_that_fail_name_the_algorithm(mysched, small, name, message) -> None:
+    with pytest.raises(AlgorithmError, match=message):
+        algorithms.run(name, small)
+
+
+def test_unknown_parameter_is_refused_before_running(mysched, small) -> None:
+    with pytest.raises(InputError, match="not a parameter of mysched:scaled .*u_scale"):
+        algorithms.run("mysched:scaled", small, depth=3)
+    with pytest.raises(InputError, match=r"algorithms.oasis.depth"):
+        ratio.compare(small, {"oasis": {"depth": 3}})
+
+
+def test_register_refuses_bad_names(mysched) -> None:
+    for bad in ("", "a:b", "a,b", "a=b"):
+        with pytest.raises(InputError, match="algorithm name"):
+            oasis_opt.register(bad, mysched.scaled)
+    with pytest.raises(InputError, match="built-in"):
+        oasis_opt.register("oasis", mysched.scaled)
+    with pytest.raises(InputError, match="fn"):
+        oasis_opt.register("x", 3)
+
+
+def test_random_draws_are_seeded_by_the_instance(mysched, small) -> None:
+    import numpy as np
+    np.random.seed(123)
+    before = np.random.random()
+    np.random.seed(123)
+    a = algorithms.run("mysched:noisy", small).total_utility
+    b = algorithms.run("mysched:noisy", small).total_utility
+    assert a == b
+    assert np.random.random() == before  # the caller's generator is left as it was
+
+
+# --- the command line --------------------------------------------------------------------
+
+
+def test_cli_run_ratio_and_errors(mysched, small, tmp_path) -> None:
+    inst = str(INSTANCES / "small-s1.json")
+    direct = mysched.scaled(small, u_scale=0.5).total_utility
+    r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "u_scale=0.5", "--json",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["total_utility"] == pytest.approx(direct)
+    r = _cli("ratio", inst, "--algorithms", "oasis,mysched:scaled", "--param", "mysched:scaled",
+             "u_scale=0.5", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = {row["algorithm"]: row for row in json.loads(r.stdout)["rows"]}
+    assert rows["mysched:scaled"]["utility"] == pytest.approx(direct)
+
+    r = _cli("run", inst, "--algorithm", "mysched:broken", cwd=tmp_path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "algorithm error: algorithm 'mysched:broken' failed" in r.stderr
+    r = _cli("run", inst, "--algorithm", "mysched:cheat", cwd=tmp_path)
+    assert r.returncode == 1 and "infeasible schedule" in r.stderr
+    r = _cli("run", inst, "--algorithm", "nomodule_abc:run", cwd=tmp_path)
+    assert r.returncode == 2 and "--algorithm: 'nomodule_abc:run': cannot import" in r.stderr
+    r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "u_scale=NaN",
+             cwd=tmp_path)
+    assert r.returncode == 2 and "not a JSON value" in r.stderr
+    r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "depth=1", cwd=tmp_path)
+    assert r.returncode == 2 and "not a parameter of mysched:scaled" in r.stderr
+    r = _cli("ratio", inst, "--algorithms", "oasis", "--param", "fifo", "x=1", cwd=tmp_path)
+    assert r.returncode == 2 and "not one of the algorithms compared" in r.stderr
+
+
+def test_cli_sweep_on_the_process_pool_and_adversary(mysched, small, tmp_path) -> None:
+    grid = {"format": "oasis-sweep/1",
+            "instances": [str(INSTANCES / "small-s1.json")],  # an absolute path
+            "algorithms": {"mysched:scaled": {"u_scale": [0.5, 1.0]}, "mysched:noisy": {}},
+            "reference": None, "out": "out"}
+    (tmp_path / "grid.json").write_text(json.dumps(grid))
+    r = _cli("sweep", "grid.json", "--workers", "2", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = oasis_opt.sweep(grid, base=tmp_path).to_records()  # resumes: nothing new runs
+    got = {(row["algorithm"], row["params"]): row["utility"] for row in rows}
+    assert got[("mysched:scaled", '{"u_scale":0.5}')] == pytest.approx(
+        mysched.scaled(small, u_scale=0.5).total_utility)
+    assert got[("mysched:noisy", "{}")] == pytest.approx(
+        algorithms.run("mysched:noisy", small).total_utility)  # the pool's seed is ours
+
+    r = _cli("adversary", "--algorithm", "mysched:scaled", "--param", "u_scale=0.5",
+             "--evaluations", "4", "--jobs", "2", "--horizon", "3", "-o", "worst.json",
+             "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    if data.get("output"):
+        worst = oasis_opt.load_instance(tmp_path / "worst.json")
+        assert data["alg"] == pytest.approx(
+            mysched.scaled(worst, u_scale=0.5).total_utility)
+
+
+def test_registered_algorithm_on_the_process_pool(mysched, small, tmp_path) -> None:
+    oasis_opt.register("mine", mysched.noisy)
+    try:
+        grid = {"format": "oasis-sweep/1", "instances": [str(INSTANCES / "small-s1.json")],
+                "algorithms": {"mine": {}}, "reference": None}
+        res = oasis_opt.sweep(grid, out=tmp_path / "pool", workers=2)
+        assert res.summary["executor"] == "processes"
+        (row,) = res.to_records()
+        assert row["utility"] == pytest.approx(algorithms.run("mine", small).total_utility)
+    finally:
+        oasis_opt.unregister("mine")
+
+
+def test_entry_point_algorithms_appear_by_name(mysched, tmp_path) -> None:
+    dist = tmp_path / "mysched_pkg-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: mysched-pkg\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[oasis_opt.algorithms]\nscaled-ep = mysched:scaled\n")
+    env = {"PYTHONPATH": str(tmp_path)}
+    r = _cli("run", "--help", cwd=tmp_path, env=env)
+    assert "scaled-ep" in r.stdout
+    r = _cli("run", str(INSTANCES / "small-s1.json"), "-a", "scaled-ep", "--param",
+             "u_scale=0.5", "--json", cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    small = oasis_opt.load_instance(INSTANCES / "small-s1.json")
+    assert json.loads(r.stdout)["total_utility"] == pytest.approx(
+        mysched.scaled(small, u_scale=0.5).total_utility)
+
+
+# --- the Python API ----------------------------------------------------------------------
+
+
+def test_library_errors_name_the_parameter(small) -> None:
+    with pytest.raises(InputError) as err:
+        oasis_opt.generate("nope")
+    assert err.value.place == "preset"
+    with pytest.raises(InputError) as err:
+        oasis_opt.generate("small", horizon=0)
+    assert err.value.place == "horizon"
+    with pytest.raises(InputError) as err:
+        oasis_opt.solve(small, time_limit=-1)
+    assert err.value.place == "time_limit" and "--" not in str(err.value)
+
+
+def test_cli_still_names_the_flag(tmp_path) -> None:
+    r = _cli("generate", "--preset", "small", "--horizon", "0", "-o", "x.json", cwd=tmp_path)
+    assert r.returncode == 2 and "--horizon" in r.stderr
+
+
+def test_grid_from_dict_and_absolute_paths(tmp_path) -> None:
+    grid = oasis_opt.Grid.from_dict({
+        "format": "oasis-sweep/1",
+        "instances": [str(INSTANCES / "small-s0.json"), {"preset": "small", "seeds": 1}],
+        "algorithms": {"fifo": {}}, "reference": None, "out": "o"}, base=tmp_path)
+    assert [label for label, _ in grid.instances] == [
+        str((INSTANCES / "small-s0.json").resolve()), "small-s0"]
+    assert grid.out == tmp_path.resolve() / "o"
+    with pytest.raises(InputError, match="algorithms.nope: unknown algorithm"):
+        oasis_opt.Grid.from_dict({"format": "oasis-sweep/1", "instances": ["small-*.json"],
+                                  "algorithms": {"nope": {}}, "reference": None},
+                                 base=INSTANCES)
+
+
+def test_solve_unpacks_and_records(small) -> None:
+    schedule, report = oasis_opt.solve(small)
+    sol = oasis_opt.solve(small)
+    assert sol.status == "optimal" and sol.objective == pytest.approx(report.objective)
+    rows = sol.to_records()
+    assert len(rows) == small.num_jobs
+    assert sum(r["utility"] for r in rows) == pytest.approx(schedule.total_utility)
+
+
+def test_to_dataframe_needs_pandas(small) -> None:
+    s = oasis_opt.run(small, "fifo")
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install"):
+            s.to_dataframe()
+    else:
+        assert list(s.to_dataframe()["job"]) == [j.id for j in s.jobs]
+
+
+def test_public_api_is_documented() -> None:
+    for name in oasis_opt.__all__:
+        obj = getattr(oasis_opt, name)
+        if callable(obj):
+            assert obj.__doc__, f"oasis_opt.{name} has no docstring"
+
+
+# --- the optimum cache -------------------------------------------------------------------
+
+
+def test_opt_cache_solves_once(small, tmp_path, monkeypatch) -> None:
+    from oasis_opt import offline
+    calls = []
+    real = offline.solve
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(offline, "solve", counting)
+    first = ratio.compare(small, ["oasis"], opt_cache=tmp_path)
+    second = ratio.compare(small, ["oasis"], opt_cache=tmp_path)
+    assert len(calls) == 1 and first.opt == second.opt and second.status == "optimal"
+    ratio.compare(small, ["oasis"], opt_cache=tmp_path, time_limit=30)  # other settings
+    assert len(calls) == 2
+    (f, *_) = sorted(tmp_path.glob("*.json"))
+    f.write_text("{not json")  # a damaged file is solved again and replaced
+    for p in tmp_path.glob("*.json"):
+        p.write_text(p.read_text()[:50])
+    ratio.compare(small, ["oasis"], opt_cache=tmp_path)
+    assert len(calls) == 3
+    ratio.compare(small, ["oasis"], opt_cache=tmp_path)
+    assert len(calls) == 3
