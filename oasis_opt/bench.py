@@ -14,6 +14,12 @@ the fixed per-call overhead, and the two sizes are timed interleaved (x, 2x, 2x,
 the load of a shared machine hits both; the exponent comes from the median of the paired
 ratios. No absolute time is asserted anywhere.
 
+With ``opt_cache`` (``oasis-opt bench --opt-cache DIR``) the report adds OPT/ALG rows: every
+built-in algorithm and each extra one on testbed-s0…s4, OPT through the cache folder
+(``optcache``, the solver rows' settings). The solver rows still solve their instance on every
+run (they measure it) and store the result, so a cold run solves each instance once and a warm
+run only the timed ones.
+
 Library code: nothing here prints; the progress bar (optional) goes to stderr.
 """
 
@@ -234,12 +240,18 @@ def bench_baseline(name: str, inst: Instance, runs: int) -> dict[str, Any]:
                 note=f"{s.completed} completed", utility=s.total_utility)
 
 
-def bench_solver(inst: Instance, time_limit: float) -> dict[str, Any]:
-    """The exact solver (compact MILP, default modeller) on ``inst``: wall seconds, status."""
+def bench_solver(inst: Instance, time_limit: float,
+                 opt_cache: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The exact solver (compact MILP, default modeller) on ``inst``: wall seconds, status;
+    the result is stored in ``opt_cache`` (when given and not there yet)."""
     from .offline import solve
     start = time.perf_counter()
-    _, report = solve(inst, time_limit=time_limit)
+    schedule, report = solve(inst, time_limit=time_limit)
     seconds = time.perf_counter() - start
+    if opt_cache is not None:
+        from . import optcache
+        optcache.solve(inst, opt_cache, solver_fn=lambda *_a, **_k: (schedule, report),
+                       time_limit=time_limit)
     status = report.status.value
     return _row("exact solver", _size(inst), seconds, "s", 1, "< 10 s, optimal",
                 seconds < 10.0 and status == "optimal", None,
@@ -263,6 +275,23 @@ def bench_colgen(inst: Instance, time_limit: float) -> dict[str, Any]:
                 mip_seconds=r.mip_seconds)
 
 
+def bench_ratios(inst: Instance, names: Sequence[str], time_limit: float,
+                 opt_cache: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """OPT/ALG of each algorithm on ``inst`` (``ratio.compare``), OPT through ``opt_cache``
+    with the solver rows' settings; the note says whether it was there already."""
+    from . import optcache
+    from .ratio import compare
+    file = os.path.join(opt_cache, optcache.key(inst, optcache.settings_of(time_limit)) + ".json")
+    source = "cached" if os.path.exists(file) else "solved"
+    rep = compare(inst, list(names), time_limit=time_limit, modeler="auto",
+                  opt_cache=opt_cache)
+    ref = "unavailable" if rep.reference is None else f"{rep.reference:.6g}"
+    return [_row(f"OPT/ALG {row['algorithm']}", _size(inst), row["opt_over_alg"], "OPT/ALG", 1,
+                 note=f"{rep.opt_label} {ref} ({source}), ALG {row['utility']:.6g}",
+                 utility=row["utility"], opt=rep.opt, bound=rep.bound, status=rep.status)
+            for row in rep.rows]
+
+
 def bench_growth(axis: str, rounds: int) -> dict[str, Any]:
     """One growth exponent as a row."""
     g = growth(axis, rounds)
@@ -276,9 +305,12 @@ def bench_growth(axis: str, rounds: int) -> dict[str, Any]:
 
 
 def run_bench(quick: bool = False, progress: bool = False,
-              algorithms: Sequence[str] = ()) -> dict[str, Any]:
+              algorithms: Sequence[str] = (),
+              opt_cache: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Measure every algorithm on this machine; ``algorithms`` adds more (any name the
     registry resolves: a user's own scheduler beside the built-ins), timed on paper-s1.
+    ``opt_cache``: also OPT/ALG rows on testbed-s0…s4, OPT through that folder (module
+    docstring).
 
     ``quick``: fewer repetitions, one testbed instance for the exact solver (the fastest, seed
     4) instead of five, shorter time limits; about 15 s on 2 cores against a few minutes.
@@ -291,6 +323,9 @@ def run_bench(quick: bool = False, progress: bool = False,
 
     for name in algorithms:
         registry.check(name)
+    if opt_cache is not None:  # refused before minutes of measuring, not after
+        from .io import ensure_folder
+        ensure_folder(opt_cache, "opt_cache")
     runs = 3 if quick else 7
     growth_rounds = 7 if quick else 15
     seeds = (4,) if quick else (0, 1, 2, 3, 4)
@@ -304,7 +339,14 @@ def run_bench(quick: bool = False, progress: bool = False,
     for seed in seeds:
         steps.append((f"exact solver on testbed-s{seed}",
                       lambda seed=seed: [bench_solver(generate("testbed", seed=seed),
-                                                      solver_limit)]))
+                                                      solver_limit, opt_cache)]))
+    if opt_cache is not None:
+        names = registry.builtin_names() + [a for a in algorithms
+                                            if a not in registry.builtin_names()]
+        for seed in range(5):
+            steps.append((f"OPT/ALG on testbed-s{seed}",
+                          lambda seed=seed: bench_ratios(generate("testbed", seed=seed), names,
+                                                         solver_limit, opt_cache)))
     steps.append(("colgen on paper-s1, 50 jobs",
                   lambda: [bench_colgen(generate("paper", seed=1, jobs=50), 60.0)]))
     for axis in GROWTH_BASE:

@@ -187,6 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
     w.add_argument("--out", default=None, metavar="DIR",
                    help="output folder for the CSV and figure (default: the config's out)")
+    w.add_argument("--opt-cache", metavar="DIR", default=None,
+                   help="a grid's reference solves: reuse optima solved before with the same "
+                        "instance and settings (a folder every worker reaches; created if "
+                        "missing)")
 
     d = cmd("show", "draw a schedule: jobs over slots, server use per resource, OASiS's prices")
     d.add_argument("instance", metavar="INSTANCE")
@@ -286,6 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true", help="fewer rounds and smaller instances")
     b.add_argument("--algorithm", "-a", action="append", default=[], metavar="NAME",
                    help="also time this algorithm's run on paper-s1 (repeatable): " + names_help)
+    b.add_argument("--opt-cache", metavar="DIR", default=None,
+                   help="also report OPT/ALG of every algorithm on the solver's testbed "
+                        "instances, OPT kept in this folder (the solver is still timed on "
+                        "every run; created if missing)")
     return p
 
 
@@ -535,7 +543,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .grid import run_sweep_cli
     result = run_sweep_cli(args.config, workers=args.workers, dask=args.dask, out=args.out,
-                           progress=not args.json)
+                           progress=not args.json, opt_cache=args.opt_cache)
     _emit(args, result, lambda: print(
         f"sweep: {result['done']} rows ({result['new']} new) -> {result['csv']}"))
     return 0
@@ -637,7 +645,8 @@ def cmd_adversary(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
-    result = run_bench(quick=args.quick, progress=not args.json, algorithms=args.algorithm)
+    result = run_bench(quick=args.quick, progress=not args.json, algorithms=args.algorithm,
+                       opt_cache=args.opt_cache)
     _emit(args, result, lambda: _table(result["rows"], result["columns"],
                                        title=f"oasis-opt bench ({result['machine']})"))
     return 0

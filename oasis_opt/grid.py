@@ -43,7 +43,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import AlgorithmError, InputError
-from .io import Count, Flag, Name, Pos, PosInt, read_json
+from .io import Count, Flag, Name, Pos, PosInt, ensure_folder, read_json
 from .sweep import ResultStore, make_executor, run_tasks
 
 GRID_FORMAT = "oasis-sweep/1"
@@ -200,6 +200,9 @@ class GridTask:
     reference: dict[str, Any] | None = None
     experiment: str = "grid"
     params: dict[str, Any] = field(default_factory=dict)
+    #: folder of cached optima for the reference solve (``optcache``), an absolute path so
+    #: that worker processes find it whatever their current directory; None: solve always
+    opt_cache: str | None = None
 
     def keys(self) -> set[tuple[str, str, str]]:
         return {(self.label, c.algorithm, c.key) for c in self.combos}
@@ -226,12 +229,15 @@ class Grid:
         return SweepResult(run_grid(self, out=out, workers=workers, dask=dask,
                                     progress=progress))
 
-    def tasks(self, done: set[tuple[str, ...]]) -> list[GridTask]:
+    def tasks(self, done: set[tuple[str, ...]], opt_cache: str | Path | None = None
+              ) -> list[GridTask]:
+        """The tasks still to run; their reference solves go through ``opt_cache``."""
+        cache = None if opt_cache is None else str(Path(opt_cache).resolve())
         out = []
         for label, inst in self.instances:
             todo = tuple(c for c in self.combos if (label, c.algorithm, c.key) not in done)
             if todo:
-                out.append(GridTask(label, inst, todo, self.reference))
+                out.append(GridTask(label, inst, todo, self.reference, opt_cache=cache))
         return out
 
 
@@ -442,17 +448,18 @@ def _reference(raw: Any) -> dict[str, Any] | None:
 
 
 def execute_grid(task: GridTask) -> list[dict[str, Any]]:
-    """The reference solve (once), then each combination: one row each (module docstring)."""
-    from . import algorithms
+    """The reference solve (once, or read from the task's cache folder: ``optcache``), then
+    each combination: one row each (module docstring)."""
+    from . import algorithms, optcache
     from .ratio import ratio
 
     inst = task.instance
     opt = bound = None
     if task.reference is not None:
-        from .offline import solve
         ref = task.reference
-        _, rep = solve(inst, time_limit=ref["time_limit"], solver=ref["solver"],
-                       method=ref["method"], mip_gap=ref["mip_gap"])
+        _, rep = optcache.solve(inst, task.opt_cache, time_limit=ref["time_limit"],
+                                solver=ref["solver"], method=ref["method"],
+                                mip_gap=ref["mip_gap"])
         status = str(getattr(rep.status, "value", rep.status))
         if status != "error":
             bound = float(rep.bound)
@@ -472,14 +479,19 @@ def execute_grid(task: GridTask) -> list[dict[str, Any]]:
 
 
 def run_grid(grid: Grid, *, out: str | Path | None = None, workers: int | None = None,
-             dask: str | None = None, progress: bool = False) -> dict[str, Any]:
-    """Run (or resume) a grid; returns what the command line reports."""
+             dask: str | None = None, progress: bool = False,
+             opt_cache: str | Path | None = None) -> dict[str, Any]:
+    """Run (or resume) a grid; returns what the command line reports. ``opt_cache``: a folder
+    of cached optima (``optcache``) for the reference solves, which every worker must reach
+    (a shared file system for Dask workers on other machines)."""
     folder = Path(out) if out is not None else grid.out
     if folder is None:
         raise InputError("out", "missing field (or give --out)")
+    if opt_cache is not None:  # refused before any task starts, not in each worker
+        ensure_folder(opt_cache, "opt_cache")
     store = ResultStore(folder / RESULTS, columns=COLUMNS, key=grid_key)
     before = len(store.rows)
-    tasks = grid.tasks(store.done)
+    tasks = grid.tasks(store.done, opt_cache=opt_cache)
     start = time.perf_counter()
     with make_executor(workers, dask) as ex:
         ran = run_tasks(tasks, execute_grid, store, executor=ex, progress=progress,
@@ -488,7 +500,8 @@ def run_grid(grid: Grid, *, out: str | Path | None = None, workers: int | None =
     return {"csv": str(folder / RESULTS), "done": len(store.rows), "new": len(store.rows) - before,
             "rows_expected": expected, "tasks_run": ran, "instances": len(grid.instances),
             "combinations": len(grid.combos), "seconds": time.perf_counter() - start,
-            "executor": "dask" if dask else ("in-process" if workers == 0 else "processes")}
+            "executor": "dask" if dask else ("in-process" if workers == 0 else "processes"),
+            "opt_cache": None if opt_cache is None else str(Path(opt_cache).resolve())}
 
 
 @dataclass(frozen=True)
@@ -564,12 +577,16 @@ def load_experiment_config(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_sweep_cli(config: str, *, workers: int | None, dask: str | None, out: str | None,
-                  progress: bool) -> dict[str, Any]:
-    """``oasis-opt sweep CONFIG``: a grid, or a built-in experiment's config."""
+                  progress: bool, opt_cache: str | None = None) -> dict[str, Any]:
+    """``oasis-opt sweep CONFIG``: a grid (``opt_cache``: the reference solves' cache folder),
+    or a built-in experiment's config."""
     cfg = load(config)
     if isinstance(cfg, Grid):
         return {"kind": "grid", **run_grid(cfg, out=out, workers=workers, dask=dask,
-                                           progress=progress)}
+                                           progress=progress, opt_cache=opt_cache)}
+    if opt_cache is not None:
+        raise InputError("opt_cache", "only a grid's reference solves are cached; the "
+                                      "built-in experiments solve their own")
     from .experiments import run_experiment
     start = time.perf_counter()
     with make_executor(workers, dask) as ex:

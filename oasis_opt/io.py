@@ -583,6 +583,19 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         raise
 
 
+def ensure_folder(path: str | Path, place: str) -> Path:
+    """``path`` as a folder, created if missing; ``InputError(place, …)`` when it cannot be
+    (a file is there, no permission): checked before work starts, not when the first result
+    is written."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(place, f"cannot use {str(folder)!r} as a folder: "
+                                f"{exc.strerror or exc}") from None
+    return folder
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
