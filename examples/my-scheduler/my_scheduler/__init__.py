@@ -1,0 +1,1 @@
+"""An example scheduler package: one greedy policy, registered with oasis-opt by entry point."""
