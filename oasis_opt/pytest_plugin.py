@@ -190,6 +190,7 @@ class Optima:
 
     def value(self, instance: Any) -> float:
         """The proven optimum; fails the test when the solve proves none."""
+        __tracebackhide__ = True  # a failure points at the user's line
         _, report = self(instance)
         status = str(getattr(report.status, "value", report.status))
         if status != "optimal":
@@ -276,6 +277,7 @@ class RatioAsserter:
                  params: Mapping[str, Any] | None = None) -> RatioCheck:
         """Assert ``OPT/ALG ≤ limit`` on ``instance`` (``AssertionError`` naming instance,
         OPT, ALG, ratio and limit); returns the figures."""
+        __tracebackhide__ = True  # a failure points at the user's line
         if not (isinstance(limit, (int, float)) and limit >= 1 and not math.isnan(limit)):
             raise ValueError(f"limit must be a number ≥ 1 (OPT/ALG is never below 1), "
                              f"got {limit!r}")

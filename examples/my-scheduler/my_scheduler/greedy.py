@@ -12,6 +12,7 @@ does not run. Whatever order, every slot respects the capacities, so the schedul
 from __future__ import annotations
 
 import numpy as np
+
 from oasis_opt.model import Instance, Schedule, ps_needed
 
 #: Float slack on capacities (demands and capacities are decimals in the files).

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from oasis_opt import algorithms
 from oasis_opt.pytest_plugin import generated, matching, shipped, shipped_folder
 
