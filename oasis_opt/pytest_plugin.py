@@ -25,8 +25,8 @@ Fixtures:
 - ``oasis_opt_value(instance) -> float``: the proven optimum (fails the test when the solve
   does not prove one); ``oasis_opt_solve(instance) -> (schedule, report)``: the whole solve.
   Both go through the cache.
-- ``oasis_assert_ratio(algorithm, instance, limit, params=None) -> RatioCheck``: runs the
-  algorithm (a name as everywhere in oasis-opt: built-in, registered, entry point or
+- ``oasis_assert_ratio(algorithm, instance, limit, params=None, timed=True) -> RatioCheck``:
+  runs the algorithm (a name as everywhere in oasis-opt: built-in, registered, entry point or
   ``module:function``; or a function) through the validator and asserts
   ``OPT/ALG ≤ limit``, naming instance, OPT, ALG, ratio and limit when it does not hold. When
   pytest-benchmark is installed and active it also times the algorithm's run with the
@@ -274,9 +274,11 @@ class RatioAsserter:
             return None
 
     def __call__(self, algorithm: str | Callable[..., Any], instance: Any, limit: float,
-                 params: Mapping[str, Any] | None = None) -> RatioCheck:
+                 params: Mapping[str, Any] | None = None, *, timed: bool = True
+                 ) -> RatioCheck:
         """Assert ``OPT/ALG ≤ limit`` on ``instance`` (``AssertionError`` naming instance,
-        OPT, ALG, ratio and limit); returns the figures."""
+        OPT, ALG, ratio and limit); returns the figures. ``timed=False``: no pytest-benchmark
+        timing (for a test that uses ``benchmark`` itself)."""
         __tracebackhide__ = True  # a failure points at the user's line
         if not (isinstance(limit, (int, float)) and limit >= 1 and not math.isnan(limit)):
             raise ValueError(f"limit must be a number ≥ 1 (OPT/ALG is never below 1), "
@@ -294,7 +296,7 @@ class RatioAsserter:
         opt = float(report.objective if proven else report.bound)
         alg = float(schedule.total_utility)
         q = ratio(opt, alg)
-        bench = self._benchmark()
+        bench = self._benchmark() if timed else None
         if bench is not None:
             fn = _function(algorithm)
             bench.extra_info.update(instance=instance.name, algorithm=label, opt=opt, alg=alg,

@@ -6,7 +6,8 @@ slot, it takes as many workers as still help (at most ``max_workers`` and its re
 workload), first fit over the worker servers, with ``ceil(w / γ)`` parameter servers first fit
 over the PS servers. A job that cannot finish within the horizon gives its capacity back and
 does not run. Whatever order, every slot respects the capacities, so the schedule is feasible;
-``oasis_opt.algorithms.run`` checks it with the validator anyway.
+``oasis_opt.algorithms.run`` checks it with the validator anyway. It reads every job before
+it starts (an offline heuristic); an online scheduler would take jobs as they arrive.
 """
 
 from __future__ import annotations
