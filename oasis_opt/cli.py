@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__
 from .errors import AlgorithmError, InputError, SolverError
+from .version import __version__
 
 EPILOG = """\
 examples:
