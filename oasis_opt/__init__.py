@@ -11,14 +11,13 @@ for your own rows), ``run``, ``compare``, ``import_trace``, ``adversary``, ``swe
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from .algorithms import register, unregister
 from .api import Solution, adversary, compare, generate, import_trace, run, solve, sweep
 from .errors import AlgorithmError, InputError, SolverError
 from .io import load_instance, load_schedule, save_instance, save_schedule
 from .model import Allocation, Instance, Job, JobResult, Schedule, ServerGroup
 from .validate import ValidationReport, Violation, validate
+from .version import __version__
 
 
 def __getattr__(name: str):  # Grid loads pydantic's schema only when asked for

@@ -140,7 +140,7 @@ def adversary(algorithm: str, *, jobs: int = 4, horizon: int = 6, worker_servers
     """Search small instances for a high OPT/ALG of ``algorithm`` (exact OPT per candidate);
     returns an ``AdversaryResult`` (``ratio``, ``opt``, ``alg``, ``instance`` as a dict,
     ``random_ratio``, the trajectory)."""
-    from .adversary import SearchSpace, search
+    from .adversary_search import SearchSpace, search
     space = SearchSpace(jobs=jobs, horizon=horizon, worker_servers=worker_servers,
                         ps_servers=ps_servers, max_share=max_share)
     return search(algorithm, space=space, evaluations=evaluations, budget=budget, seed=seed,

@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__
 from .errors import AlgorithmError, InputError, SolverError
+from .version import __version__
 
 EPILOG = """\
 examples:
@@ -529,7 +529,7 @@ def cmd_ratio(args: argparse.Namespace) -> int:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     from .experiments import run_experiment
-    from .sweep import make_executor
+    from .tasks import make_executor
     with make_executor(args.workers, args.dask) as ex:
         result = run_experiment(args.name, seeds=args.seeds, out=args.out, quick=args.quick,
                                 progress=not args.json, executor=ex,
@@ -602,9 +602,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_adversary(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .adversary import SearchSpace, describe, search, trajectory_csv, trajectory_figure
+    from .adversary_search import SearchSpace, describe, search, trajectory_csv, trajectory_figure
     from .io import instance_from_dict, save_instance, write_text_atomic
-    from .sweep import make_executor
+    from .tasks import make_executor
     if args.evaluations == 0:
         raise InputError("--evaluations", "must be at least 1, got 0")
     space = SearchSpace(jobs=args.jobs, horizon=args.horizon,

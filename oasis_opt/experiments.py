@@ -26,7 +26,7 @@ from typing import Any
 
 from . import regime as _regime
 from .errors import InputError
-from .sweep import ResultStore, Task, run_tasks
+from .tasks import ResultStore, Task, run_tasks
 from .traces import experiment as _trace
 
 ONLINE = ("oasis", "oasis-adaptive", "fifo", "drf", "rrh", "tetris")

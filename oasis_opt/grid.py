@@ -19,7 +19,7 @@ It writes ``OUT/results.csv``: one row per (instance, algorithm, parameter combi
 reference), ``bound`` an upper bound on OPT, ``opt_over_alg = OPT/ALG`` with the proven optimum,
 else ``bound/ALG`` (an upper bound on the ratio), empty without a reference. Rows are keyed by
 (instance, algorithm, params): a rerun computes only what is missing. Tasks run on the sweep
-executors (``sweep.make_executor``: process pool, Dask), one task per instance.
+executors (``tasks.make_executor``: process pool, Dask), one task per instance.
 
 Every field is checked before anything runs (pydantic, unknown fields refused, numbers strict as
 in SPEC §5; instance files read, traces imported, each algorithm's parameters tried on a one-job
@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import AlgorithmError, InputError
 from .io import Count, Flag, Name, Pos, PosInt, ensure_folder, read_json
-from .sweep import ResultStore, make_executor, run_tasks
+from .tasks import ResultStore, make_executor, run_tasks
 
 GRID_FORMAT = "oasis-sweep/1"
 COLUMNS = ("instance", "algorithm", "params", "utility", "completed", "seconds", "opt",
@@ -192,7 +192,7 @@ class Combo:
 @dataclass(frozen=True)
 class GridTask:
     """One instance and the (algorithm, params) combinations still to run on it. Duck-types
-    ``sweep.Task`` for ``run_tasks`` (``keys``); pickled to workers whole, instance included."""
+    ``tasks.Task`` for ``run_tasks`` (``keys``); pickled to workers whole, instance included."""
 
     label: str
     instance: Any  # model.Instance

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .errors import InputError
 from .model import Instance, Schedule
+from .version import __version__
 
 CACHE_FORMAT = "oasis-opt-cache/1"
 

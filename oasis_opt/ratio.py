@@ -171,10 +171,7 @@ def compare(instance: Instance,
 
     schedules: dict[str, Any] = {}
     for name in names:
-        try:
-            schedules[name] = algorithms.run(name, instance, **table[name])
-        except ImportError as err:  # an algorithm not implemented yet
-            notes.append(f"{name}: unavailable ({type(err).__name__}: {err})")
+        schedules[name] = algorithms.run(name, instance, **table[name])
     if status in ("time_limit", "feasible") and schedules:
         # Every validated schedule is feasible, so OPT is at least the best of them too.
         best_alg = max(float(sch.total_utility) for sch in schedules.values())

@@ -10,7 +10,7 @@ jobs is multiplied by the worker pool's factor so that the load (demand over cap
 that of the base instance. Each instance is solved exactly (or, at the time limit, bounded:
 the ratio then uses the bound and is an upper bound on the true one) and every algorithm runs.
 
-Rows (``sweep.COLUMNS``): ``ratio`` = OPT/ALG (OPT or its bound, ``opt_kind``); for OASiS and
+Rows (``tasks.COLUMNS``): ``ratio`` = OPT/ALG (OPT or its bound, ``opt_kind``); for OASiS and
 oasis-adaptive ``alpha``, ``bound_2alpha`` and ``d_cert``. The CSV's columns are fixed for all
 experiments, so the certificate's other figures are packed into ``status`` as
 ``"<solve status>;failures=F/A;job_share=X;unit_share=Y"``: F arrivals with α·ΔP < ΔD out of
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .sweep import Task
+from .tasks import Task
 
 SHARES = (1.0, 0.5, 0.25, 0.1, 0.05)
 ALGORITHMS = ("oasis", "oasis-adaptive", "fifo", "drf", "rrh", "tetris")

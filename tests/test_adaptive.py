@@ -14,7 +14,7 @@ from bruteforce import best_utility
 from conftest import INSTANCES
 
 from oasis_opt import algorithms
-from oasis_opt.adversary import SearchSpace, random_instance
+from oasis_opt.adversary_search import SearchSpace, random_instance
 from oasis_opt.cli import main
 from oasis_opt.io import instance_from_dict, load_instance, schedule_to_dict
 from oasis_opt.online import adaptive

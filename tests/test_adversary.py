@@ -12,7 +12,7 @@ import pytest
 from bruteforce import best_utility
 
 from oasis_opt import algorithms
-from oasis_opt.adversary import (
+from oasis_opt.adversary_search import (
     Candidate,
     SearchSpace,
     evaluate,
@@ -62,7 +62,7 @@ def test_opt_of_each_candidate_is_the_brute_force_optimum():
 
 
 def test_result_depends_on_seed_and_evaluations_only():
-    from oasis_opt.sweep import make_executor
+    from oasis_opt.tasks import make_executor
     a = search("tetris", evaluations=20, seed=5)
     with make_executor(2) as ex:
         b = search("tetris", evaluations=20, seed=5, executor=ex)
@@ -111,7 +111,7 @@ def test_ratio_without_a_finite_value():
 def test_bad_arguments_are_refused(tmp_path, capfd):
     with pytest.raises(InputError, match="unknown algorithm"):
         search("nope", evaluations=1)
-    with pytest.raises(InputError, match="--jobs"):
+    with pytest.raises(InputError, match="^jobs: "):
         search("oasis", space=SearchSpace(jobs=50), evaluations=1)
     assert main(["adversary", "--algorithm", "oasis", "--evaluations", "0",
                  "-o", str(tmp_path / "w.json")]) == 2

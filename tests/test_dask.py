@@ -103,3 +103,30 @@ def test_bad_sweep_configs(tmp_path):
         bad.write_text(json.dumps({"experiment": "ratio", "quick": True}))
         run_sweep_cli(str(bad), workers=None, dask="tcp://127.0.0.1:1", out=str(tmp_path),
                       progress=False)
+
+
+def test_registered_notebook_function_reaches_dask_workers(dask_cluster, tmp_path) -> None:
+    """A scheduler defined in a notebook (module ``__main__``, not importable by the workers)
+    and registered by name runs on separate Dask worker processes, with the same utility."""
+    import oasis_opt
+    from oasis_opt import algorithms
+    namespace: dict = {"__name__": "__main__"}
+    exec("from oasis_opt import algorithms\n"
+         "import numpy as np\n"
+         "def notebook_sched(instance):\n"
+         "    return algorithms.run('oasis', instance,\n"
+         "                          u_scale=float(np.random.uniform(0.2, 5.0)))\n", namespace)
+    oasis_opt.register("notebook-sched", namespace["notebook_sched"])
+    try:
+        grid = {"format": "oasis-sweep/1",
+                "instances": [{"preset": "small", "seeds": [0, 1], "jobs": 5}],
+                "algorithms": {"notebook-sched": {}}, "reference": None}
+        rows = oasis_opt.sweep(grid, out=tmp_path / "d", dask=dask_cluster).to_records()
+        assert len(rows) == 2
+        for row in rows:
+            inst = oasis_opt.generate("small", seed=int(row["instance"][len("small-s")]),
+                                      jobs=5, name=row["instance"])
+            assert row["utility"] == pytest.approx(
+                algorithms.run("notebook-sched", inst).total_utility)
+    finally:
+        oasis_opt.unregister("notebook-sched")

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import INSTANCES, ROOT
 
 DOC = ROOT / "docs" / "python.md"

@@ -53,7 +53,7 @@ def test_overrides_and_bad_parameters():
     inst = generate("paper", seed=1, jobs=10, horizon=20)
     assert (inst.num_jobs, inst.horizon) == (10, 20)
     assert all(j.arrival < 20 for j in inst.jobs)
-    with pytest.raises(InputError, match="--preset: unknown preset 'huge'"):
+    with pytest.raises(InputError, match="^preset: unknown preset 'huge'"):
         generate("huge")
-    with pytest.raises(InputError, match="--horizon: must be at least 1"):
+    with pytest.raises(InputError, match="^horizon: must be at least 1"):
         generate("small", horizon=0)

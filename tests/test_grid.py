@@ -226,7 +226,7 @@ def test_sweep_module_does_not_import_experiments():
     """experiments → sweep is the only direction; the CLI entry lives in grid."""
     import subprocess
     import sys
-    code = ("import sys, oasis_opt.sweep; "
+    code = ("import sys, oasis_opt.tasks; "
             "print('oasis_opt.experiments' in sys.modules, 'oasis_opt.grid' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()

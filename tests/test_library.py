@@ -339,3 +339,13 @@ def test_opt_cache_solves_once(small, tmp_path, monkeypatch) -> None:
     assert len(calls) == 3
     ratio.compare(small, ["oasis"], opt_cache=tmp_path)
     assert len(calls) == 3
+
+
+def test_bench_times_an_external_algorithm(mysched, small) -> None:
+    from oasis_opt.bench import bench_baseline, run_bench
+    row = bench_baseline("mysched:scaled", small, runs=1)
+    assert row["utility"] == pytest.approx(mysched.scaled(small).total_utility)
+    with pytest.raises(InputError, match="unknown algorithm 'nope'"):
+        run_bench(quick=True, algorithms=["nope"])  # refused before anything is measured
+    with pytest.raises(AlgorithmError, match="mysched:cheat"):
+        bench_baseline("mysched:cheat", small, runs=1)

@@ -9,6 +9,7 @@ import pytest
 from test_oasis import blocked_instance
 
 from oasis_opt import algorithms, ratio
+from oasis_opt.errors import InputError
 
 
 def _fake_solve(status: str, objective: float, bound: float):
@@ -54,12 +55,14 @@ def test_zero_utility_ratio() -> None:
     assert ratio.ratio(10.0, 4.0) == 2.5
 
 
-def test_missing_algorithm_is_reported_unavailable(monkeypatch) -> None:
-    monkeypatch.setattr(ratio, "_solve", _fake_solve("optimal", 100.0, 100.0))
+def test_an_algorithm_that_does_not_import_is_refused_before_the_solve(monkeypatch) -> None:
+    solves = []
+    monkeypatch.setattr(ratio, "_solve", lambda *a, **k: solves.append(1))
     monkeypatch.setitem(algorithms.REGISTRY, "nope", "oasis_opt.baselines.not_written_yet:run")
-    rep = ratio.compare(blocked_instance(), ["oasis", "nope"])
-    assert _row(rep, "nope")["utility"] is None
-    assert any(n.startswith("nope: unavailable") for n in rep.notes)
+    with pytest.raises(InputError, match="'nope': cannot import module "
+                                         "'oasis_opt.baselines.not_written_yet'"):
+        ratio.compare(blocked_instance(), ["oasis", "nope"])
+    assert not solves
 
 
 def test_real_solver_on_blocked_case() -> None:

@@ -28,7 +28,7 @@ def test_max_share_bounds_every_unit_and_keeps_the_jobs(share):
 
 def test_bad_max_share_is_refused():
     for bad in (0.0, 1.5, -1.0):
-        with pytest.raises(InputError, match="--max-share"):
+        with pytest.raises(InputError, match="max_share"):
             generate("small", max_share=bad)
 
 

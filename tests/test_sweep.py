@@ -9,7 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 from oasis_opt.errors import InputError
-from oasis_opt.sweep import COLUMNS, ResultStore, Task, run_tasks
+from oasis_opt.tasks import COLUMNS, ResultStore, Task, run_tasks
 
 
 def fake_execute(task: Task) -> list[dict]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..sweep import Task
+from ..tasks import Task
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "instances" / "traces"

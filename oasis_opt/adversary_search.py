@@ -451,7 +451,7 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
         evaluations: candidates the search evaluates (the random control evaluates as many);
             default ``DEFAULT_EVALUATIONS`` when no ``budget`` is given.
         budget: wall seconds; the search stops after the round in which it runs out.
-        executor: where candidates run (``sweep.make_executor``); None runs them in-process.
+        executor: where candidates run (``tasks.make_executor``); None runs them in-process.
         batch: candidates per round and per phase; part of what makes a result reproducible.
         patience: rounds without a strict improvement before a restart.
         time_limit: seconds of the exact solve per candidate (an unproven one is skipped).
