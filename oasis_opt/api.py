@@ -149,12 +149,13 @@ def adversary(algorithm: str, *, jobs: int = 4, horizon: int = 6, worker_servers
 
 def sweep(grid: Mapping[str, Any] | str | Path | Any, *, out: str | Path | None = None,
           workers: int | None = 0, dask: str | None = None, progress: bool = False,
-          base: str | Path = ".") -> Any:
+          base: str | Path = ".", opt_cache: str | Path | None = None) -> Any:
     """Run (or resume) a sweep grid — a dict with the fields of a grid file (SPEC §6), a grid
     file's path, or a ``Grid`` — and return a ``SweepResult`` (``summary``, ``csv``,
     ``to_records()``, ``to_dataframe()``). ``workers=0`` (default) runs in this process;
     ``None`` uses every core; ``dask`` a Dask scheduler's address or ``"local"``. Relative
-    paths in a dict are taken from ``base``."""
+    paths in a dict are taken from ``base``; ``opt_cache`` (a folder) reuses the reference
+    optima solved before with the same instance and settings."""
     from .grid import Grid, SweepResult, load
     if isinstance(grid, Mapping):
         g = Grid.from_dict(dict(grid), base=base)
@@ -169,7 +170,8 @@ def sweep(grid: Mapping[str, Any] | str | Path | Any, *, out: str | Path | None 
     else:
         raise InputError("grid", f"expected a dict, a grid file or a Grid, got "
                                  f"{type(grid).__name__}")
-    result: SweepResult = g.run(out=out, workers=workers, dask=dask, progress=progress)
+    result: SweepResult = g.run(out=out, workers=workers, dask=dask, progress=progress,
+                                opt_cache=opt_cache)
     return result
 
 

@@ -224,10 +224,12 @@ class Grid:
         return _grid_from_dict(data, Path(base).resolve())
 
     def run(self, *, out: str | Path | None = None, workers: int | None = None,
-            dask: str | None = None, progress: bool = False) -> SweepResult:
-        """Run (or resume) the grid; returns the result, rows included."""
+            dask: str | None = None, progress: bool = False,
+            opt_cache: str | Path | None = None) -> SweepResult:
+        """Run (or resume) the grid; returns the result, rows included. ``opt_cache``: a
+        folder of cached optima for the reference solves (``oasis_opt.optcache``)."""
         return SweepResult(run_grid(self, out=out, workers=workers, dask=dask,
-                                    progress=progress))
+                                    progress=progress, opt_cache=opt_cache))
 
     def tasks(self, done: set[tuple[str, ...]], opt_cache: str | Path | None = None
               ) -> list[GridTask]:

@@ -44,18 +44,6 @@ def key(instance: Instance, settings: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _folder(cache: str | Path) -> Path:
-    folder = Path(cache)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise InputError("opt_cache", f"cannot use {str(folder)!r} as a cache folder: "
-                                      f"{err.strerror or err}") from None
-    if not folder.is_dir():
-        raise InputError("opt_cache", f"{str(folder)!r} is not a folder")
-    return folder
-
-
 def _read(path: Path, instance: Instance) -> tuple[Schedule, Any] | None:
     """The cached pair, or None when the file is missing or does not read back whole."""
     from .io import schedule_from_dict
@@ -89,10 +77,10 @@ def solve(instance: Instance, cache: str | Path | None,
     run = solver_fn or offline_solve
     if cache is None:
         return run(instance, **settings)
-    from .io import dumps, schedule_to_dict, write_text_atomic
+    from .io import dumps, ensure_folder, schedule_to_dict, write_text_atomic
     norm = settings_of(**{k: settings[k] for k in ("time_limit", "mip_gap", "method",
                                                    "modeler", "solver") if k in settings})
-    path = _folder(cache) / f"{key(instance, norm)}.json"
+    path = ensure_folder(cache, "opt_cache") / f"{key(instance, norm)}.json"
     hit = _read(path, instance) if path.exists() else None
     if hit is not None:
         return hit
