@@ -53,7 +53,8 @@ from enum import Enum
 from typing import Any
 
 from .errors import InputError, SolverError
-from .formulations.highs import new_highs, quiet_stdout
+from .formulations.highs import new_highs, quiet_stdout, threads_for
+from .formulations.highs import run as run_highs
 from .model import REL_TOL, Instance, Schedule
 
 #: HiGHS threads: the machine's cores are shared with other work, and HiGHS's MIP search is
@@ -559,10 +560,9 @@ def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip
     objective, values)`` with every improving incumbent (so that the parent keeps it if it
     has to kill this process at the deadline), and ``("done", raw)`` or ``("error", text)``
     at the end."""
-    import highspy
-
     try:
-        highspy.Highs.resetGlobalScheduler(True)  # a pool inherited from the parent is dead
+        # a scheduler inherited from the parent of another thread count is reset by the
+        # first run (formulations/highs.py)
         clock = _Clock(time_limit)
         tracker = _Tracker(clock, lambda _s, inc, b: conn.send(("progress", inc, b)))
         raw = _solve_highspy(prep, clock, tracker, mip_gap, random_seed, start,
@@ -721,8 +721,7 @@ def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     m = compact_highspy.build(prep.instance, prep=prep)
     build = time.perf_counter() - t0
     t1 = time.perf_counter()
-    h = new_highs()
-    h.setOptionValue("threads", THREADS)
+    h = new_highs(threads=THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("random_seed", int(random_seed))
     budget = _highs_budget(clock, prep)
@@ -742,7 +741,7 @@ def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     _watch(h, clock, tracker, 1.0, solution if on_values is not None else None)
     handover = time.perf_counter() - t1
     t2 = time.perf_counter()
-    h.run()
+    run_highs(h)
     highs_seconds = time.perf_counter() - t2
     t3 = time.perf_counter()
     status = _status_of(h.getModelStatus())
@@ -777,7 +776,8 @@ def _solve_pyomo(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     opt = SolverFactory("highs")
     timer = HierarchicalTimer()
     t1 = time.perf_counter()
-    with quiet_stdout():  # set_instance captures HiGHS output itself; belt and braces
+    # set_instance captures HiGHS output itself; quiet_stdout is belt and braces
+    with threads_for(THREADS), quiet_stdout():
         res = opt.solve(m, time_limit=_highs_budget(clock, prep), rel_gap=mip_gap,
                         threads=THREADS, raise_exception_on_nonoptimal_result=False,
                         load_solutions=False, timer=timer)
@@ -824,7 +824,8 @@ def _solve_pulp(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     _watch(h, clock, tracker, -1.0)
     handover = time.perf_counter() - t1
     t2 = time.perf_counter()
-    solver.callSolver(problem)
+    with threads_for(THREADS):
+        solver.callSolver(problem)
     highs_seconds = time.perf_counter() - t2
     t3 = time.perf_counter()
     st, sol_st = solver.findSolutionValues(problem)

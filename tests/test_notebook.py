@@ -56,6 +56,19 @@ SCENARIO = textwrap.dedent("""
             return x.varValue
         raise ValueError(other)
 
+    def explicit(threads):
+        '''The same model on highspy with an explicit thread count.'''
+        import highspy
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("threads", threads)
+        h.addVar(0, 3)
+        h.changeColCost(0, -1)
+        h.changeColIntegrality(0, highspy.HighsVarType.kInteger)
+        h.run()
+        return h.getSolution().col_value[0] if h.getInfo().primal_solution_status == 2 \
+            else h.modelStatusToString(h.getModelStatus())
+
     from oasis_opt.io import load_instance
     from oasis_opt.offline import solve
     small = load_instance(sys.argv[3])
@@ -83,6 +96,29 @@ SCENARIO = textwrap.dedent("""
     step("limited", lambda: ours(small, time_limit=30))  # one racer in a forked child
     step("foreign_after", foreign)
     step("again", lambda: ours(small))
+    step("explicit_after", lambda: explicit(2))  # our solves left no 1-thread scheduler
+    step("explicit_ours", lambda: ours(small))
+
+    def nested():  # solves from the progress callback, some inside the HiGHS run
+        inner = []
+        def cb(*_):
+            if len(inner) < 3:
+                inner.append(ours(small))
+        return [ours(small, on_progress=cb), inner]
+    step("nested", nested)
+
+    # another thread solving with HiGHS at its default while this one solves: each thread
+    # has its own scheduler, so this thread's replacements never touch the other's runs
+    background = []
+    def loop():
+        for _ in range(100):
+            background.append(foreign())
+    bg = threading.Thread(target=loop)
+    bg.start()
+    step("foreground_1", lambda: ours(small))
+    step("foreground_2", lambda: ours(small, modeler="pulp"))
+    bg.join()
+    out["background"] = sorted(set(background))
     if trace != "-":  # continuous workers: the parent extracts whole ones with HiGHS
         step("trace", lambda: ours(load_instance(trace), time_limit=30))
 
@@ -141,14 +177,22 @@ def test_solves_next_to_other_highs_users(other, small_optimum, small_colgen, tr
     """A foreign HiGHS solve first (its scheduler: the default thread count), then every
     route of ``offline.solve`` (highspy, Pyomo, PuLP, column generation, a forked racer, the
     flow extraction of continuous workers), the foreign user again, repeated calls, and all
-    of it from a fresh thread: each step returns the optimum (3 for the foreign model)."""
+    of it from a fresh thread; solves from a progress callback (some inside the HiGHS run);
+    another thread solving with HiGHS meanwhile; a foreign solve with an explicit thread
+    count after ours. Each step returns the optimum (3 for the foreign model)."""
     out = _run(other, trace_instance)
-    for name in ("foreign", "foreign_after", "thread_foreign"):
+    for name in ("foreign", "foreign_after", "thread_foreign", "explicit_after"):
         assert out[name] == 3, (name, out[name])
-    for name in ("auto", "pyomo", "pulp", "limited", "again", "thread", "thread_pulp",
-                 "main_after_thread"):
-        assert isinstance(out[name], list), (name, out[name])
-        assert out[name][0] == "optimal" and _close(out[name][1], small_optimum), (name, out)
+    assert out["background"] == [3], out  # the other thread's 100 solves
+    assert isinstance(out["nested"], list) and len(out["nested"][1]) == 3, out["nested"]
+    solved = {name: out[name] for name in (
+        "auto", "pyomo", "pulp", "limited", "again", "explicit_ours", "foreground_1",
+        "foreground_2", "thread", "thread_pulp", "main_after_thread")}
+    solved["nested"] = out["nested"][0]
+    solved.update({f"nested_{k}": got for k, got in enumerate(out["nested"][1])})
+    for name, got in solved.items():
+        assert isinstance(got, list), (name, got)
+        assert got[0] == "optimal" and _close(got[1], small_optimum), (name, got)
     # column generation's schedule (not always proven): the same as in a quiet process (its
     # LPs used to fail quietly and it returned a worse schedule labelled optimal)
     assert isinstance(out["colgen"], list) and _close(out["colgen"][1], small_colgen), out
