@@ -321,8 +321,9 @@ def satisfies(m: PulpModel, point: dict[str, dict], tol: float = 1e-6) -> bool:
     for name, given in point.items():
         for k, value in given.items():
             ours[name][k].varValue = float(value)
+    rows = m.problem.constraints  # PuLP ≥ 3.3: call it for the list (the mapping is deprecated)
     return all(v.valid(tol) for v in m.problem.variables()) and all(
-        c.valid(tol) for c in m.problem.constraints.values())
+        c.valid(tol) for c in (rows() if callable(rows) else rows.values()))
 
 
 def _safe(name: str) -> str:

@@ -133,13 +133,13 @@ def availability(name: str) -> str | None:
 
 
 def check(name: str) -> str:
-    """Refuse an unknown or unavailable solver (``InputError`` at ``--solver``, naming what to
+    """Refuse an unknown or unavailable solver (``InputError`` at ``solver``, naming what to
     install); return the modeller its model is built with."""
     if name not in SOLVERS:
-        raise InputError("--solver", f"unknown solver {name!r}; choose from {', '.join(SOLVERS)}")
+        raise InputError("solver", f"unknown solver {name!r}; choose from {', '.join(SOLVERS)}")
     why = availability(name)
     if why is not None:
-        raise InputError("--solver", f"{name} is not available: {why}; "
+        raise InputError("solver", f"{name} is not available: {why}; "
                                      f"install it with: {SOLVERS[name].install}")
     return SOLVERS[name].modeler
 
@@ -159,7 +159,7 @@ def solve(name: str, prep: Any, time_limit: float | None, mip_gap: float,
     except Exception as exc:
         text = str(exc)
         if "licen" in text.lower():  # licence too small for the model, expired, …
-            raise InputError("--solver", f"{name} refused the model: {text.strip()}; "
+            raise InputError("solver", f"{name} refused the model: {text.strip()}; "
                                          f"{SOLVERS[name].install}") from None
         raise SolverError(f"{name} failed: {type(exc).__name__}: {text}") from exc
 
