@@ -535,7 +535,15 @@ def _solve_custom(instance: Instance, modeler: str, clock: _Clock, tracker: _Tra
     kept: list[Schedule] = []
     hook = _user_rows(customize, modeler, candidates, tracker, kept)
     try:
-        raw = _ROUTES[modeler](prep, clock, tracker, mip_gap, customize=hook)
+        if prep.active:
+            raw = _ROUTES[modeler](prep, clock, tracker, mip_gap, customize=hook)
+        else:  # no job can earn: the model has no variables, the empty schedule is all
+            from .formulations import compact_pulp, compact_pyomo
+            hook((compact_pulp if modeler == "pulp" else compact_pyomo).build(
+                instance, prep=prep))
+            if not kept:
+                raise SolverError("Infeasible")
+            raw = _Raw(SolveStatus.OPTIMAL, 0.0, 0.0, (), 0.0, 0.0, 0.0)
     except SolverError as exc:
         if "nfeasible" in str(exc):  # the user's rows leave no schedule
             raise InputError("customize", f"with the rows of {_name_of(customize)} the model "

@@ -283,3 +283,14 @@ def test_library_errors_name_parameters_not_flags():
         with pytest.raises(InputError) as err:
             solve(instance, **kw)
         assert err.value.place == place, (kw, str(err.value))
+
+
+@pytest.mark.parametrize("path", sorted(INSTANCES.glob("edge-*.json")), ids=lambda p: p.stem)
+def test_edge_instances_without_rows_keep_the_plain_optimum(path):
+    """The empty instance (no variables at all) included: the function still sees the model."""
+    instance = load_instance(path)
+    seen = []
+    for modeler in MODELERS:
+        _, report = solved(instance, modeler, seen.append)
+        assert close(report.objective, solve(instance)[1].objective)
+    assert isinstance(seen[0], pyo.ConcreteModel) and isinstance(seen[1], pulp.LpProblem)
