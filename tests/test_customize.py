@@ -294,3 +294,15 @@ def test_edge_instances_without_rows_keep_the_plain_optimum(path):
         _, report = solved(instance, modeler, seen.append)
         assert close(report.objective, solve(instance)[1].objective)
     assert isinstance(seen[0], pyo.ConcreteModel) and isinstance(seen[1], pulp.LpProblem)
+
+
+def test_the_examples_in_the_docs_run(monkeypatch):
+    """The Python block of docs/offline.md "Your own constraints" runs as written."""
+    from conftest import ROOT
+    text = (ROOT / "docs/offline.md").read_text()
+    section = text.split("## Your own constraints")[1].split("\n## ")[0]
+    blocks = [b.split("```")[0] for b in section.split("```python\n")[1:]]
+    assert blocks
+    monkeypatch.chdir(ROOT)
+    for block in blocks:
+        exec(compile(block, "docs/offline.md", "exec"), {})
