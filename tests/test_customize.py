@@ -126,21 +126,10 @@ def _slot_cap(most):
 
 
 @pytest.fixture(scope="module")
-def trace_instance(tmp_path_factory):
-    """A trace-shaped instance (one GPU pool, free PSs): the plain solve makes the workers
-    continuous and rebuilds whole ones with its own small MILP (``Prep.flow_workers``),
-    which is where a cap of 5 workers per slot used to come back as 8."""
-    import subprocess
-    import sys
-
-    from conftest import ROOT
-    path = tmp_path_factory.mktemp("trace") / "t.json"
-    r = subprocess.run([sys.executable, "-m", "oasis_opt", "import", "tiresias",
-                        str(ROOT / "instances/traces/tiresias/60_job.csv"), "-o", str(path),
-                        "--jobs", "6", "--horizon", "12", "--json"],
-                       capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 0, r.stderr
-    return load_instance(path)
+def trace_instance(trace_path):
+    """The plain solve of this trace-shaped instance rebuilds whole workers with its own
+    small MILP, which is where a cap of 5 workers per slot used to come back as 8."""
+    return load_instance(trace_path)
 
 
 @pytest.mark.parametrize("modeler", MODELERS)

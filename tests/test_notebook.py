@@ -154,18 +154,10 @@ def small_colgen() -> float:
 
 
 @pytest.fixture(scope="module")
-def trace_instance(tmp_path_factory) -> str:
-    """Six Tiresias jobs over 12 slots: one GPU pool, free PSs, so the workers are a flow
-    (``Prep.flow_workers``) and the extraction runs its own small HiGHS MILP."""
-    path = tmp_path_factory.mktemp("trace") / "t.json"
-    r = subprocess.run([sys.executable, "-m", "oasis_opt", "import", "tiresias",
-                        str(ROOT / "instances/traces/tiresias/60_job.csv"), "-o", str(path),
-                        "--jobs", "6", "--horizon", "12", "--json"],
-                       capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 0, r.stderr
+def trace_instance(trace_path) -> str:
     from oasis_opt.formulations.common import prepare
-    assert prepare(load_instance(path)).flow_workers
-    return str(path)
+    assert prepare(load_instance(trace_path)).flow_workers  # the flow extraction runs
+    return trace_path
 
 
 def _close(a: float, b: float) -> bool:
