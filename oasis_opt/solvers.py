@@ -133,7 +133,7 @@ def availability(name: str) -> str | None:
 
 
 def check(name: str) -> str:
-    """Refuse an unknown or unavailable solver (``InputError`` at ``solver``, naming what to
+    """Refuse an unknown or unavailable solver (``InputError`` at ``--solver``, naming what to
     install); return the modeller its model is built with."""
     if name not in SOLVERS:
         raise InputError("solver", f"unknown solver {name!r}; choose from {', '.join(SOLVERS)}")

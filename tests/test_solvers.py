@@ -125,7 +125,7 @@ def test_licence_failures_are_bad_input_other_failures_solver_errors(monkeypatch
     def crash(*_a):
         raise RuntimeError("segmentation of the tree failed")
     monkeypatch.setitem(solvers.ROUTES, "cbc", licence)
-    with pytest.raises(InputError, match="solver: cbc refused the model: Model too large"):
+    with pytest.raises(InputError, match="^solver: cbc refused the model: Model too large"):
         solvers.solve("cbc", prep, None, 0.0)
     monkeypatch.setitem(solvers.ROUTES, "cbc", crash)
     with pytest.raises(SolverError, match="cbc failed: RuntimeError: segmentation"):
