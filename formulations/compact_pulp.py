@@ -270,6 +270,23 @@ def add_job_components(m: PulpModel, prep: Prep) -> None:
                    for t in p.slots}
 
 
+def satisfies(m: PulpModel, point: dict[str, dict], tol: float = 1e-6) -> bool:
+    """Whether the variable values ``point`` ({variable name: {index: value}}, every other
+    variable of the problem 0, ``custom.point``) keep every bound, integrality and row of the
+    problem, the user's included (within ``tol``). Leaves those values set."""
+    ours = {"y": m.y, "z": m.z, "c": m.c, "s": m.s, "lw": m.lw, "lz": m.lz, "p": m.p, "u": m.u}
+    if any(k not in ours.get(name, {}) for name, given in point.items() for k in given):
+        return False  # the model has no variable for part of the point
+    for v in m.problem.variables():
+        v.varValue = 0.0
+    for name, given in point.items():
+        for k, value in given.items():
+            ours[name][k].varValue = float(value)
+    rows = m.problem.constraints  # PuLP ≥ 3.3: call it for the list (the mapping is deprecated)
+    return all(v.valid(tol) for v in m.problem.variables()) and all(
+        c.valid(tol) for c in (rows() if callable(rows) else rows.values()))
+
+
 def add_objective(m: PulpModel, prep: Prep) -> None:
     """``max Σ_i Σ_t f_i(t − a_i + 1) · c_it``."""
     idx = [(i, t) for i, t in prep.c_index if prep.gain[i, t] != 0]
@@ -307,23 +324,6 @@ def extract(m: PulpModel, algorithm: str = "optimal") -> Schedule:
     if m.prep.flow_workers:  # continuous workers: whole ones from the same completions
         y, z = integral_workers(m.prep, y, z, lw)
     return schedule_from_values(m.prep, y, z, lw, lz, algorithm=algorithm)
-
-
-def satisfies(m: PulpModel, point: dict[str, dict], tol: float = 1e-6) -> bool:
-    """Whether the variable values ``point`` ({variable name: {index: value}}, every other
-    variable of the problem 0, ``custom.point``) keep every bound, integrality and row of the
-    problem, the user's included (within ``tol``). Leaves those values set."""
-    ours = {"y": m.y, "z": m.z, "c": m.c, "s": m.s, "lw": m.lw, "lz": m.lz, "p": m.p, "u": m.u}
-    if any(k not in ours.get(name, {}) for name, given in point.items() for k in given):
-        return False  # the model has no variable for part of the point
-    for v in m.problem.variables():
-        v.varValue = 0.0
-    for name, given in point.items():
-        for k, value in given.items():
-            ours[name][k].varValue = float(value)
-    rows = m.problem.constraints  # PuLP ≥ 3.3: call it for the list (the mapping is deprecated)
-    return all(v.valid(tol) for v in m.problem.variables()) and all(
-        c.valid(tol) for c in (rows() if callable(rows) else rows.values()))
 
 
 def _safe(name: str) -> str:

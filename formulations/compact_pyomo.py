@@ -283,6 +283,28 @@ def add_job_components(m: pyo.ConcreteModel, prep: Prep) -> None:
         setattr(m, name, pyo.Expression(m.jobs, servers, m.slots, rule=one))
 
 
+def satisfies(m: pyo.ConcreteModel, point: dict[str, dict], tol: float = 1e-6) -> bool:
+    """Whether the variable values ``point`` ({variable name: {index: value}}, every other
+    variable 0, ``custom.point``) keep every bound and every active row of ``m``, the user's
+    included (within ``tol``, relative to the right-hand side). Leaves those values loaded."""
+    for var in m.component_objects(pyo.Var, active=True):
+        given = point.get(var.local_name, {})
+        if any(k not in var.index_set() for k in given):
+            return False  # the model has no variable for part of the point
+        for k, v in var.items():
+            v.set_value(float(given.get(k, 0.0)), skip_validation=True)
+
+    def within(x: float, lo: Any, hi: Any) -> bool:
+        return (lo is None or x >= lo - tol * max(1.0, abs(lo))) and (
+            hi is None or x <= hi + tol * max(1.0, abs(hi)))
+    for v in m.component_data_objects(pyo.Var, active=True):
+        if not within(v.value, v.lb, v.ub) or (
+                v.is_integer() and abs(v.value - round(v.value)) > tol):
+            return False
+    return all(within(pyo.value(c.body), pyo.value(c.lower), pyo.value(c.upper))
+               for c in m.component_data_objects(pyo.Constraint, active=True))
+
+
 def add_objective(m: pyo.ConcreteModel, prep: Prep) -> None:
     """``max Σ_i Σ_t f_i(t − a_i + 1) · c_it``."""
     idx = [(i, t) for i, t in prep.c_index if prep.gain[i, t] != 0]
@@ -321,25 +343,3 @@ def extract(m: pyo.ConcreteModel, algorithm: str = "optimal") -> Schedule:
     if m.prep.flow_workers:  # continuous workers: whole ones from the same completions
         y, z = integral_workers(m.prep, y, z, lw)
     return schedule_from_values(m.prep, y, z, lw, lz, algorithm=algorithm)
-
-
-def satisfies(m: pyo.ConcreteModel, point: dict[str, dict], tol: float = 1e-6) -> bool:
-    """Whether the variable values ``point`` ({variable name: {index: value}}, every other
-    variable 0, ``custom.point``) keep every bound and every active row of ``m``, the user's
-    included (within ``tol``, relative to the right-hand side). Leaves those values loaded."""
-    for var in m.component_objects(pyo.Var, active=True):
-        given = point.get(var.local_name, {})
-        if any(k not in var.index_set() for k in given):
-            return False  # the model has no variable for part of the point
-        for k, v in var.items():
-            v.set_value(float(given.get(k, 0.0)), skip_validation=True)
-
-    def within(x: float, lo: Any, hi: Any) -> bool:
-        return (lo is None or x >= lo - tol * max(1.0, abs(lo))) and (
-            hi is None or x <= hi + tol * max(1.0, abs(hi)))
-    for v in m.component_data_objects(pyo.Var, active=True):
-        if not within(v.value, v.lb, v.ub) or (
-                v.is_integer() and abs(v.value - round(v.value)) > tol):
-            return False
-    return all(within(pyo.value(c.body), pyo.value(c.lower), pyo.value(c.upper))
-               for c in m.component_data_objects(pyo.Constraint, active=True))
