@@ -45,7 +45,7 @@ from oasis_opt.model import Instance, Schedule
 from oasis_opt.online.subroutine import JobSpec, best_schedule
 
 from . import lns
-from .highs import new_highs, run
+from .highs import new_highs
 from .pattern_master import ENTER_TOL, PatternMaster, dive, generate, trim
 
 
@@ -163,7 +163,8 @@ class _Master:
         ])
         n_rows = self.n_kept + instance.num_jobs
         ub = np.concatenate([self.row_capacity, np.ones(instance.num_jobs)])
-        h = new_highs(threads=1)
+        h = new_highs()
+        h.setOptionValue("threads", 1)
         h.setOptionValue("presolve", "off")
         h.addRows(n_rows, np.full(n_rows, -highspy.kHighsInf), ub, 0,
                   np.zeros(n_rows, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
@@ -205,7 +206,7 @@ class _Master:
     def solve_lp(self) -> tuple[float, np.ndarray]:
         """LP value, then prices over all (t, s, r) — the dual of the row each maps to, 0 where
         none — followed by the μ_i. ``prices · capacity`` equals the rows' dual term."""
-        run(self.h)
+        self.h.run()
         # The per-server master is highly degenerate: warm simplex re-solves took 2 000–20 000
         # iterations and grew to 10–25 s at 200 jobs on the paper preset, while the
         # interior-point method without crossover took 1.4–7 s (measured side by side, 6 rounds
@@ -237,7 +238,7 @@ class _Master:
         self.h.setOptionValue("solver", "choose")
         self.h.setOptionValue("time_limit", float(max(time_limit, 0.1)))
         self.h.setOptionValue("mip_rel_gap", gap)
-        run(self.h)
+        self.h.run()
         status = self.h.getModelStatus()
         sol = self.h.getSolution()
         x = np.asarray(sol.col_value)

@@ -23,7 +23,7 @@ import highspy
 import numpy as np
 
 from .compact_highspy import Model
-from .highs import new_highs, run
+from .highs import new_highs
 
 if TYPE_CHECKING:
     from .common import Prep
@@ -77,9 +77,10 @@ def integral_workers(prep: Prep, y: dict, z: dict, lam_w: dict) -> tuple[dict, d
         _, pats = prep.worker_patterns[g, t]
         room = sum(pats[q][0] * round(lam_w.get((g, t, q)) or 0.0) for q in range(len(pats)))
         m.row(ns, [1.0] * len(ns), 0.0, float(room))
-    h = new_highs(threads=1)
+    h = new_highs()
+    h.setOptionValue("threads", 1)
     h.passModel(m.lp())
-    run(h)
+    h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         raise ArithmeticError(f"no integral worker flow for the solved completions of "
                               f"{inst.name} ({h.modelStatusToString(h.getModelStatus())})")

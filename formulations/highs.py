@@ -14,11 +14,13 @@ Pyomo's ``highs``, ``appsi_highs``, highspy or PuLP's HiGHS at the default, and 
 package (which runs HiGHS on one thread) for an optimum, got "Not Set" from every route. The
 remedy lives here and every route uses it: ``run(h)`` runs a ``Highs`` object and, when that
 exact refusal comes back (it comes before any work), replaces the calling thread's scheduler
-by one of the right size and runs once more; ``threads_for(n)`` does the same around a run
-that someone else's interface starts (Pyomo's, PuLP's), deciding beforehand with a probe (an
-empty model run with ``threads = n``, about 0.1 ms). Either way the thread is left without a
-scheduler afterwards, so the caller's next solve gets one of its own ``threads`` as if we had
-never run.
+by one of the right size and runs once more. The objects of ``new_highs`` (every ``Highs`` of
+the package: the compact MILP on highspy, the flow extraction, column generation, the pattern
+master, LNS, the racers) call it from their own ``run()``. ``threads_for(n)`` does the same
+around a run that someone else's interface starts (Pyomo's, PuLP's), deciding beforehand with
+a probe (an empty model run with ``threads = n``, about 0.1 ms). Either way the thread is left
+without a scheduler afterwards, so the caller's next solve gets one of its own ``threads`` as
+if we had never run.
 
 Replacing the scheduler (``highspy.Highs.resetGlobalScheduler``) is safe where it is done:
 
@@ -37,6 +39,7 @@ Replacing the scheduler (``highspy.Highs.resetGlobalScheduler``) is safe where i
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -94,29 +97,44 @@ def quiet_stdout() -> Iterator[None]:
 
 def new_highs(threads: int | None = None) -> Any:
     """A ``highspy.Highs`` with ``output_flag`` off, created without its banner, and the
-    ``threads`` option set when given (run it with ``run``)."""
-    import highspy
+    ``threads`` option set when given; its ``run()`` is this module's ``run``, so every
+    route that builds on it (the compact MILP on highspy, the flow extraction, column
+    generation, the pattern master, LNS) is served whatever the thread's scheduler."""
     with quiet_stdout():
-        h = highspy.Highs()
+        h = _highs_class()()
         h.setOptionValue("output_flag", False)
     if threads is not None:
         h.setOptionValue("threads", int(threads))
     return h
 
 
+@functools.cache
+def _highs_class() -> type:
+    import highspy
+
+    class Highs(highspy.Highs):  # type: ignore[misc, valid-type]
+        """``highspy.Highs`` whose ``run`` goes through ``formulations.highs.run``."""
+
+        def run(self) -> Any:
+            return run(self)
+    return Highs
+
+
 def run(h: Any) -> Any:
     """``h.run()``; when HiGHS refused the run for its ``threads`` option, once more on a
     scheduler of that size (module docstring). Returns the ``HighsStatus``."""
     import highspy
+    cls = _highs_class()
+    plain = super(cls, h).run if isinstance(h, cls) else h.run  # HiGHS's own run
     threads = h.getOptionValue("threads")
     threads = int(threads[-1] if isinstance(threads, tuple) else threads)  # (status, value)
     with _running(threads):
-        status = h.run()
+        status = plain()
         if status == highspy.HighsStatus.kError and threads > 0 \
                 and h.getModelStatus() == highspy.HighsModelStatus.kNotset \
                 and not _accepts(threads):
             _make_room(threads)
-            status = h.run()
+            status = plain()
     return status
 
 
@@ -153,8 +171,10 @@ def _accepts(threads: int) -> bool:
     gets one of that size)."""
     import highspy
     probe = getattr(_LOCAL, "probe", None)
-    if probe is None:
-        probe = _LOCAL.probe = new_highs()
+    if probe is None:  # HiGHS's own class: its run must not come back here
+        with quiet_stdout():
+            probe = _LOCAL.probe = highspy.Highs()
+        probe.setOptionValue("output_flag", False)
     probe.setOptionValue("threads", threads)
     return probe.run() != highspy.HighsStatus.kError
 

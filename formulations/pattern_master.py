@@ -48,7 +48,7 @@ from oasis_opt.limits import check_allocation
 from oasis_opt.model import Instance, Schedule
 
 from .common import binding_resources, maximal_patterns
-from .highs import new_highs, run
+from .highs import new_highs
 
 #: A column enters when its reduced cost exceeds this, relative to max(1, |μ_i|).
 ENTER_TOL = 1e-7
@@ -209,7 +209,8 @@ class PatternMaster:
                 else:
                     ub[b:b + T * pool.width[u]] = np.tile(pool.capacity[pool.units[u][0]], T)
         self.row_upper = ub
-        h = self.h = new_highs(threads=1)
+        h = self.h = new_highs()
+        h.setOptionValue("threads", 1)
         h.setOptionValue("presolve", "off")
         h.addRows(n, np.full(n, -highspy.kHighsInf), ub, 0, np.zeros(n, dtype=np.int32),
                   np.zeros(0, dtype=np.int32), np.zeros(0))
@@ -283,7 +284,7 @@ class PatternMaster:
     # --- LP -------------------------------------------------------------------------------
     def solve_lp(self) -> tuple[float, np.ndarray, np.ndarray]:
         """LP value, the row prices ``π ≥ 0`` (negated duals, job rows included) and x."""
-        run(self.h)
+        self.h.run()
         sol = self.h.getSolution()
         pi = np.maximum(-np.asarray(sol.row_dual), 0.0)
         x = np.asarray(sol.col_value)[self.n_lam:]
@@ -462,7 +463,7 @@ class PatternMaster:
                 on_incumbent(-float(data.objective_function_value), -float(data.mip_dual_bound))
 
         h.cbMipImprovingSolution.subscribe(cb)
-        run(h)
+        h.run()
         h.cbMipImprovingSolution.unsubscribe(cb)
         status = h.getModelStatus()
         sol = h.getSolution()
@@ -533,7 +534,8 @@ class PatternMaster:
             return np.zeros(len(patterns))
         h = self._packer
         if h is None:
-            h = self._packer = new_highs(threads=1)
+            h = self._packer = new_highs()
+            h.setOptionValue("threads", 1)
         h.clearModel()
         use = np.flatnonzero((patterns[:, need > 0] > 0).any(axis=1))
         P = patterns[use]
@@ -551,7 +553,7 @@ class PatternMaster:
         h.changeColsIntegrality(m, np.arange(m, dtype=np.int32),
                                 np.full(m, highspy.HighsVarType.kInteger))
         h.setOptionValue("time_limit", 2.0)
-        run(h)
+        h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
         v = np.round(np.asarray(h.getSolution().col_value))

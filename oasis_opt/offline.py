@@ -54,7 +54,6 @@ from typing import Any
 
 from .errors import InputError, SolverError
 from .formulations.highs import new_highs, quiet_stdout, threads_for
-from .formulations.highs import run as run_highs
 from .model import REL_TOL, Instance, Schedule
 
 #: HiGHS threads: the machine's cores are shared with other work, and HiGHS's MIP search is
@@ -933,7 +932,8 @@ def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     m = compact_highspy.build(prep.instance, prep=prep)
     build = time.perf_counter() - t0
     t1 = time.perf_counter()
-    h = new_highs(threads=THREADS)
+    h = new_highs()
+    h.setOptionValue("threads", THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("random_seed", int(random_seed))
     budget = _highs_budget(clock, prep)
@@ -953,7 +953,7 @@ def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     _watch(h, clock, tracker, 1.0, solution if on_values is not None else None)
     handover = time.perf_counter() - t1
     t2 = time.perf_counter()
-    run_highs(h)
+    h.run()
     highs_seconds = time.perf_counter() - t2
     t3 = time.perf_counter()
     status = _status_of(h.getModelStatus())
