@@ -234,7 +234,9 @@ def add_exact_completion(m: PulpModel, prep: Prep) -> None:
             coefs, vs = _done(m, prep, i, t - 1)
             most = float(prep.w_max[i] * (t - int(prep.instance.arrival[i])))
             big = most - float(prep.instance.workload[i]) + 1.0
-            m.problem += _lin(coefs + [big], vs + [m.s[i, t]]) <= most
+            # named as the Pyomo component, ``family__index`` (the engine branch's rule)
+            m.problem.addConstraint(_lin(coefs + [big], vs + [m.s[i, t]]) <= most,
+                                    f"exact_completion__{i}_{t}")
 
 
 def add_job_components(m: PulpModel, prep: Prep) -> None:
