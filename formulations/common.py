@@ -96,7 +96,13 @@ class Options:
       interchangeable on a server): ``Σ_p λ_gpt ≤ |g|``, ``Σ_{i∈c} y_igt ≤ Σ_p n_cp·λ_gpt``.
       Exact, no server symmetry, each server's knapsack replaced by its integer hull, and far
       fewer patterns than per job (same LP bound: a class count splits integrally among the
-      class's jobs). ``auto`` takes patterns while there are at most ``pattern_limit``.
+      class's jobs). ``auto`` takes patterns while there are at most ``pattern_limit``;
+    - ``exact_completion``: ``c_it`` is the slot the work first reaches V_i, not any later
+      one: a job still running in slot t has done at most ``V_i − 1`` before it,
+      ``Σ_{t' < t} W_it' ≤ V_i − 1 + M_it·(1 − s_it)`` with ``M_it = w_max_i·(t − a_i) −
+      V_i + 1`` (rows for ``e_i < t ≤ l_i``; before e_i the work cannot reach V_i). Then
+      every solution is a schedule exactly as solved (nothing to trim), so rows a user adds
+      on ``finish``/``done`` hold for the returned schedule (``formulations/custom.py``).
     """
 
     server_linking: bool = True
@@ -112,6 +118,7 @@ class Options:
     flow_workers: bool = True
     packing: str = "auto"
     pattern_limit: int = 10000
+    exact_completion: bool = False
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("none", "count", "load"):

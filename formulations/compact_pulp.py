@@ -223,6 +223,72 @@ def add_symmetry_constraints(m: PulpModel, prep: Prep) -> None:
                               [var[i, a, t] for i in ja] + [var[i, b, t] for i in jb]) >= 0
 
 
+def add_exact_completion(m: PulpModel, prep: Prep) -> None:
+    """With ``exact_completion``: a job still running in slot t has done at most V_i − 1
+    before it, ``Σ_{t' < t} W_it' + M_it · s_it ≤ w_max_i · (t − a_i)`` with ``M_it =
+    w_max_i·(t − a_i) − V_i + 1``, for ``e_i < t ≤ l_i`` (``common.Options``)."""
+    if not prep.options.exact_completion:
+        return
+    for i, t in prep.c_index:
+        if t > prep.earliest[i]:
+            coefs, vs = _done(m, prep, i, t - 1)
+            most = float(prep.w_max[i] * (t - int(prep.instance.arrival[i])))
+            big = most - float(prep.instance.workload[i]) + 1.0
+            # named as the Pyomo component, ``family__index`` (the engine branch's rule)
+            m.problem.addConstraint(_lin(coefs + [big], vs + [m.s[i, t]]) <= most,
+                                    f"exact_completion__{i}_{t}")
+
+
+def add_job_components(m: PulpModel, prep: Prep) -> None:
+    """The components for users' own rows (docs/offline.md, "Your own constraints"), as
+    attributes of ``m.problem``, by job id and slot whatever the packing: ``jobs`` (ids),
+    ``slots`` (``range(T)``); dicts of ``LpAffineExpression`` ``workers[j, t] = Σ_g y_jgt``,
+    ``ps[j, t] = Σ_k z_jkt``, ``done[j] = x_j``, ``finish[j, t] = c_jt`` (empty where the
+    model has no variable). With ``packing = server`` also ``worker_servers``,
+    ``ps_servers`` (names), ``server_workers[j, h, t] = y_jht``, ``server_ps[j, k, t] =
+    z_jkt``."""
+    inst, p = prep.instance, m.problem
+    ids = [jb.id for jb in inst.jobs]
+    p.jobs, p.slots = ids, range(inst.horizon)
+
+    def expr(vs: list) -> pulp.LpAffineExpression:
+        return _lin([1.0] * len(vs), vs)
+    p.workers = {(j, t): expr([m.y[k] for k in ((i, g, t) for g in prep.worker_servers(i))
+                               if k in m.y]) for i, j in enumerate(ids) for t in p.slots}
+    p.ps = {(j, t): expr([m.z[k] for k in ((i, g, t) for g in prep.ps_servers(i)) if k in m.z])
+            for i, j in enumerate(ids) for t in p.slots}
+    p.done = {j: expr([m.s[i, int(prep.earliest[i])]] if (i, int(prep.earliest[i])) in m.s
+                      else []) for i, j in enumerate(ids)}
+    p.finish = {(j, t): expr([m.c[i, t]] if (i, t) in m.c else [])
+                for i, j in enumerate(ids) for t in p.slots}
+    if prep.packing != "server":
+        return
+    p.worker_servers, p.ps_servers = list(inst.worker_names), list(inst.ps_names)
+    p.server_workers = {(j, h, t): expr([m.y[i, g, t]] if (i, g, t) in m.y else [])
+                        for i, j in enumerate(ids) for g, h in enumerate(p.worker_servers)
+                        for t in p.slots}
+    p.server_ps = {(j, k, t): expr([m.z[i, g, t]] if (i, g, t) in m.z else [])
+                   for i, j in enumerate(ids) for g, k in enumerate(p.ps_servers)
+                   for t in p.slots}
+
+
+def satisfies(m: PulpModel, point: dict[str, dict], tol: float = 1e-6) -> bool:
+    """Whether the variable values ``point`` ({variable name: {index: value}}, every other
+    variable of the problem 0, ``custom.point``) keep every bound, integrality and row of the
+    problem, the user's included (within ``tol``). Leaves those values set."""
+    ours = {"y": m.y, "z": m.z, "c": m.c, "s": m.s, "lw": m.lw, "lz": m.lz, "p": m.p, "u": m.u}
+    if any(k not in ours.get(name, {}) for name, given in point.items() for k in given):
+        return False  # the model has no variable for part of the point
+    for v in m.problem.variables():
+        v.varValue = 0.0
+    for name, given in point.items():
+        for k, value in given.items():
+            ours[name][k].varValue = float(value)
+    rows = m.problem.constraints  # PuLP ≥ 3.3: call it for the list (the mapping is deprecated)
+    return all(v.valid(tol) for v in m.problem.variables()) and all(
+        c.valid(tol) for c in (rows() if callable(rows) else rows.values()))
+
+
 def add_objective(m: PulpModel, prep: Prep) -> None:
     """``max Σ_i Σ_t f_i(t − a_i + 1) · c_it``."""
     idx = [(i, t) for i, t in prep.c_index if prep.gain[i, t] != 0]
@@ -242,6 +308,8 @@ def build(instance: Instance, options: Options | None = None,
     add_ps_ratio_constraints(m, prep)
     add_capacity_constraints(m, prep)
     add_symmetry_constraints(m, prep)
+    add_exact_completion(m, prep)
+    add_job_components(m, prep)
     add_objective(m, prep)
     return m
 

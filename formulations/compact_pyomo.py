@@ -228,6 +228,83 @@ def add_symmetry_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
                                    rule=row(m.z, prep.jobs_on_ps, prep.ps_weight))
 
 
+def add_exact_completion(m: pyo.ConcreteModel, prep: Prep) -> None:
+    """With ``exact_completion``: a job still running in slot t has done at most V_i − 1
+    before it, ``Σ_{t' < t} W_it' + M_it · s_it ≤ w_max_i · (t − a_i)`` with ``M_it =
+    w_max_i·(t − a_i) − V_i + 1``, for ``e_i < t ≤ l_i`` (``common.Options``)."""
+    if not prep.options.exact_completion:
+        return
+
+    def rule(_m, i, t):
+        coefs, vs = _done(m, prep, i, t - 1)
+        most = float(prep.w_max[i] * (t - int(prep.instance.arrival[i])))
+        big = most - float(prep.instance.workload[i]) + 1.0
+        return _lin(coefs + [big], vs + [m.s[i, t]]) <= most
+    m.exact_completion = pyo.Constraint(
+        [(i, t) for i, t in prep.c_index if t > prep.earliest[i]], rule=rule)
+
+
+def add_job_components(m: pyo.ConcreteModel, prep: Prep) -> None:
+    """The components for users' own rows (docs/offline.md, "Your own constraints"), by job
+    id and slot whatever the packing: sets ``jobs`` (ids), ``slots`` (0 … T−1); expressions
+    ``workers[j, t] = Σ_g y_jgt``, ``ps[j, t] = Σ_k z_jkt``, ``done[j] = x_j`` (1 if j
+    completes), ``finish[j, t] = c_jt`` (1 if j's last slot is t), 0 where the model has no
+    variable. With ``packing = server`` also ``worker_servers``, ``ps_servers`` (names) and
+    ``server_workers[j, h, t] = y_jht``, ``server_ps[j, k, t] = z_jkt``."""
+    inst = prep.instance
+    job = {jb.id: i for i, jb in enumerate(inst.jobs)}
+    m.jobs = pyo.Set(initialize=[jb.id for jb in inst.jobs], ordered=True)
+    m.slots = pyo.RangeSet(0, inst.horizon - 1)
+
+    def total(var, units):
+        def rule(_m, j, t):
+            i = job[j]
+            keys = [(i, g, t) for g in units(i)] if i in active else []
+            vs = [var[k] for k in keys if k in var.index_set()]
+            return _lin([1.0] * len(vs), vs) if vs else 0
+        return rule
+    active = set(prep.active)
+    m.workers = pyo.Expression(m.jobs, m.slots, rule=total(m.y, prep.worker_servers))
+    m.ps = pyo.Expression(m.jobs, m.slots, rule=total(m.z, prep.ps_servers))
+    m.done = pyo.Expression(m.jobs, rule=lambda _m, j: m.s[job[j], int(prep.earliest[job[j]])]
+                            if job[j] in active else 0)
+    m.finish = pyo.Expression(m.jobs, m.slots, rule=lambda _m, j, t: m.c[job[j], t]
+                              if (job[j], t) in m.c.index_set() else 0)
+    if prep.packing != "server":
+        return
+    m.worker_servers = pyo.Set(initialize=list(inst.worker_names), ordered=True)
+    m.ps_servers = pyo.Set(initialize=list(inst.ps_names), ordered=True)
+    for name, var, servers, index in (("server_workers", m.y, m.worker_servers,
+                                       inst.worker_index),
+                                      ("server_ps", m.z, m.ps_servers, inst.ps_index)):
+        def one(_m, j, h, t, var=var, index=index):
+            key = (job[j], index[h], t)
+            return var[key] if key in var.index_set() else 0
+        setattr(m, name, pyo.Expression(m.jobs, servers, m.slots, rule=one))
+
+
+def satisfies(m: pyo.ConcreteModel, point: dict[str, dict], tol: float = 1e-6) -> bool:
+    """Whether the variable values ``point`` ({variable name: {index: value}}, every other
+    variable 0, ``custom.point``) keep every bound and every active row of ``m``, the user's
+    included (within ``tol``, relative to the right-hand side). Leaves those values loaded."""
+    for var in m.component_objects(pyo.Var, active=True):
+        given = point.get(var.local_name, {})
+        if any(k not in var.index_set() for k in given):
+            return False  # the model has no variable for part of the point
+        for k, v in var.items():
+            v.set_value(float(given.get(k, 0.0)), skip_validation=True)
+
+    def within(x: float, lo: Any, hi: Any) -> bool:
+        return (lo is None or x >= lo - tol * max(1.0, abs(lo))) and (
+            hi is None or x <= hi + tol * max(1.0, abs(hi)))
+    for v in m.component_data_objects(pyo.Var, active=True):
+        if not within(v.value, v.lb, v.ub) or (
+                v.is_integer() and abs(v.value - round(v.value)) > tol):
+            return False
+    return all(within(pyo.value(c.body), pyo.value(c.lower), pyo.value(c.upper))
+               for c in m.component_data_objects(pyo.Constraint, active=True))
+
+
 def add_objective(m: pyo.ConcreteModel, prep: Prep) -> None:
     """``max Σ_i Σ_t f_i(t − a_i + 1) · c_it``."""
     idx = [(i, t) for i, t in prep.c_index if prep.gain[i, t] != 0]
@@ -248,6 +325,8 @@ def build(instance: Instance, options: Options | None = None,
     add_ps_ratio_constraints(m, prep)
     add_capacity_constraints(m, prep)
     add_symmetry_constraints(m, prep)
+    add_exact_completion(m, prep)
+    add_job_components(m, prep)
     add_objective(m, prep)
     return m
 

@@ -1,40 +1,201 @@
-"""A quiet ``highspy.Highs`` for library code (no banner, no log on the console).
+"""HiGHS for library code: a quiet ``highspy.Highs`` (no banner, no log on the console), and
+runs that work whatever other HiGHS users did before in the same process.
 
-The first ``Highs()`` of a process prints HiGHS's banner on file descriptor 1 whatever
-``sys.stdout`` is, which would break ``--json`` output; ``quiet_stdout`` sends fd 1 to
-/dev/null for that moment.
+Output: the first ``Highs()`` of a process prints HiGHS's banner on file descriptor 1 whatever
+``sys.stdout`` is, which would break ``--json`` output; ``quiet_stdout`` sends it to /dev/null
+(once per process, see there).
+
+Threads: HiGHS keeps one task scheduler per calling thread, created by that thread's first
+solve with the ``threads`` option then in force (0, the default, means half the cores), and
+refuses any later solve in that thread whose ``threads`` differs ("Option 'threads' is set to
+1 but global scheduler has already been initialized to use 2 threads"; ``run`` returns an
+error and the model status stays "Not Set"). So a notebook that solved any small model with
+Pyomo's ``highs``, ``appsi_highs``, highspy or PuLP's HiGHS at the default, and then asked this
+package (which runs HiGHS on one thread) for an optimum, got "Not Set" from every route. The
+remedy lives here and every route uses it: ``run(h)`` runs a ``Highs`` object and, when that
+exact refusal comes back (it comes before any work), replaces the calling thread's scheduler
+by one of the right size and runs once more. The objects of ``new_highs`` (every ``Highs`` of
+the package: the compact MILP on highspy, the flow extraction, column generation, the pattern
+master, LNS, the racers) call it from their own ``run()``. ``threads_for(n)`` does the same
+around a run that someone else's interface starts (Pyomo's, PuLP's), deciding beforehand with
+a probe (an empty model run with ``threads = n``, about 0.1 ms). Either way the thread is left
+without a scheduler afterwards, so the caller's next solve gets one of its own ``threads`` as
+if we had never run.
+
+Replacing the scheduler (``highspy.Highs.resetGlobalScheduler``) is safe where it is done:
+
+- the scheduler dropped is the calling thread's own; a HiGHS solve running in another thread
+  has its own and is not touched (HiGHS ≥ 1.2 creates one per user thread);
+- within one thread, the only HiGHS run that can be in progress is one whose callback called
+  us (a progress callback that solves again). Ours are counted per thread: a replacement
+  needed under one of them raises ``SolverError`` instead of pulling the scheduler from under
+  it, and only the outermost drops the scheduler at its end. (A solve started from inside
+  another library's HiGHS callback is not supported.)
+- resets are serialised by a lock (cheap; HiGHS has had races between concurrent resets); a
+  forked child gets a fresh lock, and does not wait for the worker threads of a scheduler it
+  inherited (they do not exist in the child: the reset detaches them instead of joining).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
+
+from oasis_opt.errors import SolverError
+
+_LOCK = threading.Lock()
+#: Per thread: ``depth``, our HiGHS runs in progress; ``probe``, an empty ``Highs``.
+_LOCAL = threading.local()
+#: The process that imported this module: a forked child has another pid, and its
+#: inherited scheduler's worker threads were not copied into it.
+_PID = os.getpid()
+#: HiGHS's banner has been printed (to /dev/null) in this process.
+_BANNER_OUT = False
+
+
+def _after_fork() -> None:
+    global _LOCK
+    _LOCK = threading.Lock()  # a lock held by another thread at the fork is never released
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 @contextlib.contextmanager
 def quiet_stdout() -> Iterator[None]:
-    """Send whatever native code writes on file descriptor 1 to /dev/null for a moment
-    (HiGHS's banner); library code never prints."""
-    fd = 1  # native code writes to the process's fd 1 whatever sys.stdout is
-    sys.stdout.flush()
-    saved = os.dup(fd)
-    devnull = os.open(os.devnull, os.O_WRONLY)
+    """Around code that may create the process's first ``Highs`` (ours or a modeller's): its
+    banner goes to /dev/null. The banner comes once per process, so the first call creates a
+    throwaway ``Highs`` with file descriptor 1 sent to /dev/null, and every call after that
+    redirects nothing: fd 1 belongs to the whole process, and redirecting it while another
+    thread prints, or while another library redirects it too (Pyomo's solvers capture their
+    output so), would lose or misroute that output."""
+    global _BANNER_OUT
+    if not _BANNER_OUT:
+        with _LOCK:
+            if not _BANNER_OUT:
+                import highspy
+                fd = 1  # native code writes to the process's fd 1 whatever sys.stdout is
+                with contextlib.suppress(ValueError, OSError):  # closed or swapped by others
+                    sys.stdout.flush()
+                saved = os.dup(fd)
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                try:
+                    os.dup2(devnull, fd)
+                    highspy.Highs()
+                finally:
+                    os.dup2(saved, fd)
+                    os.close(saved)
+                    os.close(devnull)
+                _BANNER_OUT = True
+    yield
+
+
+def new_highs(threads: int | None = None) -> Any:
+    """A ``highspy.Highs`` with ``output_flag`` off, created without its banner, and the
+    ``threads`` option set when given; its ``run()`` is this module's ``run``, so every
+    route that builds on it (the compact MILP on highspy, the flow extraction, column
+    generation, the pattern master, LNS) is served whatever the thread's scheduler."""
+    with quiet_stdout():
+        h = _highs_class()()
+        h.setOptionValue("output_flag", False)
+    if threads is not None:
+        h.setOptionValue("threads", int(threads))
+    return h
+
+
+@functools.cache
+def _highs_class() -> type:
+    import highspy
+
+    class Highs(highspy.Highs):  # type: ignore[misc, valid-type]
+        """``highspy.Highs`` whose ``run`` goes through ``formulations.highs.run``."""
+
+        def run(self) -> Any:
+            return run(self)
+    return Highs
+
+
+def run(h: Any) -> Any:
+    """``h.run()``; when HiGHS refused the run for its ``threads`` option, once more on a
+    scheduler of that size (module docstring). Returns the ``HighsStatus``."""
+    import highspy
+    cls = _highs_class()
+    plain = super(cls, h).run if isinstance(h, cls) else h.run  # HiGHS's own run
+    threads = h.getOptionValue("threads")
+    threads = int(threads[-1] if isinstance(threads, tuple) else threads)  # (status, value)
+    with _running(threads):
+        status = plain()
+        if status == highspy.HighsStatus.kError and threads > 0 \
+                and h.getModelStatus() == highspy.HighsModelStatus.kNotset \
+                and not _accepts(threads):
+            _make_room(threads)
+            status = plain()
+    return status
+
+
+@contextlib.contextmanager
+def threads_for(threads: int) -> Iterator[None]:
+    """Around a HiGHS run that another interface starts with option ``threads`` (Pyomo's,
+    PuLP's): this thread's scheduler is replaced first when it would refuse that number."""
+    with _running(threads):
+        if threads > 0 and not _accepts(threads):
+            _make_room(threads)
+        yield
+
+
+@contextlib.contextmanager
+def _running(threads: int) -> Iterator[None]:
+    """Count our runs in progress in this thread; the outermost one that set ``threads``
+    leaves the thread without a scheduler, so that whoever solves next in it gets one of
+    its own ``threads`` (a 1-thread scheduler left in place would make a notebook's default
+    solves single-threaded and refuse its explicit thread counts). Dropping one without
+    worker threads costs nothing measurable (2 000 runs of a tiny LP: 87 µs each, with or
+    without)."""
+    _LOCAL.depth = getattr(_LOCAL, "depth", 0) + 1
     try:
-        os.dup2(devnull, fd)
         yield
     finally:
-        os.dup2(saved, fd)
-        os.close(saved)
-        os.close(devnull)
+        _LOCAL.depth -= 1
+        if _LOCAL.depth == 0 and threads > 0:
+            _drop()
 
 
-def new_highs() -> Any:
-    """A ``highspy.Highs`` with ``output_flag`` off, created without its banner."""
+def _accepts(threads: int) -> bool:
+    """Whether this thread's scheduler runs HiGHS with ``threads`` threads (a run of an empty
+    model: HiGHS checks the option before anything else; a thread without a scheduler yet
+    gets one of that size)."""
     import highspy
-    with quiet_stdout():
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-    return h
+    probe = getattr(_LOCAL, "probe", None)
+    if probe is None:  # HiGHS's own class: its run must not come back here
+        with quiet_stdout():
+            probe = _LOCAL.probe = highspy.Highs()
+        probe.setOptionValue("output_flag", False)
+    probe.setOptionValue("threads", threads)
+    return probe.run() != highspy.HighsStatus.kError
+
+
+def _make_room(threads: int) -> None:
+    """Replace this thread's scheduler by one of ``threads``, unless one of our runs is in
+    progress in this thread (its callback called us): that one is not pulled away."""
+    if _LOCAL.depth > 1:
+        raise SolverError(
+            "HiGHS is already running in this thread with another thread count than this "
+            "solve needs (a solve started from inside a HiGHS callback?); run it after that "
+            "solve or in another thread")
+    _drop()
+    if not _accepts(threads):
+        raise SolverError(f"HiGHS refuses to run with {threads} thread(s) even after "
+                          f"resetting its scheduler")
+
+
+def _drop() -> None:
+    """Drop this thread's scheduler (the next run creates one)."""
+    import highspy
+    with _LOCK:
+        # in a forked child the inherited worker threads do not exist: detach, do not join
+        highspy.Highs.resetGlobalScheduler(os.getpid() == _PID)

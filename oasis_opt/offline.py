@@ -47,13 +47,13 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any
 
 from .errors import InputError, SolverError
-from .formulations.highs import new_highs, quiet_stdout
+from .formulations.highs import new_highs, quiet_stdout, threads_for
 from .model import REL_TOL, Instance, Schedule
 
 #: HiGHS threads: the machine's cores are shared with other work, and HiGHS's MIP search is
@@ -174,7 +174,9 @@ MAX_TIME_LIMIT = 1e7
 def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = None,
           mip_gap: float = 0.0, method: str = "auto",
           options: Any = None, solver: str = "highs",
-          on_progress: Progress | None = None) -> tuple[Schedule, SolveReport]:
+          on_progress: Progress | None = None, *,
+          customize: Callable[[Any], Any] | None = None,
+          floor: Sequence[str] | None = None) -> tuple[Schedule, SolveReport]:
     """Solve the offline problem of ``instance`` exactly, or within ``time_limit`` seconds of
     wall time for the whole call (module docstring), and return the validated schedule and
     its report.
@@ -186,33 +188,53 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     ``formulations.common.Options`` (tightenings). ``solver``: ``highs``, or another MILP solver
     for the compact model (``oasis_opt.solvers``; forces ``compact``). ``on_progress(seconds,
     incumbent, bound)`` is called whenever either side improves.
+
+    ``customize(model)``: your own rows, added to the compact MILP after it is built (the
+    Pyomo ``ConcreteModel`` with ``modeler`` ``pyomo`` or ``auto``, the ``pulp.LpProblem``
+    with ``pulp``); its job-level components are in docs/offline.md ("Your own
+    constraints"). The tightenings valid only for the unmodified model are off
+    (``formulations/custom.py``), the returned schedule is the solver's solution as solved
+    (it keeps every row you added), and the floor is used only if it keeps them too.
+
+    ``floor``: the online algorithms whose best schedule is the floor of a time-limited solve
+    (default: the built-in ones, ``algorithms.REGISTRY``; ``()`` for none).
+
+    Errors name the parameter (``InputError("time_limit", …)``), not a command-line flag.
     """
     clock = _Clock(time_limit)
     if modeler not in MODELERS:
-        raise InputError("--modeler", f"unknown modeler {modeler!r}; choose from "
-                                      f"{', '.join(MODELERS)}")
+        raise InputError("modeler", f"unknown modeler {modeler!r}; choose from "
+                                    f"{', '.join(MODELERS)}")
     if method not in METHODS:
-        raise InputError("--method", f"unknown method {method!r}; choose from "
-                                     f"{', '.join(METHODS)}")
+        raise InputError("method", f"unknown method {method!r}; choose from "
+                                   f"{', '.join(METHODS)}")
     if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
-        raise InputError("--time-limit", f"must be a positive number, got {time_limit}")
+        raise InputError("time_limit", f"must be a positive number, got {time_limit}")
     if time_limit is not None and time_limit > MAX_TIME_LIMIT:  # timeouts past this overflow
-        raise InputError("--time-limit", f"{time_limit:g} s is too long (limit "
-                                         f"{MAX_TIME_LIMIT:g} s, about 115 days)")
+        raise InputError("time_limit", f"{time_limit:g} s is too long (limit "
+                                       f"{MAX_TIME_LIMIT:g} s, about 115 days)")
     if not 0 <= mip_gap < 1:
-        raise InputError("--mip-gap", f"must be in [0, 1), got {mip_gap}")
-    if solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)
+        raise InputError("mip_gap", f"must be in [0, 1), got {mip_gap}")
+    names = _floor_names(floor)
+    if customize is not None:
+        modeler = _customize_route(customize, modeler, method, solver)
+    elif solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)
         from . import solvers
         modeler, method = solvers.check(solver), "compact"
     tracker = _Tracker(clock, on_progress)
     # f_i is non-increasing: no job earns more than f_i(1), the bound until a better one
     tracker.update(bound=float(instance.utility_table[:, 0].clip(min=0).sum())
                    if instance.num_jobs else 0.0)
-    floor = _floor(instance, tracker) if time_limit is not None else None
+    # a customized model's floor counts only once it keeps the user's rows (_solve_custom)
+    best = _floor(instance, tracker, names, report=customize is None) \
+        if time_limit is not None else None
+    if customize is not None:
+        return _solve_custom(instance, modeler, clock, tracker, mip_gap, options, best,
+                             customize)
     method = _choose_method(instance, method, clock)
     if method == "colgen":
-        return _solve_colgen(instance, clock, tracker, mip_gap, floor)
-    return _solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, floor)
+        return _solve_colgen(instance, clock, tracker, mip_gap, best)
+    return _solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, best)
 
 
 def relative_gap(bound: float, incumbent: float) -> float | None:
@@ -226,22 +248,40 @@ def relative_gap(bound: float, incumbent: float) -> float | None:
 # --- the floor: the best online schedule ------------------------------------------------
 
 
-def _floor(instance: Instance, tracker: _Tracker) -> Schedule | None:
-    """The best schedule of every registered online algorithm (each validated by
+def _floor_names(floor: Sequence[str] | None) -> tuple[str, ...]:
+    """The floor's algorithms: the built-in ones (``algorithms.REGISTRY``) unless named; a
+    user's algorithm, slow or not, never slows every solve unasked."""
+    from . import algorithms
+    if floor is None:
+        return tuple(algorithms.REGISTRY)
+    if isinstance(floor, str):
+        floor = [floor]
+    known = algorithms.names()
+    for name in floor:
+        if name not in known:
+            raise InputError("floor", f"unknown algorithm {name!r}; choose from "
+                                      f"{', '.join(known)}")
+    return tuple(floor)
+
+
+def _floor(instance: Instance, tracker: _Tracker, names: Sequence[str],
+           report: bool = True) -> Schedule | None:
+    """The best schedule of the online algorithms ``names`` (each validated by
     ``algorithms.run``): all of them, since the answer must not be worse than any; together
-    they take well under a second at the paper's scale (docs/offline.md). An algorithm that
-    fails (its bug, or its own size guard) is left out: the floor is a safety net for the
-    exact answer, not a test of the algorithms (their own tests are)."""
+    the built-in ones take well under a second at the paper's scale (docs/offline.md). An
+    algorithm that fails (its bug, or its own size guard) is left out: the floor is a safety
+    net for the exact answer, not a test of the algorithms (their own tests are). With
+    ``report`` its utility goes to the tracker at once."""
     from . import algorithms
     best: Schedule | None = None
-    for name in algorithms.names():
+    for name in names:
         try:
             schedule = algorithms.run(name, instance)
         except Exception:  # noqa: BLE001 — see the docstring
             continue
         if best is None or schedule.total_utility > best.total_utility:
             best = schedule
-    if best is not None:
+    if best is not None and report:
         tracker.update(incumbent=best.total_utility)
     return best
 
@@ -435,8 +475,13 @@ def _finish(instance: Instance, schedule: Schedule, status: SolveStatus, tracker
     return schedule, result
 
 
-def _extract(prep: Any, raw: _Raw) -> Schedule:
+def _extract(prep: Any, raw: _Raw, exact: bool = False) -> Schedule:
+    """The schedule of the solver's values: trimmed after completion, jobs that do not
+    complete dropped (``common.schedule_from_values``); with ``exact`` (a customized model)
+    exactly as solved (``_as_solved``)."""
     from .formulations.common import schedule_from_values
+    if exact:
+        return _as_solved(prep, raw)
     if not raw.values:
         return schedule_from_values(prep, {}, {})
     y, z, lw, lz = raw.values
@@ -444,6 +489,173 @@ def _extract(prep: Any, raw: _Raw) -> Schedule:
         from .formulations.flow import integral_workers
         y, z = integral_workers(prep, y, z, lw)
     return schedule_from_values(prep, y, z, lw, lz)
+
+
+# --- your own constraints (customize) -----------------------------------------------------
+
+
+def _customize_route(customize: Any, modeler: str, method: str, solver: str) -> str:
+    """The modeller a customized solve builds with: PuLP if asked, else Pyomo. The routes
+    that cannot carry a user's rows are refused, naming the parameter."""
+    if not callable(customize):
+        raise InputError("customize", f"must be a function taking the model, got "
+                                      f"{type(customize).__name__}")
+    if modeler == "highspy":
+        raise InputError("modeler", "customize adds rows to a Pyomo or PuLP model: use "
+                                    "pyomo (the default with customize) or pulp")
+    if method == "colgen":
+        raise InputError("method", "column generation builds its own model and cannot take "
+                                   "the rows of customize: use compact or auto")
+    if solver != "highs":
+        raise InputError("solver", "customize runs HiGHS only")
+    return "pulp" if modeler == "pulp" else "pyomo"
+
+
+def _solve_custom(instance: Instance, modeler: str, clock: _Clock, tracker: _Tracker,
+                  mip_gap: float, options: Any, floor: Schedule | None,
+                  customize: Callable[[Any], Any]) -> tuple[Schedule, SolveReport]:
+    """The compact MILP with the user's rows, on Pyomo or PuLP and HiGHS, never raced nor
+    handed to highspy (``formulations/custom.py`` for what changes). The solution is
+    returned exactly as solved; the floor (its jobs that earn nothing left out) and the
+    empty schedule are candidates only if they keep every row of the customized model."""
+    from .formulations.common import prepare
+    from .formulations.custom import custom_options
+    from .limits import check_allocation
+
+    t0 = time.perf_counter()
+    prep = prepare(instance, custom_options(options))
+    size = prep.model_size()
+    check_allocation("instance", size["nonzeros"] * BUILD_BYTES_PER_NNZ[modeler],
+                     f"the compact MILP ({size['columns']} columns, {size['rows']} rows, "
+                     f"{size['nonzeros']} nonzeros)")
+    tracker.update(bound=prep.upper_bound())
+    empty = Schedule.from_arrays(instance, "none", {}, {})
+    candidates = ([_earning(instance, floor)] if floor is not None else []) + [empty]
+    kept: list[Schedule] = []
+    hook = _user_rows(customize, modeler, candidates, tracker, kept)
+    try:
+        if prep.active:
+            raw = _ROUTES[modeler](prep, clock, tracker, mip_gap, customize=hook)
+        else:  # no job can earn: the model has no variables, the empty schedule is all
+            from .formulations import compact_pulp, compact_pyomo
+            hook((compact_pulp if modeler == "pulp" else compact_pyomo).build(
+                instance, prep=prep))
+            if not kept:
+                raise SolverError("Infeasible")
+            raw = _Raw(SolveStatus.OPTIMAL, 0.0, 0.0, (), 0.0, 0.0, 0.0)
+    except SolverError as exc:
+        if "nfeasible" in str(exc):  # the user's rows leave no schedule
+            raise InputError("customize", f"with the rows of {_name_of(customize)} the model "
+                                          f"of {instance.name} has no solution ({exc})") from None
+        raise
+    prep_seconds = time.perf_counter() - t0 - raw.build - raw.handover - raw.solve
+    schedule = _extract(prep, raw, exact=True)
+    if not raw.values and not kept:
+        raise SolverError(f"no schedule that keeps the rows of {_name_of(customize)} was "
+                          f"found for {instance.name} within the time limit")
+    tracker.update(incumbent=schedule.total_utility if raw.values else None, bound=raw.bound)
+    chosen = None
+    if kept and kept[0].total_utility > schedule.total_utility + REL_TOL * max(
+            1.0, abs(kept[0].total_utility)):
+        schedule, chosen = kept[0], str(kept[0].algorithm)
+        if raw.status is SolveStatus.OPTIMAL and mip_gap == 0:  # a wrong model: say so
+            raise SolverError(f"the proven optimum of the customized {instance.name} "
+                              f"({raw.solver_objective}) is below {chosen}'s schedule "
+                              f"({schedule.total_utility})")
+    return _finish(instance, schedule, raw.status, tracker, clock, prep.upper_bound(),
+                   modeler, "compact", f"compact/{modeler}/custom", chosen,
+                   prep_seconds + raw.build, raw.handover, raw.solve, raw.solver_objective,
+                   extra={"solver": "highs", "customized": _name_of(customize)})
+
+
+def _name_of(fn: Any) -> str:
+    """How a message names the user's function: ``customize function 'mymod.cap'``."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    module = getattr(fn, "__module__", None)
+    return f"customize function {(f'{module}.' if module else '') + name!r}"
+
+
+def _user_rows(customize: Callable[[Any], Any], modeler: str, candidates: list[Schedule],
+               tracker: _Tracker, kept: list[Schedule]) -> Callable[[Any], None]:
+    """What the route calls on its built model: ``customize`` on the user's view of it (the
+    Pyomo model, or PuLP's problem), errors named; then the objective must be untouched, and
+    the first candidate (best first) whose variable values keep every bound and row of the
+    customized model goes into ``kept`` and to the tracker."""
+    from .formulations import compact_pulp, compact_pyomo
+    from .formulations.custom import point
+
+    def hook(model: Any) -> None:
+        target = model.problem if modeler == "pulp" else model
+        objective = _objective_of(target, modeler)
+        try:
+            customize(target)
+        except Exception as exc:  # the user's code: any failure is named, not a traceback
+            raise InputError("customize", f"{_name_of(customize)} raised "
+                                          f"{type(exc).__name__}: {exc}") from exc
+        if _objective_of(target, modeler) != objective:
+            raise InputError("customize", f"{_name_of(customize)} changed the objective; the "
+                                          f"solve maximises the total utility: add rows or "
+                                          f"bounds only")
+        satisfies = compact_pulp.satisfies if modeler == "pulp" else compact_pyomo.satisfies
+        for schedule in sorted(candidates, key=lambda s: -s.total_utility):
+            values = point(model.prep, schedule)
+            if values is not None and satisfies(model, values):
+                kept.append(schedule)
+                tracker.update(incumbent=schedule.total_utility)
+                break
+    return hook
+
+
+def _objective_of(target: Any, modeler: str) -> tuple[Any, ...]:
+    """What identifies the objective: PuLP's objective and sense; Pyomo's active objectives
+    and their expressions and senses."""
+    if modeler == "pulp":
+        return (id(target.objective), target.sense)
+    import pyomo.environ as pyo
+    return tuple((id(o), id(o.expr), int(o.sense))
+                 for o in target.component_data_objects(pyo.Objective, active=True))
+
+
+def _earning(instance: Instance, schedule: Schedule) -> Schedule:
+    """``schedule`` without the jobs that earn nothing (the customized model holds no
+    allocation of a job that does not complete in its useful window)."""
+    y, z = schedule.to_arrays(instance)
+    keep = [instance.job_index[jr.id] for jr in schedule.jobs
+            if jr.completed and jr.utility > 0]
+    return Schedule.from_arrays(instance, schedule.algorithm, {i: y[i] for i in keep},
+                                {i: z[i] for i in keep}, schedule.extras)
+
+
+def _as_solved(prep: Any, raw: _Raw) -> Schedule:
+    """The schedule exactly as solved by a customized model (one variable per server,
+    ``exact_completion``): counts rounded, nothing trimmed or dropped, so every row the user
+    added holds for it. Its completion slots are the model's ``c``; a difference would mean
+    a wrong model, and is raised."""
+    import numpy as np
+
+    inst = prep.instance
+    T, H, K = inst.horizon, len(inst.worker_names), len(inst.ps_names)
+    workers: dict[int, np.ndarray] = {}
+    ps: dict[int, np.ndarray] = {}
+    finish: dict[int, int] = {}
+    if raw.values:
+        y, z, _, _, c = raw.values
+        for values, out, width in ((y, workers, H), (z, ps, K)):
+            for (i, h, t), v in values.items():
+                n = round(v or 0.0)
+                if n > 0:
+                    out.setdefault(i, np.zeros((T, width), dtype=np.int64))[t, h] += n
+        finish = {i: t for (i, t), v in c.items() if v is not None and v > 0.5}
+    for i in set(workers) | set(ps):
+        workers.setdefault(i, np.zeros((T, H), dtype=np.int64))
+        ps.setdefault(i, np.zeros((T, K), dtype=np.int64))
+    schedule = Schedule.from_arrays(inst, "optimal", workers, ps)
+    for i, jr in enumerate(schedule.jobs):
+        if jr.completion_slot != finish.get(i):
+            raise SolverError(f"the customized model of {inst.name} completes job {jr.id!r} "
+                              f"in slot {finish.get(i)}, its solved allocation in slot "
+                              f"{jr.completion_slot}")
+    return schedule
 
 
 # --- column generation ------------------------------------------------------------------
@@ -559,10 +771,9 @@ def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip
     objective, values)`` with every improving incumbent (so that the parent keeps it if it
     has to kill this process at the deadline), and ``("done", raw)`` or ``("error", text)``
     at the end."""
-    import highspy
-
     try:
-        highspy.Highs.resetGlobalScheduler(True)  # a pool inherited from the parent is dead
+        # a scheduler inherited from the parent of another thread count is reset by the
+        # first run (formulations/highs.py)
         clock = _Clock(time_limit)
         tracker = _Tracker(clock, lambda _s, inc, b: conn.send(("progress", inc, b)))
         raw = _solve_highspy(prep, clock, tracker, mip_gap, random_seed, start,
@@ -761,10 +972,12 @@ def _solve_highspy(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
 
 
 def _solve_pyomo(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
-                 start: Schedule | None = None) -> _Raw:
+                 start: Schedule | None = None,
+                 customize: Callable[[Any], None] | None = None) -> _Raw:
     """Pyomo model → ``pyomo.contrib.solver`` HiGHS (persistent interface). Pyomo's interface
     takes no callbacks: the history has the end points only, and the deadline rests on the
-    predicted build (``_plan``) and HiGHS's own time limit."""
+    predicted build (``_plan``) and HiGHS's own time limit. ``customize(model)`` runs after
+    the build (``_solve_custom``); the values then carry ``c`` as a fifth dict."""
     from pyomo.common.timing import HierarchicalTimer
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import TerminationCondition
@@ -773,11 +986,14 @@ def _solve_pyomo(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
 
     t0 = time.perf_counter()
     m = compact_pyomo.build(prep.instance, prep=prep)
+    if customize is not None:
+        customize(m)
     build = time.perf_counter() - t0
     opt = SolverFactory("highs")
     timer = HierarchicalTimer()
     t1 = time.perf_counter()
-    with quiet_stdout():  # set_instance captures HiGHS output itself; belt and braces
+    # set_instance captures HiGHS output itself; quiet_stdout is belt and braces
+    with threads_for(THREADS), quiet_stdout():
         res = opt.solve(m, time_limit=_highs_budget(clock, prep), rel_gap=mip_gap,
                         threads=THREADS, raise_exception_on_nonoptimal_result=False,
                         load_solutions=False, timer=timer)
@@ -795,23 +1011,29 @@ def _solve_pyomo(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     if incumbent is not None:
         res.solution_loader.load_vars()
         values = compact_pyomo.values(m)
+        if customize is not None:
+            values = (*values, {k: v.value for k, v in m.c.items()})
     handover = time.perf_counter() - t1 - highs_seconds
     return _Raw(status, _float(incumbent), _float(res.objective_bound), values, build, handover,
                 highs_seconds)
 
 
 def _solve_pulp(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
-                start: Schedule | None = None) -> _Raw:
+                start: Schedule | None = None,
+                customize: Callable[[Any], None] | None = None) -> _Raw:
     """PuLP problem → ``pulp.HiGHS`` (highspy). The steps of ``HiGHS.actualSolve`` are run one
     by one to time the hand-over and to put callbacks on PuLP's ``Highs`` object; status and
     bound come from HiGHS itself, not ``LpStatus`` (which says "Optimal" after a time limit).
-    PuLP hands HiGHS ``min −objective``, so objective and dual bound come back negated."""
+    PuLP hands HiGHS ``min −objective``, so objective and dual bound come back negated.
+    ``customize(model)`` runs after the build, as in ``_solve_pyomo``."""
     import pulp
 
     from .formulations import compact_pulp
 
     t0 = time.perf_counter()
     m = compact_pulp.build(prep.instance, prep=prep)
+    if customize is not None:
+        customize(m)
     build = time.perf_counter() - t0
     problem = m.problem
     solver = pulp.HiGHS(msg=False, timeLimit=_highs_budget(clock, prep), gapRel=mip_gap,
@@ -824,7 +1046,8 @@ def _solve_pulp(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     _watch(h, clock, tracker, -1.0)
     handover = time.perf_counter() - t1
     t2 = time.perf_counter()
-    solver.callSolver(problem)
+    with threads_for(THREADS):
+        solver.callSolver(problem)
     highs_seconds = time.perf_counter() - t2
     t3 = time.perf_counter()
     st, sol_st = solver.findSolutionValues(problem)
@@ -841,6 +1064,8 @@ def _solve_pulp(prep: Any, clock: _Clock, tracker: _Tracker, mip_gap: float,
     values: tuple[dict, ...] = ()
     if has_solution:
         values = compact_pulp.values(m)
+        if customize is not None:
+            values = (*values, {k: v.varValue for k, v in m.c.items()})
     handover += time.perf_counter() - t3
     return _Raw(status, incumbent, bound, values, build, handover, highs_seconds)
 

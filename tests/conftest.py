@@ -42,3 +42,19 @@ def tiny_dict() -> dict[str, Any]:
 def tiny(tiny_dict):
     from oasis_opt.io import instance_from_dict
     return instance_from_dict(tiny_dict)
+
+
+@pytest.fixture(scope="session")
+def trace_path(tmp_path_factory) -> str:
+    """Six Tiresias jobs over 12 slots (``oasis-opt import``): one GPU pool and free PSs, so
+    the plain solve makes the workers continuous and rebuilds whole ones with its own small
+    HiGHS MILP (``Prep.flow_workers``)."""
+    import subprocess
+    import sys
+    path = tmp_path_factory.mktemp("trace") / "t.json"
+    r = subprocess.run([sys.executable, "-m", "oasis_opt", "import", "tiresias",
+                        str(ROOT / "instances/traces/tiresias/60_job.csv"), "-o", str(path),
+                        "--jobs", "6", "--horizon", "12", "--json"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    return str(path)

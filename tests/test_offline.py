@@ -233,13 +233,13 @@ def test_gap_definition():
 
 def test_bad_parameters():
     instance = instance_from_dict(TINY["single-job"])
-    with pytest.raises(InputError, match="--method: unknown method 'magic'"):
+    with pytest.raises(InputError, match="method: unknown method 'magic'"):
         solve(instance, method="magic")
-    with pytest.raises(InputError, match="--modeler"):
+    with pytest.raises(InputError, match="^modeler: "):
         solve(instance, modeler="gurobi")
-    with pytest.raises(InputError, match="--mip-gap"):
+    with pytest.raises(InputError, match="^mip_gap: "):
         solve(instance, mip_gap=1.5)
-    with pytest.raises(InputError, match="--time-limit"):
+    with pytest.raises(InputError, match="^time_limit: "):
         solve(instance, time_limit=-1)
 
 
