@@ -256,11 +256,11 @@ def _floor_names(floor: Sequence[str] | None) -> tuple[str, ...]:
         return tuple(algorithms.REGISTRY)
     if isinstance(floor, str):
         floor = [floor]
-    known = algorithms.names()
     for name in floor:
-        if name not in known:
-            raise InputError("floor", f"unknown algorithm {name!r}; choose from "
-                                      f"{', '.join(known)}")
+        try:
+            algorithms.check(name)  # any name the registry resolves, module:function too
+        except InputError as err:
+            raise InputError("floor", err.message) from None
     return tuple(floor)
 
 
