@@ -269,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = cmd("bench", "measure OASiS, baselines and the solver on this machine, with targets")
     b.add_argument("--quick", action="store_true", help="fewer rounds and smaller instances")
+    add_verify_parser(cmd)
     return p
 
 
@@ -570,11 +571,107 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- verify (issue 20): the parser and the command in one block --------------------------
+
+
+def add_verify_parser(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    v = cmd("verify", "the exact maximum of OPT/ALG over every instance of a finite space "
+                      "(oasis-space/1), each OPT proven")
+    v.add_argument("space", metavar="SPACE", help="space file (oasis-space/1)")
+    v.add_argument("--algorithm", required=True, metavar="NAME", help="the algorithm to verify")
+    v.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="an algorithm parameter (VALUE is JSON; repeatable)")
+    v.add_argument("--max-instances", type=_nonneg_int("--max-instances"), default=None,
+                   metavar="N", help="refuse a space of more than N instances before anything "
+                                     "runs (default 1000000)")
+    v.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
+                   help="check OPT/ALG <= 2α on the instances where no job can hold more than "
+                        "S (0-1] of a server resource (default: every instance)")
+    v.add_argument("--time-limit", type=_seconds("--time-limit"), default=60.0, metavar="S",
+                   help="MILP seconds per instance where the exact DP does not apply; an "
+                        "unproven one is counted as unsolved (default 60)")
+    v.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+                   help="local worker processes (default 0: in-process)")
+    v.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
+    v.add_argument("-o", "--output", metavar="DIR", default=None,
+                   help="output folder (default results/verify/SPACE-ALGORITHM); a rerun with "
+                        "the same folder resumes")
+
+
+def _verify_params(items: Sequence[str]) -> dict[str, Any]:
+    import json
+    out: dict[str, Any] = {}
+    for item in items:
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            raise InputError("--param", f"expected KEY=VALUE, got {item!r}")
+        try:
+            out[k] = json.loads(v, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+        except ValueError:
+            raise InputError(f"--param {k}", f"VALUE must be JSON (e.g. 0.5, \"x\"), "
+                                             f"got {v!r}") from None
+    return out
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .sweep import make_executor
+    from .verify import (
+        DEFAULT_MAX_INSTANCES,
+        check_algorithm,
+        check_size,
+        load_space,
+        verify,
+        write_outputs,
+    )
+    limit = DEFAULT_MAX_INSTANCES if args.max_instances is None else args.max_instances
+    params = _verify_params(args.param)
+    space = load_space(args.space)
+    check_algorithm(args.algorithm)
+    check_size(space, limit)  # before any folder, process or file exists
+    out = Path(args.output or f"results/verify/{space.name}-{args.algorithm}")
+    with make_executor(args.workers, args.dask) as ex:
+        res = verify(space, args.algorithm, out=out, params=params, max_instances=limit,
+                     max_share=args.max_share, executor=ex, progress=not args.json,
+                     time_limit=args.time_limit)
+    files = write_outputs(res, out)
+    data = {**res.summary(), "files": files}
+
+    def human() -> None:
+        c = res.counts
+        print(f"verify {args.algorithm} over {space.name}: {space.size} instances "
+              f"({res.evaluated} evaluated now), {c.get('ok', 0)} with a finite ratio, "
+              f"ALG = 0 < OPT on {c.get('alg_zero', 0)}, OPT = 0 on {c.get('opt_zero', 0)}"
+              + (f", UNSOLVED {c['unsolved']}" if c.get("unsolved") else ""))
+        if res.max_ratio is None:
+            print("  no instance has a finite ratio")
+        else:
+            print(f"  max OPT/ALG = {res.max_ratio:.6g} (OPT {res.argmax_opt:.6g}, ALG "
+                  f"{res.argmax_alg:.6g}) at instance {res.argmax}, written to "
+                  f"{files['argmax']}" + ("" if data["exact"] else " (not exact: some OPT "
+                                                                    "unproven)"))
+        print(f"  OPT by {', '.join(f'{k} {v}' for k, v in sorted(res.opt_methods.items()))}; "
+              f"reductions: {'; '.join(data['reductions'])}")
+        b = res.bound_check
+        if b is not None:
+            where = (f"with job share <= {b['max_share']}" if b["max_share"] is not None
+                     else "")
+            print(f"  OPT <= 2α·ALG on {b['held']} of {b['instances']} instances {where}"
+                  f"; worst OPT/(2α·ALG) {_cell(b['worst_ratio_over_2alpha'])}")
+        print(f"  wrote {files['distribution_csv']}, {files['histogram_png']}, "
+              f"{files['summary']} in {res.seconds:.1f} s")
+    _emit(args, data, human)
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "import": cmd_import,
     "generate": cmd_generate, "validate": cmd_validate, "solve": cmd_solve, "run": cmd_run,
     "ratio": cmd_ratio, "experiment": cmd_experiment, "sweep": cmd_sweep, "bench": cmd_bench,
     "export": cmd_export, "show": cmd_show, "adversary": cmd_adversary,
+    "verify": cmd_verify,
 }
 
 
