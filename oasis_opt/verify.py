@@ -336,9 +336,10 @@ def dp_optimum(inst: Instance) -> float | None:
     """OPT by the slot DP (module docstring); None when its table would be too large.
 
     ``best_t(s)`` = the most utility earned by the end of slot t with cumulative work ``s``
-    (``s_i ≤ V_i``); from s, slot t moves to ``s + min(m, V − s)`` for each maximal feasible
+    (``s_i ≤ V_i``); from s, slot t moves to ``min(s + m, V)`` for each maximal feasible
     ``m`` (jobs not yet arrived take 0), earning ``f_i(t − a_i + 1)`` for each job whose work
-    reaches ``V_i`` in slot t."""
+    reaches ``V_i`` in slot t. The table is dense over ``∏(V_i + 1)`` states and each move
+    is one vectorised step over the reachable ones."""
     T = inst.horizon
     table = inst.utility_table
     arr = [int(a) for a in inst.arrival]
@@ -346,36 +347,31 @@ def dp_optimum(inst: Instance) -> float | None:
     live = [i for i in range(inst.num_jobs) if table[i, : T - arr[i]].max(initial=0.0) > 0]
     if not live:
         return 0.0
-    V = [int(inst.jobs[i].workload) for i in live]
+    V = np.array([inst.jobs[i].workload for i in live], dtype=np.int64)
     maximal = _maximal(inst, live)
-    if maximal is None or math.prod(v + 1 for v in V) * max(1, len(maximal)) * T > \
-            DP_WORK_LIMIT:
+    if maximal is None or int(np.prod(V + 1)) * max(1, len(maximal)) * T > DP_WORK_LIMIT:
         return None
-    a = [arr[i] for i in live]
-    # last slot at which job k can still earn: f(t − a + 1) > 0 (non-increasing utility)
-    last = [a[k] + int(np.flatnonzero(table[i, : T - a[k]] > 0)[-1]) for k, i in
-            enumerate(live)]
-    gains = [[float(table[i, t - a[k]]) if a[k] <= t else 0.0 for t in range(T)]
-             for k, i in enumerate(live)]
-    J = len(live)
-    states: dict[tuple[int, ...], float] = {(0,) * J: 0.0}
+    a = np.array([arr[i] for i in live], dtype=np.int64)
+    M = np.array(maximal, dtype=np.int64).reshape(-1, len(live))
+    # gain[t, k] = f_k(t − a_k + 1) for t ≥ a_k (0 before arrival)
+    gain = np.zeros((T, len(live)))
+    for k, i in enumerate(live):
+        gain[arr[i]:, k] = table[i, : T - arr[i]]
+    shape = tuple(int(v) + 1 for v in V)
+    S = np.indices(shape).reshape(len(live), -1).T  # (G, J): every state
+    val = np.full(len(S), -np.inf)
+    val[0] = 0.0
     for t in range(T):
-        nxt: dict[tuple[int, ...], float] = {}
-        for s, val in states.items():
-            # a job that can no longer earn leaves the state (its work is marked complete)
-            rem = tuple(V[k] - s[k] if a[k] <= t <= last[k] else 0 for k in range(J))
-            base = tuple(s[k] if a[k] > t or t <= last[k] else V[k] for k in range(J))
-            moves = {tuple(min(m[k], rem[k]) for k in range(J)) for m in maximal}
-            for mv in moves:
-                ns = tuple(base[k] + mv[k] for k in range(J))
-                g = val
-                for k in range(J):
-                    if mv[k] and ns[k] == V[k]:
-                        g += gains[k][t]
-                if nxt.get(ns, -1.0) < g:
-                    nxt[ns] = g
-        states = nxt
-    return max(states.values())
+        moves = np.unique(M * (a <= t)[None, :], axis=0)
+        reach = np.flatnonzero(val > -np.inf)
+        s, v = S[reach], val[reach]
+        new = val.copy()  # m = 0: idle (dominated, but keeps every state's value)
+        for m in moves:
+            ns = np.minimum(s + m, V)
+            done = (s < V) & (ns == V)  # jobs whose work first reaches V_i in slot t
+            np.maximum.at(new, np.ravel_multi_index(ns.T, shape), v + done @ gain[t])
+        val = new
+    return float(val.max())
 
 
 def milp_optimum(inst: Instance, time_limit: float = MILP_TIME_LIMIT) -> float | None:
