@@ -241,11 +241,11 @@ def space_from_dict(data: Any, name: str = "space") -> Space:
                 instance_from_dict(probe)
             except InputError as err:
                 place = err.place
-                prefix = f"jobs[0].{f}"
-                if place.startswith(prefix):
-                    place = f"{f}[{k}]" + place[len(prefix):]
-                elif place.startswith("jobs[0]."):
-                    place = place[len("jobs[0]."):]
+                for g in JOB_FIELDS:  # jobs[0].workload → workload[k] (k of the probe)
+                    prefix = f"jobs[0].{g}"
+                    if place == prefix or place.startswith((prefix + ".", prefix + "[")):
+                        place = f"{g}[{k if g == f else 0}]" + place[len(prefix):]
+                        break
                 raise InputError(place, err.message) from None
     # the whole first instance too (J jobs: the size checks of a full instance)
     instance_from_dict(space.instance_dict(0))
