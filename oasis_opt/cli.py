@@ -235,8 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = cmd("adversary", "search small instances for a high OPT/ALG (exact OPT for each); "
                          "write the worst one")
-    a.add_argument("--algorithm", "-a", required=True, metavar="NAME",
-                   help="any registered algorithm (oasis, oasis-adaptive, fifo, drf, rrh, tetris)")
+    a.add_argument("--algorithm", "-a", default=None, metavar="NAME",
+                   help="any registered algorithm (oasis, oasis-adaptive, fifo, drf, rrh, "
+                        "tetris); required unless --family")
+    add_family_arguments(a)
     a.add_argument("--jobs", type=_nonneg_int("--jobs"), default=4, metavar="J",
                    help="jobs per instance (default 4)")
     a.add_argument("--horizon", type=_nonneg_int("--horizon"), default=6, metavar="T",
@@ -525,6 +527,10 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     from .adversary import SearchSpace, describe, search, trajectory_csv, trajectory_figure
     from .io import instance_from_dict, save_instance, write_text_atomic
     from .sweep import make_executor
+    if args.family is not None:
+        return cmd_adversary_family(args)
+    if args.algorithm is None:
+        raise InputError("--algorithm", "required (or --family NAME)")
     if args.evaluations == 0:
         raise InputError("--evaluations", "must be at least 1, got 0")
     space = SearchSpace(jobs=args.jobs, horizon=args.horizon,
@@ -662,6 +668,56 @@ def cmd_verify(args: argparse.Namespace) -> int:
                   f"; worst OPT/(2α·ALG) {_cell(b['worst_ratio_over_2alpha'])}")
         print(f"  wrote {files['distribution_csv']}, {files['histogram_png']}, "
               f"{files['summary']} in {res.seconds:.1f} s")
+    _emit(args, data, human)
+    return 0
+
+
+def add_family_arguments(a: argparse.ArgumentParser) -> None:
+    a.add_argument("--family", default=None, metavar="NAME", choices=["threshold"],
+                   help="instead of a search: a structured family in the theorem's regime with "
+                        "OPT in closed form (threshold); -o is then a folder")
+    a.add_argument("--share", type=_positive("--share"), action="append", default=None,
+                   metavar="S", help="with --family: the share of a server one job holds "
+                                     "(repeatable; default 0.1 0.05 0.02 0.01)")
+    a.add_argument("--steps", type=_nonneg_int("--steps"), default=None, metavar="K",
+                   help="with --family: blocks of rising value (default 12)")
+
+
+def cmd_adversary_family(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .io import instance_from_dict, save_instance, write_text_atomic
+    from .tightness import (
+        DEFAULT_SHARES,
+        DEFAULT_STEPS,
+        check,
+        figure,
+        rows_csv,
+        threshold_instance,
+        tightness,
+    )
+    shares = args.share or list(DEFAULT_SHARES)
+    steps = DEFAULT_STEPS if args.steps is None else args.steps
+    for s in shares:
+        check(args.family, s, steps)  # every bad value refused before anything runs
+    out = Path(args.output)
+    rows = [tightness(args.family, s, steps) for s in shares]
+    write_text_atomic(out / "tightness.csv", rows_csv(rows))
+    figure(rows, out / "tightness.png")
+    for r in rows:  # the whole family per share: its prefixes are the instances
+        save_instance(instance_from_dict(threshold_instance(r.share, steps)),
+                      out / f"{args.family}-c{r.capacity}-k{steps}.json")
+    data = {"family": args.family, "steps": steps,
+            "rows": [{k: v for k, v in vars(r).items()} for r in rows],
+            "files": {"csv": str(out / "tightness.csv"), "png": str(out / "tightness.png")}}
+
+    def human() -> None:
+        _table([{k: v for k, v in vars(r).items() if k not in ("ratios", "ratios_fixed")}
+                for r in rows],
+               ["share", "jobs", "worst_ratio", "alpha", "two_alpha", "online_lower_bound",
+                "worst_ratio_fixed", "two_alpha_fixed"],
+               title=f"{args.family} family, K = {steps}: worst OPT/OASiS over the prefixes")
+        print(f"wrote {out / 'tightness.csv'}, {out / 'tightness.png'}")
     _emit(args, data, human)
     return 0
 
