@@ -536,11 +536,12 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     space = SearchSpace(jobs=args.jobs, horizon=args.horizon,
                         worker_servers=args.worker_servers, ps_servers=args.ps_servers,
                         max_share=args.max_share)
-    space.check()
+    space.check(args.certified)
     with make_executor(args.workers, args.dask) as ex:
         res = search(args.algorithm, space=space, evaluations=args.evaluations,
                      budget=args.budget, seed=args.seed, executor=ex, progress=not args.json,
-                     time_limit=args.time_limit)
+                     time_limit=args.time_limit, certified=args.certified,
+                     seed_family=args.seed_family)
     out = Path(args.output)
     prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
     data = res.summary()
@@ -561,6 +562,9 @@ def cmd_adversary(args: argparse.Namespace) -> int:
               f"ALG {res.alg:.6g}) after {res.evaluations} evaluations; random sampling "
               f"with as many: {_cell(res.random_ratio)}; OASiS's 2α on it "
               f"{data['two_alpha']:.4g}; wrote {out}")
+        if res.certified:
+            print(f"  scored by a certified lower bound on OPT: the worst case is at least "
+                  f"{res.ratio:.6g}; the solver's bound/ALG on it {_cell(res.upper_ratio)}")
         zeros = res.counts["search"].get("alg_zero", 0)
         if zeros:
             print(f"  ALG = 0 < OPT (ratio unbounded) on {zeros} search candidates "
@@ -681,6 +685,11 @@ def add_family_arguments(a: argparse.ArgumentParser) -> None:
                                      "(repeatable; default 0.1 0.05 0.02 0.01)")
     a.add_argument("--steps", type=_nonneg_int("--steps"), default=None, metavar="K",
                    help="with --family: blocks of rising value (default 12)")
+    a.add_argument("--certified", action="store_true",
+                   help="score candidates by a certified lower bound on OPT (the best schedule "
+                        "found within --time-limit) instead of a proven OPT: up to 80 jobs")
+    a.add_argument("--seed-family", default=None, metavar="NAME", choices=["threshold"],
+                   help="start the search from members of this family (threshold)")
 
 
 def cmd_adversary_family(args: argparse.Namespace) -> int:
