@@ -185,15 +185,17 @@ def figure(rows: Sequence[TightnessRow], path: str | Path) -> None:
     rows = sorted(rows, key=lambda r: r.share)
     x = [r.share for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    ax.plot(x, [r.two_alpha for r in rows], "k--", label="2α (OASiS's guarantee)")
-    ax.plot(x, [r.one_plus_alpha for r in rows], "k:", label="1 + α")
+    ax.plot(x, [r.two_alpha_fixed for r in rows], "r--", lw=1,
+            label="2α of the fixed bounds (their guarantee)")
+    ax.plot(x, [r.two_alpha for r in rows], "b--", lw=1,
+            label="2α of each prefix's bounds")
+    ax.plot(x, [r.one_plus_alpha for r in rows], "k:", label="1 + α (α of the whole family)")
     ax.plot(x, [r.online_lower_bound for r in rows], "g-s",
             label="c*: any online algorithm (lower bound)")
     ax.plot(x, [r.worst_ratio_fixed for r in rows], "r-o",
             label="OASiS, fixed bounds [L, U] (worst prefix)")
     ax.plot(x, [r.worst_ratio for r in rows], "b-^",
             label="OASiS, bounds from each prefix (worst prefix)")
-    ax.plot(x, [r.alpha for r in rows], color="gray", lw=1, label="α")
     ax.set_xscale("log")
     ax.invert_xaxis()
     ax.set_xlabel("share of a server one job can hold (log; the regime deepens to the right)")
