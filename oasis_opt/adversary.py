@@ -211,20 +211,25 @@ def family_seed(rng: np.random.Generator, space: SearchSpace, family: str = "thr
     """A member of a structured family (``tightness``) fitted to the space, as a start for the
     search. ``threshold``: every worker server gets ``C`` GPUs (the least capacity the share
     allows), all jobs arrive at slot 0 needing one worker for one slot (a 1-slot deadline),
-    in ``K`` blocks of equal value rising geometrically by a factor ``(4·H·C)^(1/K)`` up to
-    ``max_value``; ``K`` is drawn from 2 … 6 (fewer when blocks would be empty), so a batch of
-    seeds holds different prefixes and steps of the family."""
+    in ``K`` blocks of ``B = H·C`` jobs (one block fills the cluster; the last block takes the
+    remainder) of equal value, rising geometrically by a factor ``(4·B)^(1/K)`` per block up to
+    ``max_value``. ``K`` is drawn from 2 … ``J // B``, so a batch of seeds holds different
+    prefixes of the family; with fewer than 2 blocks' worth of jobs, two halves."""
     if family not in SEED_FAMILIES:
         raise InputError("--seed-family", f"unknown family {family!r}; choose from "
                                           f"{', '.join(SEED_FAMILIES)}")
     C = space.capacity_range[0]
     H, J, T = space.worker_servers, space.jobs, space.horizon
-    K = max(1, min(int(rng.integers(2, 7)), J))
+    B = H * C
+    if J >= 2 * B:
+        K = int(rng.integers(2, J // B + 1))
+    else:
+        K, B = min(2, J), max(1, J // 2)
     span = 4.0 * H * C
     vals = [space.max_value * span ** ((k - K) / K) for k in range(1, K + 1)]
     jobs = []
     for i in range(J):
-        k = min(K - 1, i * K // J)  # blocks of about J/K jobs, in rising order
+        k = min(K - 1, i // B)  # blocks in rising order
         v = float(np.clip(vals[k], MIN_VALUE, space.max_value))
         jobs.append({"id": f"j{i}", "arrival": 0, "workload": 1, "max_workers": 1,
                      "ps_ratio": 1, "worker_demand": [1] + [0] * (len(RESOURCES) - 1),
