@@ -349,7 +349,9 @@ def dp_optimum(inst: Instance) -> float | None:
         return 0.0
     V = np.array([inst.jobs[i].workload for i in live], dtype=np.int64)
     maximal = _maximal(inst, live)
-    if maximal is None or int(np.prod(V + 1)) * max(1, len(maximal)) * T > DP_WORK_LIMIT:
+    # Python ints: a product of int64s would wrap around for workloads near MAX_COUNT
+    states = math.prod(int(v) + 1 for v in V)
+    if maximal is None or states * max(1, len(maximal)) * T > DP_WORK_LIMIT:
         return None
     a = np.array([arr[i] for i in live], dtype=np.int64)
     M = np.array(maximal, dtype=np.int64).reshape(-1, len(live))
