@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import InputError
 from .io import Amount, Count, Name, Pos, PosInt, Text
@@ -102,20 +102,6 @@ class _SpaceIn(BaseModel):
     worker_demand: Annotated[list[list[Amount]], Field(min_length=1)]
     ps_demand: Annotated[list[list[Amount]], Field(min_length=1)]
     utility: Annotated[list[dict[str, Any]], Field(min_length=1)]
-
-
-def _place(loc: Sequence[Any]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _schema_error(err: ValidationError) -> InputError:
-    e = err.errors(include_url=False)[0]
-    msg = {"missing": "missing field", "extra_forbidden": "unknown field",
-           "too_short": "empty list: give at least one value"}.get(e["type"], e["msg"])
-    return InputError(_place(e["loc"]), msg)
 
 
 @dataclass(frozen=True)
@@ -193,15 +179,8 @@ class Space:
 
 def space_from_dict(data: Any, name: str = "space") -> Space:
     """Parse and check a space (module docstring); one ``InputError`` naming the field."""
-    from .io import INSTANCE_FORMAT, instance_from_dict
-    if not isinstance(data, dict):
-        raise InputError("", "a space must be a JSON object")
-    if data.get("format") != SPACE_FORMAT:
-        raise InputError("format", f"expected {SPACE_FORMAT!r}, got {data.get('format')!r}")
-    try:
-        raw = _SpaceIn.model_validate(data)
-    except ValidationError as err:
-        raise _schema_error(err) from None
+    from .io import INSTANCE_FORMAT, instance_from_dict, parse_model
+    raw = parse_model(_SpaceIn, data, SPACE_FORMAT, "a space")
     R = len(raw.resources)
     for pool in ("worker_servers", "ps_servers", *VECTOR_FIELDS):
         for k, vec in enumerate(getattr(raw, pool)):
