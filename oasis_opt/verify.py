@@ -515,6 +515,11 @@ def verify(space: Space, algorithm: str, *, out: str | Path,
         raise InputError("--max-share", f"must be in (0, 1], got {max_share}")
     params = dict(params or {})
     pitems = tuple(sorted(params.items()))
+    # the parameters tried once here, in-process, on instance 0: a bad value is refused
+    # (exit 2) before any worker starts or any file exists
+    from . import algorithms
+    from .io import instance_from_dict
+    algorithms.run(algorithm, instance_from_dict(space.instance_dict(0)), **params)
     key_params = {"space": space.digest, "params": params, "chunk": CHUNK}
     key = Task("verify", 0, key_params).params_key
     out = Path(out)

@@ -194,6 +194,15 @@ def test_a_space_too_large_is_refused_up_front(tmp_path, capfd):
     assert not out.exists()
 
 
+def test_bad_algorithm_parameters_are_refused_before_any_worker_starts(tmp_path, capfd):
+    out = tmp_path / "out"
+    from pathlib import Path
+    tiny = Path(__file__).resolve().parents[1] / "instances" / "spaces" / "tiny-2jobs.json"
+    assert main(["verify", str(tiny), "--algorithm", "oasis",
+                 "--param", "u_scale=-1", "--workers", "2", "-o", str(out)]) == 2
+    assert "u_scale" in capfd.readouterr().err and not out.exists()
+
+
 def test_resume_runs_only_the_missing_chunks_and_gives_the_same_answer(tmp_path, monkeypatch):
     monkeypatch.setattr(verify, "CHUNK", 10)
     sp = verify.space_from_dict(copy.deepcopy(SPACE))
