@@ -274,6 +274,12 @@ _MAXIMAL: dict[tuple[Any, ...], list[tuple[int, ...]] | None] = {}
 _OPT_CACHE: dict[tuple[Any, ...], tuple[float | None, str]] = {}
 
 
+def clear_caches() -> None:
+    """Forget this process's OPT per job multiset and feasible sets (benchmarks: cold cost)."""
+    _OPT_CACHE.clear()
+    _MAXIMAL.clear()
+
+
 def _maximal(inst: Instance, live: Sequence[int]) -> list[tuple[int, ...]] | None:
     """The maximal elements of F (module docstring) for the jobs ``live``; None when the grid
     is too large for the DP."""
