@@ -611,13 +611,16 @@ def add_verify_parser(cmd: Callable[[str, str], argparse.ArgumentParser]) -> Non
 
 def _verify_params(items: Sequence[str]) -> dict[str, Any]:
     import json
+
+    def no_constant(name: str) -> Any:  # NaN and Infinity are not JSON values
+        raise ValueError(name)
     out: dict[str, Any] = {}
     for item in items:
         k, sep, v = item.partition("=")
         if not sep or not k:
             raise InputError("--param", f"expected KEY=VALUE, got {item!r}")
         try:
-            out[k] = json.loads(v, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+            out[k] = json.loads(v, parse_constant=no_constant)
         except ValueError:
             raise InputError(f"--param {k}", f"VALUE must be JSON (e.g. 0.5, \"x\"), "
                                              f"got {v!r}") from None
