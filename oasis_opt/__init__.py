@@ -2,9 +2,9 @@
 
 The public API (docs/python.md): files (``load_instance``, ``save_instance``,
 ``load_schedule``, ``save_schedule``), the model (``Instance``, ``Schedule``, …), the validator
-(``validate``), and what the command line does — ``generate``, ``solve`` (with ``customize``
-for your own rows), ``run``, ``compare``, ``import_trace``, ``adversary``, ``sweep`` (with
-``Grid``) — plus ``register`` to add your own scheduler by name. Library errors are
+(``validate``), and what the command line does — ``generate``, ``solve`` (with
+``customize`` for your own rows), ``run``, ``compare``, ``import_trace``, ``adversary``,
+``verify``, ``sweep`` (with ``Grid``) — plus ``register`` to add your own scheduler by name. Library errors are
 ``InputError`` (bad input, naming the parameter or the place in a file), ``AlgorithmError``
 (an algorithm failed, naming it) and ``SolverError`` (a solver failed on valid input).
 """
@@ -12,7 +12,7 @@ for your own rows), ``run``, ``compare``, ``import_trace``, ``adversary``, ``swe
 from __future__ import annotations
 
 from .algorithms import register, unregister
-from .api import Solution, adversary, compare, generate, import_trace, run, solve, sweep
+from .api import Solution, adversary, compare, generate, import_trace, run, solve, sweep, verify
 from .errors import AlgorithmError, InputError, SolverError
 from .io import load_instance, load_schedule, save_instance, save_schedule
 from .model import Allocation, Instance, Job, JobResult, Schedule, ServerGroup
@@ -31,5 +31,5 @@ __all__ = [
     "Schedule", "ServerGroup", "Solution", "SolverError", "ValidationReport", "Violation",
     "__version__", "adversary", "compare", "generate", "import_trace", "load_instance",
     "load_schedule", "register", "run", "save_instance", "save_schedule", "solve", "sweep",
-    "unregister", "validate",
+    "unregister", "validate", "verify",
 ]

@@ -55,6 +55,10 @@ RESOURCES = ("gpu", "cpu")
 DEFAULT_EVALUATIONS = 200
 #: Utilities are 0 or in [MIN_VALUE, max_value]; finite ratios are at most J·max_value/MIN_VALUE.
 MIN_VALUE = 1.0
+#: Most jobs per candidate when candidates are scored by a certified lower bound on OPT.
+MAX_CERTIFIED_JOBS = 80
+#: Structured seeds for the search's first restart (``family_seed``).
+SEED_FAMILIES = ("threshold",)
 
 
 @dataclass(frozen=True)
@@ -90,16 +94,20 @@ class SearchSpace:
         return lo, max(lo, self.max_capacity,
                        math.ceil(self.max_demand * 2 / self.max_share - 1e-9))
 
-    def check(self) -> None:
+    def check(self, certified: bool = False) -> None:
+        """Sizes the search can score: up to 8 jobs when every OPT is proven, up to
+        ``MAX_CERTIFIED_JOBS`` when candidates are scored by a certified lower bound."""
         if self.max_share is not None and not 0.01 <= self.max_share <= 1:
             raise InputError("max_share", f"must be in [0.01, 1], got {self.max_share}")
-        for name, lo, hi in (("jobs", 1, 8), ("horizon", 1, 12), ("worker_servers", 1, 4),
+        why = ("a certified lower bound is found for every candidate" if certified else
+               "the exact optimum is solved for every candidate; --certified allows more")
+        for name, lo, hi in (("jobs", 1, MAX_CERTIFIED_JOBS if certified else 8),
+                             ("horizon", 1, 12), ("worker_servers", 1, 4),
                              ("ps_servers", 1, 3)):
             x = getattr(self, name)
             if not lo <= x <= hi:
                 raise InputError(name,
-                                 f"must be in {lo}…{hi} (the exact optimum is solved for every "
-                                 f"candidate), got {x}")
+                                 f"must be in {lo}…{hi} ({why}), got {x}")
 
 
 # --- random instances and local moves ----------------------------------------------------
@@ -196,6 +204,46 @@ def _repair(inst: dict[str, Any], space: SearchSpace) -> dict[str, Any]:
                 zmax = min(zmax, max(1, math.floor(s * cp[r] / b[r] + 1e-9)))
         j["ps_ratio"] = max(int(j["ps_ratio"]), math.ceil(n / zmax - 1e-9))
     return inst
+
+
+def family_seed(rng: np.random.Generator, space: SearchSpace, family: str = "threshold",
+                name: str = "adversary") -> dict[str, Any]:
+    """A member of a structured family (``tightness``) fitted to the space, as a start for the
+    search. ``threshold``: every worker server gets ``C`` GPUs (the least capacity the share
+    allows), all jobs arrive at slot 0 needing one worker for one slot (a 1-slot deadline),
+    in ``K`` blocks of ``B = H·C`` jobs (one block fills the cluster; the last block takes the
+    remainder) of equal value, rising geometrically by a factor ``(4·B)^(1/K)`` per block up to
+    ``max_value``. ``K`` is drawn from 2 … ``J // B``, so a batch of seeds holds different
+    prefixes of the family; with fewer than 2 blocks' worth of jobs, two halves."""
+    if family not in SEED_FAMILIES:
+        raise InputError("seed_family", f"unknown family {family!r}; choose from "
+                                          f"{', '.join(SEED_FAMILIES)}")
+    C = space.capacity_range[0]
+    H, J, T = space.worker_servers, space.jobs, space.horizon
+    B = H * C
+    if J >= 2 * B:
+        K = int(rng.integers(2, J // B + 1))
+    else:
+        K, B = min(2, J), max(1, J // 2)
+    span = 4.0 * H * C
+    vals = [space.max_value * span ** ((k - K) / K) for k in range(1, K + 1)]
+    jobs = []
+    for i in range(J):
+        k = min(K - 1, i // B)  # blocks in rising order
+        v = float(np.clip(vals[k], MIN_VALUE, space.max_value))
+        jobs.append({"id": f"j{i}", "arrival": 0, "workload": 1, "max_workers": 1,
+                     "ps_ratio": 1, "worker_demand": [1] + [0] * (len(RESOURCES) - 1),
+                     "ps_demand": [0] * len(RESOURCES), "requested_workers": 1,
+                     "utility": {"kind": "table", "values": _monotone(
+                         np.array([v] + [0.0] * (T - 1)))}})
+    return _repair({
+        "format": "oasis-instance/1", "name": name, "horizon": T,
+        "resources": list(RESOURCES),
+        "worker_servers": [{"name": f"w{h}", "capacity": [C] * len(RESOURCES)}
+                           for h in range(H)],
+        "ps_servers": [{"name": f"p{k}", "capacity": [C] * len(RESOURCES)}
+                       for k in range(space.ps_servers)],
+        "jobs": jobs}, space)
 
 
 def _clip(x: int, lo: int, hi: int) -> int:
@@ -324,6 +372,7 @@ class Candidate:
     algorithm: str
     params: tuple[tuple[str, Any], ...] = ()
     time_limit: float = 10.0
+    certified: bool = False  # score by a certified lower bound on OPT (module docstring)
 
 
 @dataclass(frozen=True)
@@ -338,6 +387,7 @@ class Outcome:
     alg: float | None
     opt_done: tuple[str, ...] = ()  # ids of the jobs the optimum completes
     alg_done: tuple[str, ...] = ()  # ids of the jobs the algorithm completes
+    upper: float | None = None  # the solver's bound on OPT (= opt when proven)
 
     @property
     def score(self) -> float:
@@ -359,19 +409,29 @@ def evaluate(c: Candidate) -> Outcome:
     from .formulations.common import Options
     from .io import instance_from_dict
     from .offline import SolveStatus, solve
+    from .validate import validate
     inst = instance_from_dict(c.instance)
     # One variable per server: as fast as the pattern packing on these sizes, and immune to
     # its enumeration of single-server patterns, which explodes on large capacities.
     opt_sched, rep = solve(inst, time_limit=c.time_limit, options=Options(packing="server"))
-    if rep.status is not SolveStatus.OPTIMAL:
+    if c.certified:
+        # the best schedule found (never worse than the best online algorithm's, SPEC §6),
+        # re-validated: its utility is a certified lower bound on OPT, whatever the status
+        check = validate(inst, opt_sched)
+        if not check.feasible:
+            return Outcome(c.index, c.phase, "unsolved", None, None, None)
+        opt = float(check.total_utility)
+    elif rep.status is not SolveStatus.OPTIMAL:
         return Outcome(c.index, c.phase, "unsolved", None, None, None)
-    opt = float(rep.objective)
+    else:
+        opt = float(rep.objective)
     sched = algorithms.run(c.algorithm, inst, **dict(c.params))
     alg = float(sched.total_utility)
     status, ratio = score_ratio(opt, alg)
     return Outcome(c.index, c.phase, status, ratio, opt, alg,
                    tuple(j.id for j in opt_sched.jobs if j.completed),
-                   tuple(j.id for j in sched.jobs if j.completed))
+                   tuple(j.id for j in sched.jobs if j.completed),
+                   upper=max(opt, float(rep.bound)))
 
 
 def _evaluate_all(cands: Sequence[Candidate], executor: Executor | None,
@@ -430,6 +490,10 @@ class AdversaryResult:
     seconds: float
     counts: dict[str, dict[str, int]]
     trajectory: tuple[TrajectoryRow, ...] = field(repr=False, default=())
+    certified: bool = False  # ratios are certified lower bounds (OPT not always proven)
+    seed_family: str | None = None
+    upper_ratio: float | None = None  # the solver's bound on OPT / ALG, for ``instance``
+    random_upper_ratio: float | None = None
 
     def summary(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "seed": self.seed, "ratio": self.ratio,
@@ -437,6 +501,9 @@ class AdversaryResult:
                 "random_ratio": self.random_ratio,
                 "beats_random": (self.ratio is not None and
                                  (self.random_ratio is None or self.ratio > self.random_ratio)),
+                "scoring": "certified lower bound on OPT" if self.certified else "proven OPT",
+                "upper_ratio": self.upper_ratio, "random_upper_ratio": self.random_upper_ratio,
+                "seed_family": self.seed_family,
                 "restarts": self.restarts, "rounds": self.rounds, "seconds": self.seconds,
                 "counts": self.counts, "space": vars(self.space)}
 
@@ -444,7 +511,8 @@ class AdversaryResult:
 def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int | None = None,
            budget: float | None = None, seed: int = 0, executor: Executor | None = None,
            progress: bool = False, batch: int = 8, patience: int = 4,
-           time_limit: float = 10.0, params: Mapping[str, Any] | None = None) -> AdversaryResult:
+           time_limit: float = 10.0, params: Mapping[str, Any] | None = None,
+           certified: bool = False, seed_family: str | None = None) -> AdversaryResult:
     """Search ``space`` for an instance of large OPT/ALG (module docstring).
 
     Args:
@@ -456,11 +524,21 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
         patience: rounds without a strict improvement before a restart.
         time_limit: seconds of the exact solve per candidate (an unproven one is skipped).
         params: keyword parameters of the algorithm.
+        certified: score a candidate by a certified lower bound on OPT (the best schedule
+            ``offline.solve`` finds within ``time_limit``, re-validated) instead of the proven
+            optimum, so that instances of dozens of jobs can be searched; every ratio is then
+            still a lower bound on the worst case, and ``upper_ratio`` (bound/ALG) its upper
+            end.
+        seed_family: the first restart starts from members of this family (``family_seed``)
+            instead of random instances.
     """
     from . import algorithms
     from .progress import progress_bar
     space = space or SearchSpace()
-    space.check()
+    space.check(certified)
+    if seed_family is not None and seed_family not in SEED_FAMILIES:
+        raise InputError("seed_family", f"unknown family {seed_family!r}; choose from "
+                                        f"{', '.join(SEED_FAMILIES)}")
     algorithms.check(algorithm)
     algorithms.check_params(algorithm, params or {})
     if not 0 <= seed < 2**63:
@@ -485,6 +563,7 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
     current_score = -math.inf
     best: tuple[Outcome, dict[str, Any]] | None = None
     best_random: float = -math.inf
+    random_upper: float | None = None
     best_search: float = -math.inf
     counts: dict[str, dict[str, int]] = {"search": {}, "random": {}}
     rows: list[TrajectoryRow] = []
@@ -505,22 +584,26 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
                     # every second restart kicks the best instance so far (iterated local
                     # search): 4–6 moves away, far enough to leave its basin
                     cand = [_kick(rng_s, best[1], space) for _ in range(n)]
+                elif restarts == 1 and seed_family is not None:
+                    cand = [family_seed(rng_s, space, seed_family) for _ in range(n)]
                 else:
                     cand = [random_instance(rng_s, space) for _ in range(n)]
             else:
                 assert current is not None
                 cand = [mutate(rng_s, current, space, current_out) for _ in range(n)]
             control = [random_instance(rng_r, space) for _ in range(n)]
-            tasks = [Candidate(done + k, "search", d, algorithm, pitems, time_limit)
+            tasks = [Candidate(done + k, "search", d, algorithm, pitems, time_limit, certified)
                      for k, d in enumerate(cand)]
-            tasks += [Candidate(done + k, "random", d, algorithm, pitems, time_limit)
-                      for k, d in enumerate(control)]
+            tasks += [Candidate(done + k, "random", d, algorithm, pitems, time_limit,
+                                certified) for k, d in enumerate(control)]
             outs = _evaluate_all(tasks, executor, bar)
             s_out, r_out = outs[:n], outs[n:]
             for o in outs:
                 c = counts[o.phase]
                 c[o.status] = c.get(o.status, 0) + 1
             for o in r_out:
+                if o.score > best_random:
+                    random_upper = o.upper / o.alg if o.upper and o.alg else None
                 best_random = max(best_random, o.score)
                 rows.append(TrajectoryRow(o.index, "random", 0, rounds, o.status, o.ratio,
                                           o.opt, o.alg, best_random))
@@ -553,7 +636,9 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
         ratio=o.ratio if o else None, opt=o.opt if o else None, alg=o.alg if o else None,
         random_ratio=best_random if math.isfinite(best_random) else None,
         instance=worst, restarts=restarts, rounds=rounds, seconds=seconds, counts=counts,
-        trajectory=tuple(rows))
+        trajectory=tuple(rows), certified=certified, seed_family=seed_family,
+        upper_ratio=(o.upper / o.alg if o and o.upper is not None and o.alg else None),
+        random_upper_ratio=random_upper if math.isfinite(best_random) else None)
 
 
 # --- outputs -----------------------------------------------------------------------------

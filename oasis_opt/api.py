@@ -175,5 +175,24 @@ def sweep(grid: Mapping[str, Any] | str | Path | Any, *, out: str | Path | None 
     return result
 
 
+def verify(space: Mapping[str, Any] | str | Path, algorithm: str, *, out: str | Path,
+           params: Mapping[str, Any] | None = None, max_instances: int | None = None,
+           max_share: float | None = None, time_limit: float | None = None,
+           executor: Any = None, progress: bool = False) -> Any:
+    """The exact maximum of OPT/ALG over every instance of a finite space (a dict with the
+    fields of an ``oasis-space/1`` file, or its path), each OPT proven; resumable in ``out``.
+    Returns a ``VerifyResult`` (``max_ratio``, ``counts``, ``argmax``, ``summary()``);
+    ``max_instances`` refuses a larger space before anything runs (docs/toolbox.md)."""
+    from . import verifier
+    s = verifier.space_from_dict(dict(space)) if isinstance(space, Mapping) \
+        else verifier.load_space(space)
+    limit = verifier.DEFAULT_MAX_INSTANCES if max_instances is None else max_instances
+    verifier.check_algorithm(algorithm)
+    verifier.check_size(s, limit)
+    extra = {} if time_limit is None else {"time_limit": time_limit}
+    return verifier.verify(s, algorithm, out=out, params=params, max_instances=limit,
+                           max_share=max_share, executor=executor, progress=progress, **extra)
+
+
 __all__ = ["Solution", "adversary", "compare", "generate", "import_trace", "run", "solve",
-           "sweep"]
+           "sweep", "verify"]

@@ -253,9 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = cmd("adversary", "search small instances for a high OPT/ALG (exact OPT for each); "
                          "write the worst one")
-    a.add_argument("--algorithm", "-a", required=True, metavar="NAME", help=names_help)
+    a.add_argument("--algorithm", "-a", default=None, metavar="NAME",
+                   help=names_help + "; required unless --family")
     a.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a parameter of the algorithm, VALUE a JSON value (repeatable)")
+    add_family_arguments(a)
     a.add_argument("--jobs", type=_nonneg_int("--jobs"), default=4, metavar="J",
                    help="jobs per instance (default 4)")
     a.add_argument("--horizon", type=_nonneg_int("--horizon"), default=6, metavar="T",
@@ -294,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also report OPT/ALG of every algorithm on the solver's testbed "
                         "instances, OPT kept in this folder (the solver is still timed on "
                         "every run; created if missing)")
+    add_verify_parser(cmd)
     return p
 
 
@@ -605,16 +608,21 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     from .adversary_search import SearchSpace, describe, search, trajectory_csv, trajectory_figure
     from .io import instance_from_dict, save_instance, write_text_atomic
     from .tasks import make_executor
+    if args.family is not None:
+        return cmd_adversary_family(args)
+    if args.algorithm is None:
+        raise InputError("--algorithm", "required (or --family NAME)")
     if args.evaluations == 0:
         raise InputError("--evaluations", "must be at least 1, got 0")
     space = SearchSpace(jobs=args.jobs, horizon=args.horizon,
                         worker_servers=args.worker_servers, ps_servers=args.ps_servers,
                         max_share=args.max_share)
-    space.check()
+    space.check(args.certified)
     with make_executor(args.workers, args.dask) as ex:
         res = search(args.algorithm, space=space, evaluations=args.evaluations,
                      budget=args.budget, seed=args.seed, executor=ex, progress=not args.json,
-                     time_limit=args.time_limit, params=_params(args.param))
+                     time_limit=args.time_limit, params=_params(args.param),
+                     certified=args.certified, seed_family=args.seed_family)
     out = Path(args.output)
     prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
     data = res.summary()
@@ -635,6 +643,9 @@ def cmd_adversary(args: argparse.Namespace) -> int:
               f"ALG {res.alg:.6g}) after {res.evaluations} evaluations; random sampling "
               f"with as many: {_cell(res.random_ratio)}; OASiS's 2α on it "
               f"{data['two_alpha']:.4g}; wrote {out}")
+        if res.certified:
+            print(f"  scored by a certified lower bound on OPT: the worst case is at least "
+                  f"{res.ratio:.6g}; the solver's bound/ALG on it {_cell(res.upper_ratio)}")
         zeros = res.counts["search"].get("alg_zero", 0)
         if zeros:
             print(f"  ALG = 0 < OPT (ratio unbounded) on {zeros} search candidates "
@@ -652,11 +663,149 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- verify (issue 20): the parser and the command in one block --------------------------
+
+
+def add_verify_parser(cmd: Callable[[str, str], argparse.ArgumentParser]) -> None:
+    v = cmd("verify", "the exact maximum of OPT/ALG over every instance of a finite space "
+                      "(oasis-space/1), each OPT proven")
+    v.add_argument("space", metavar="SPACE", help="space file (oasis-space/1)")
+    from .algorithms import describe
+    v.add_argument("--algorithm", "-a", required=True, metavar="NAME",
+                   help="the algorithm to verify: " + describe())
+    v.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="an algorithm parameter (VALUE is JSON; repeatable)")
+    v.add_argument("--max-instances", type=_nonneg_int("--max-instances"), default=None,
+                   metavar="N", help="refuse a space of more than N instances before anything "
+                                     "runs (default 1000000)")
+    v.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
+                   help="check OPT/ALG <= 2α on the instances where no job can hold more than "
+                        "S (0-1] of a server resource (default: every instance)")
+    v.add_argument("--time-limit", type=_seconds("--time-limit"), default=60.0, metavar="S",
+                   help="MILP seconds per instance where the exact DP does not apply; an "
+                        "unproven one is counted as unsolved (default 60)")
+    v.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+                   help="local worker processes (default 0: in-process)")
+    v.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
+    v.add_argument("-o", "--output", metavar="DIR", default=None,
+                   help="output folder (default results/verify/SPACE-ALGORITHM); a rerun with "
+                        "the same folder resumes")
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .tasks import make_executor
+    from .verifier import (
+        DEFAULT_MAX_INSTANCES,
+        check_algorithm,
+        check_size,
+        load_space,
+        verify,
+        write_outputs,
+    )
+    limit = DEFAULT_MAX_INSTANCES if args.max_instances is None else args.max_instances
+    params = _params(args.param)
+    space = load_space(args.space)
+    check_algorithm(args.algorithm)
+    check_size(space, limit)  # before any folder, process or file exists
+    out = Path(args.output or f"results/verify/{space.name}-{args.algorithm}")
+    with make_executor(args.workers, args.dask) as ex:
+        res = verify(space, args.algorithm, out=out, params=params, max_instances=limit,
+                     max_share=args.max_share, executor=ex, progress=not args.json,
+                     time_limit=args.time_limit)
+    files = write_outputs(res, out)
+    data = {**res.summary(), "files": files}
+
+    def human() -> None:
+        c = res.counts
+        print(f"verify {args.algorithm} over {space.name}: {space.size} instances "
+              f"({res.evaluated} evaluated now), {c.get('ok', 0)} with a finite ratio, "
+              f"ALG = 0 < OPT on {c.get('alg_zero', 0)}, OPT = 0 on {c.get('opt_zero', 0)}"
+              + (f", UNSOLVED {c['unsolved']}" if c.get("unsolved") else ""))
+        if res.max_ratio is None:
+            print("  no instance has a finite ratio")
+        else:
+            print(f"  max OPT/ALG = {res.max_ratio:.6g} (OPT {res.argmax_opt:.6g}, ALG "
+                  f"{res.argmax_alg:.6g}) at instance {res.argmax}, written to "
+                  f"{files['argmax']}" + ("" if data["exact"] else " (not exact: some OPT "
+                                                                    "unproven)"))
+        print(f"  OPT by {', '.join(f'{k} {v}' for k, v in sorted(res.opt_methods.items()))}; "
+              f"reductions: {'; '.join(data['reductions'])}")
+        b = res.bound_check
+        if b is not None:
+            where = (f"with job share <= {b['max_share']}" if b["max_share"] is not None
+                     else "")
+            print(f"  OPT <= 2α·ALG on {b['held']} of {b['instances']} instances {where}"
+                  f"; worst OPT/(2α·ALG) {_cell(b['worst_ratio_over_2alpha'])}")
+        print(f"  wrote {files['distribution_csv']}, {files['histogram_png']}, "
+              f"{files['summary']} in {res.seconds:.1f} s")
+    _emit(args, data, human)
+    return 0
+
+
+def add_family_arguments(a: argparse.ArgumentParser) -> None:
+    a.add_argument("--family", default=None, metavar="NAME", choices=["threshold"],
+                   help="instead of a search: a structured family in the theorem's regime with "
+                        "OPT in closed form (threshold); -o is then a folder")
+    a.add_argument("--share", type=_positive("--share"), action="append", default=None,
+                   metavar="S", help="with --family: the share of a server one job holds "
+                                     "(repeatable; default 0.1 0.05 0.02 0.01)")
+    a.add_argument("--steps", type=_nonneg_int("--steps"), default=None, metavar="K",
+                   help="with --family: blocks of rising value (default 12)")
+    a.add_argument("--certified", action="store_true",
+                   help="score candidates by a certified lower bound on OPT (the best schedule "
+                        "found within --time-limit) instead of a proven OPT: up to 80 jobs")
+    a.add_argument("--seed-family", default=None, metavar="NAME", choices=["threshold"],
+                   help="start the search from members of this family (threshold)")
+
+
+def cmd_adversary_family(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .io import instance_from_dict, save_instance, write_text_atomic
+    from .tightness import (
+        DEFAULT_SHARES,
+        DEFAULT_STEPS,
+        check,
+        figure,
+        rows_csv,
+        threshold_instance,
+        tightness,
+    )
+    shares = args.share or list(DEFAULT_SHARES)
+    steps = DEFAULT_STEPS if args.steps is None else args.steps
+    for s in shares:
+        check(args.family, s, steps)  # every bad value refused before anything runs
+    out = Path(args.output)
+    rows = [tightness(args.family, s, steps) for s in shares]
+    write_text_atomic(out / "tightness.csv", rows_csv(rows))
+    figure(rows, out / "tightness.png")
+    for r in rows:  # the whole family per share: its prefixes are the instances
+        save_instance(instance_from_dict(threshold_instance(r.share, steps)),
+                      out / f"{args.family}-c{r.capacity}-k{steps}.json")
+    data = {"family": args.family, "steps": steps,
+            "rows": [{k: v for k, v in vars(r).items()} for r in rows],
+            "files": {"csv": str(out / "tightness.csv"), "png": str(out / "tightness.png")}}
+
+    def human() -> None:
+        _table([{k: v for k, v in vars(r).items() if k not in ("ratios", "ratios_fixed")}
+                for r in rows],
+               ["share", "jobs", "worst_ratio", "alpha", "two_alpha", "online_lower_bound",
+                "worst_ratio_fixed", "two_alpha_fixed"],
+               title=f"{args.family} family, K = {steps}: worst OPT/OASiS over the prefixes")
+        print(f"wrote {out / 'tightness.csv'}, {out / 'tightness.png'}")
+    _emit(args, data, human)
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "import": cmd_import,
     "generate": cmd_generate, "validate": cmd_validate, "solve": cmd_solve, "run": cmd_run,
     "ratio": cmd_ratio, "experiment": cmd_experiment, "sweep": cmd_sweep, "bench": cmd_bench,
     "export": cmd_export, "show": cmd_show, "adversary": cmd_adversary,
+    "verify": cmd_verify,
 }
 
 

@@ -246,6 +246,8 @@ def _first_error(err: ValidationError) -> InputError:
         msg = "missing field"
     elif e["type"] == "extra_forbidden":
         msg = "unknown field"
+    elif e["type"] == "too_short":
+        msg = "empty list: give at least one value"
     elif e["type"] == "union_tag_invalid":
         msg = f"unknown utility kind; expected one of {', '.join(sorted(_UTILITY_KINDS))}"
     return InputError(_place(e["loc"]), msg)
@@ -302,17 +304,22 @@ def read_json(path: str | Path, what: str) -> Any:
 # --- instances ---------------------------------------------------------------------------
 
 
-def instance_from_dict(data: Any) -> Instance:
-    """Parse and check an instance given as a JSON-like dict."""
+def parse_model(schema: type[BaseModel], data: Any, fmt: str, what: str) -> Any:
+    """``data`` checked against a strict schema after its format tag: one ``InputError``
+    naming the place of the first problem (``what``: e.g. "an instance")."""
     if not isinstance(data, dict):
-        raise InputError("", "an instance must be a JSON object")
-    if data.get("format") != INSTANCE_FORMAT:
-        raise InputError("format", f"expected {INSTANCE_FORMAT!r}, got {data.get('format')!r}")
+        raise InputError("", f"{what} must be a JSON object")
+    if data.get("format") != fmt:
+        raise InputError("format", f"expected {fmt!r}, got {data.get('format')!r}")
     try:
-        raw = _InstanceIn.model_validate(data)
+        return schema.model_validate(data)
     except ValidationError as err:
         raise _first_error(err) from None
-    return _check_instance(raw)
+
+
+def instance_from_dict(data: Any) -> Instance:
+    """Parse and check an instance given as a JSON-like dict."""
+    return _check_instance(parse_model(_InstanceIn, data, INSTANCE_FORMAT, "an instance"))
 
 
 def _check_len(place: str, vec: Sequence[float], r: int) -> None:

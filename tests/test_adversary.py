@@ -117,3 +117,50 @@ def test_bad_arguments_are_refused(tmp_path, capfd):
                  "-o", str(tmp_path / "w.json")]) == 2
     assert "--evaluations" in capfd.readouterr().err
     assert not (tmp_path / "w.json").exists()
+
+
+# --- certified scoring and the family seed (issue 20, item 3) -----------------------------
+
+
+def test_certified_score_brackets_the_proven_optimum():
+    from oasis_opt.adversary_search import Candidate, evaluate
+    rng = np.random.default_rng(11)
+    space = SearchSpace(jobs=4, horizon=4)
+    for k in range(4):
+        d = random_instance(rng, space)
+        proven = evaluate(Candidate(k, "search", d, "oasis"))
+        cert = evaluate(Candidate(k, "search", d, "oasis", time_limit=0.05, certified=True))
+        if proven.status != "ok":
+            continue
+        assert cert.opt <= proven.opt * (1 + 1e-9) and cert.upper >= proven.opt * (1 - 1e-6)
+        assert cert.alg == pytest.approx(proven.alg)  # the algorithm's side is exact
+
+
+def test_family_seed_lies_in_the_regime_and_is_valid():
+    from oasis_opt.adversary_search import family_seed
+    from oasis_opt.verifier import job_share
+    space = SearchSpace(jobs=30, horizon=4, max_share=0.1)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        inst = instance_from_dict(family_seed(rng, space))
+        assert inst.num_jobs == 30 and job_share(inst) <= 0.1 + 1e-12
+        peaks = inst.utility_table[:, 0]
+        assert (np.diff(peaks) >= 0).all()  # values rise along the sequence
+
+
+def test_certified_search_at_regime_scale_reports_a_reproducible_lower_bound(tmp_path, capfd):
+    out = tmp_path / "w.json"
+    with pytest.raises(InputError, match="--certified"):
+        SearchSpace(jobs=20).check()
+    assert main(["adversary", "--algorithm", "oasis", "--jobs", "20", "--max-share", "0.25",
+                 "--certified", "--seed-family", "threshold", "--evaluations", "4",
+                 "--time-limit", "0.5", "-o", str(out), "--json"]) == 0
+    data = json.loads(capfd.readouterr().out)
+    assert data["scoring"] == "certified lower bound on OPT"
+    inst = load_instance(out)
+    alg = algorithms.run("oasis", inst).total_utility
+    assert alg == pytest.approx(data["alg"], rel=1e-9)
+    assert data["ratio"] == pytest.approx(data["opt"] / alg, rel=1e-9)
+    assert data["upper_ratio"] >= data["ratio"] * (1 - 1e-9)
+    _, rep = solve(inst, time_limit=5)
+    assert rep.bound >= data["opt"] * (1 - 1e-6)  # the certified OPT is achievable

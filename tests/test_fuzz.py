@@ -347,6 +347,23 @@ def test_fuzzed_grid(tmp_path_factory, data, base):
         assert not (d / "grid").exists() or not any((d / "grid").iterdir()), proc.stderr
 
 
+BASE_SPACE = json.loads((ROOT / "instances" / "spaces" / "tiny-2jobs.json").read_text())
+
+
+@FUZZ
+@given(data=st.data())
+def test_fuzzed_space(tmp_path_factory, data):
+    d = tmp_path_factory.mktemp("space")
+    space = d / "space.json"
+    space.write_bytes(data.draw(mutated_json(BASE_SPACE)))
+    proc = oasis_opt("verify", space, "--algorithm", "fifo", "--max-instances", "300",
+                     "--time-limit", "2", "-o", d / "out", "--json", cwd=d)
+    check_outcome(proc, None, json_mode=True)
+    assert proc.returncode in (0, 2), proc.stderr
+    if proc.returncode == 2:  # refused: nothing ran, nothing written
+        assert not (d / "out").exists(), proc.stderr
+
+
 # --- command-line options ---------------------------------------------------------------------
 
 OPTION_VALUES = st.sampled_from([
