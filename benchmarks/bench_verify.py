@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from oasis_opt import verify
+from oasis_opt import verifier as verify
 from oasis_opt.io import instance_from_dict
 
 SPACE = Path(__file__).resolve().parents[1] / "instances" / "spaces" / "contend-3jobs.json"

@@ -4,9 +4,10 @@ The public API (docs/python.md): files (``load_instance``, ``save_instance``,
 ``load_schedule``, ``save_schedule``), the model (``Instance``, ``Schedule``, …), the validator
 (``validate``), and what the command line does — ``generate``, ``solve`` (with
 ``customize`` for your own rows), ``run``, ``compare``, ``import_trace``, ``adversary``,
-``verify``, ``sweep`` (with ``Grid``) — plus ``register`` to add your own scheduler by name. Library errors are
-``InputError`` (bad input, naming the parameter or the place in a file), ``AlgorithmError``
-(an algorithm failed, naming it) and ``SolverError`` (a solver failed on valid input).
+``verify``, ``sweep`` (with ``Grid``) — plus ``register`` to add your own scheduler by name.
+Library errors are ``InputError`` (bad input, naming the parameter or the place in a file),
+``AlgorithmError`` (an algorithm failed, naming it) and ``SolverError`` (a solver failed on
+valid input).
 """
 
 from __future__ import annotations

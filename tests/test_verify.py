@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from bruteforce import best_utility
 
-from oasis_opt import algorithms, verify
+from oasis_opt import algorithms
+from oasis_opt import verifier as verify
 from oasis_opt.adversary_search import SearchSpace, random_instance
 from oasis_opt.cli import main
 from oasis_opt.errors import InputError
