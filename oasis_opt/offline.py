@@ -271,6 +271,37 @@ CUT_SHARE = 0.10
 CUT_NNZ_LIMIT = 3_000_000
 
 
+def instance_features(instance: Instance) -> dict[str, Any]:
+    """What the route is chosen from (issue 22), a pure function of the instance:
+
+    - ``worker_shapes``, ``ps_shapes``: distinct capacity vectors of each pool;
+    - ``shared_workers``, ``shared_ps``: share of the pool's servers that have an identical
+      twin (a group of ≥ 2: where pattern packing removes symmetry);
+    - ``worker_classes``: distinct worker demand vectors among the jobs (demand classes);
+    - ``jobs``, ``horizon``, ``resources``;
+    - ``fill``: the largest ``Σ_i V_i·α_ir / (T·Σ_h C_hr)`` over the worker resources (above
+      1 not every job can finish).
+    """
+    def shapes(capacity: Any) -> tuple[int, float]:
+        if not len(capacity):
+            return 0, 0.0
+        _, counts = np.unique(capacity, axis=0, return_counts=True)
+        return int(len(counts)), float(counts[counts >= 2].sum() / len(capacity))
+
+    import numpy as np
+    w_shapes, w_shared = shapes(instance.worker_capacity)
+    p_shapes, p_shared = shapes(instance.ps_capacity)
+    J = instance.num_jobs
+    classes = int(len(np.unique(instance.worker_demand, axis=0))) if J else 0
+    cap = instance.worker_capacity.sum(axis=0) * instance.horizon
+    need = (instance.workload[:, None] * instance.worker_demand).sum(axis=0) if J else cap * 0
+    fill = float(max((need[r] / cap[r] for r in range(len(cap)) if cap[r] > 0), default=0.0))
+    return {"jobs": J, "horizon": int(instance.horizon),
+            "resources": len(instance.resources), "worker_shapes": w_shapes,
+            "ps_shapes": p_shapes, "shared_workers": w_shared, "shared_ps": p_shared,
+            "worker_classes": classes, "fill": fill}
+
+
 def _cells(instance: Instance) -> int:
     """Jobs × slots from arrival × servers: an upper bound on the allocation cells."""
     slots = int((instance.horizon - instance.arrival).sum()) if instance.num_jobs else 0
