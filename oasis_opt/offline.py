@@ -280,7 +280,9 @@ def instance_features(instance: Instance) -> dict[str, Any]:
     - ``worker_classes``: distinct worker demand vectors among the jobs (demand classes);
     - ``jobs``, ``horizon``, ``resources``;
     - ``fill``: the largest ``Σ_i V_i·α_ir / (T·Σ_h C_hr)`` over the worker resources (above
-      1 not every job can finish).
+      1 not every job can finish);
+    - ``ps_binds``: some job's PSs demand a resource (else the PS pool never binds, as in the
+      trace imports).
     """
     def shapes(capacity: Any) -> tuple[int, float]:
         if not len(capacity):
@@ -299,7 +301,28 @@ def instance_features(instance: Instance) -> dict[str, Any]:
     return {"jobs": J, "horizon": int(instance.horizon),
             "resources": len(instance.resources), "worker_shapes": w_shapes,
             "ps_shapes": p_shapes, "shared_workers": w_shared, "shared_ps": p_shared,
-            "worker_classes": classes, "fill": fill}
+            "worker_classes": classes, "fill": fill,
+            "ps_binds": bool(J and instance.ps_demand.any())}
+
+
+def route_options(instance: Instance) -> Any:
+    """The formulation of the default route, from the instance's features (issue 22):
+    ``None`` (the defaults: demand-class pattern packing) or server packing.
+
+    Patterns pay where identical servers make them exact symmetry breaking: measured
+    side by side on the `hard`, `mixed`, `ps-heavy` families and hard-mix-01…06
+    (docs/offline.md, "Unseen instances"), pattern packing was faster wherever every PS server
+    has an identical twin (`hard`: 2.2–3.1x; hard-mix-03, -04: 1.6–2.3x) and slower wherever
+    the PS pool holds a server of its own shape (1.4–2.4x on 8 of 9 instances), whatever the
+    worker pool. PS integrality is what is hard in this model (docs/offline.md, round 3), and
+    a single PS server's patterns only enlarge it. Where no job demands a PS resource the PS
+    pool cannot bind and patterns stay (they carry the continuous workers of the trace
+    imports, ``Prep.flow_workers``)."""
+    from .formulations.common import Options
+    f = instance_features(instance)
+    if f["ps_binds"] and f["shared_ps"] < 1.0:
+        return Options(packing="server")
+    return None
 
 
 def _cells(instance: Instance) -> int:
@@ -352,7 +375,7 @@ def _solve_compact(instance: Instance, modeler: str, clock: _Clock, tracker: _Tr
     from .limits import check_allocation
 
     t0 = time.perf_counter()
-    prep = prepare(instance, options)
+    prep = prepare(instance, options if options is not None else route_options(instance))
     if not prep.active:  # no job can earn anything: the empty schedule is optimal
         raw, medium = _Raw(SolveStatus.OPTIMAL, 0.0, 0.0, (), 0.0, 0.0, 0.0), \
             ("highspy" if modeler == "auto" else modeler)
@@ -410,7 +433,7 @@ def _solve_compact(instance: Instance, modeler: str, clock: _Clock, tracker: _Tr
     return _finish(instance, schedule, status, tracker, clock, prep.upper_bound(),
                    medium if solver == "highs" else modeler, "compact", route, chosen,
                    prep_seconds + raw.build, raw.handover, raw.solve, raw.solver_objective,
-                   extra={"solver": solver})
+                   extra={"solver": solver, "packing": prep.packing})
 
 
 def _highs_budget(clock: _Clock, prep: Any) -> float | None:
