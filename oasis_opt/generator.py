@@ -34,7 +34,7 @@ target duration) = the fastest possible duration ``ceil(V/N)`` times U[1, 2.5].
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -121,52 +121,38 @@ PRESETS: dict[str, Preset] = {
                    worker_capacity=(4, 16, 64, 40), ps_capacity=(0, 16, 64, 40),
                    max_workers=(2, 8), ps_ratio=(2, 4), epochs=(6, 24), slot_seconds=3600,
                    arrival_span=0.6),
-    # Issue 22's families: what the `hard` preset lacks. Heterogeneous worker and PS pools
-    # (two or three capacity vectors each), fractional GPUs, table utilities.
-    "mixed": Preset(jobs=(12, 14), horizon=(12, 14), worker_servers=(3, 4), ps_servers=(2, 3),
-                    worker_capacity=(4, 16, 64, 40), ps_capacity=(0, 16, 64, 40),
-                    max_workers=(2, 8), ps_ratio=(1, 4), epochs=(6, 24), slot_seconds=3600,
-                    arrival_span=0.6,
-                    worker_shapes=((4, 16, 64, 40), (6, 24, 48, 40), (4, 24, 32, 20)),
-                    ps_shapes=((0, 16, 64, 40), (0, 8, 32, 20)), fractional=0.3,
-                    table_share=0.5),
-    # two resources (gpu, cpu), heterogeneous pools
-    "mixed-2r": Preset(jobs=(12, 14), horizon=(12, 14), worker_servers=(3, 4),
-                       ps_servers=(2, 3), worker_capacity=(4, 16), ps_capacity=(0, 16),
-                       max_workers=(2, 8), ps_ratio=(1, 4), epochs=(6, 24), slot_seconds=3600,
-                       arrival_span=0.6, worker_shapes=((4, 16), (6, 24), (2, 12)),
-                       ps_shapes=((0, 16), (0, 8)), resources=2, fractional=0.3,
-                       table_share=0.5),
-    # one resource (GPUs), identical servers, fractional demands and table utilities
-    "uniform-1r": Preset(jobs=(12, 14), horizon=(12, 14), worker_servers=(3, 3),
-                         ps_servers=(2, 2), worker_capacity=(4,), ps_capacity=(0,),
-                         max_workers=(2, 8), ps_ratio=(2, 4), epochs=(6, 24),
-                         slot_seconds=3600, arrival_span=0.6, resources=1, fractional=0.3,
-                         table_share=0.5),
-    # heterogeneous and loose: twice the servers of `mixed` for the same jobs
-    "loose": Preset(jobs=(12, 14), horizon=(12, 14), worker_servers=(6, 8), ps_servers=(4, 5),
-                    worker_capacity=(4, 16, 64, 40), ps_capacity=(0, 16, 64, 40),
-                    max_workers=(2, 8), ps_ratio=(1, 4), epochs=(6, 24), slot_seconds=3600,
-                    arrival_span=0.6,
-                    worker_shapes=((4, 16, 64, 40), (6, 24, 48, 40), (4, 24, 32, 20)),
-                    ps_shapes=((0, 16, 64, 40), (0, 8, 32, 20)), fractional=0.3,
-                    table_share=0.5),
-    # small ps_ratio: one PS per worker, the PS pool binds
-    "ps-heavy": Preset(jobs=(12, 14), horizon=(12, 14), worker_servers=(3, 4),
-                       ps_servers=(2, 2), worker_capacity=(4, 16, 64, 40),
-                       ps_capacity=(0, 16, 64, 40), max_workers=(2, 6), ps_ratio=(1, 1),
-                       epochs=(6, 24), slot_seconds=3600, arrival_span=0.6,
-                       worker_shapes=((4, 16, 64, 40), (6, 24, 48, 40)),
-                       ps_shapes=((0, 16, 64, 40), (0, 12, 48, 60)), table_share=0.5),
-    # large ps_ratio: one PS serves up to 8 workers, the worker pool binds
-    "ps-light": Preset(jobs=(12, 14), horizon=(12, 14), worker_servers=(3, 4),
-                       ps_servers=(1, 2), worker_capacity=(4, 16, 64, 40),
-                       ps_capacity=(0, 16, 64, 80), max_workers=(2, 8), ps_ratio=(4, 8),
-                       epochs=(6, 24), slot_seconds=3600, arrival_span=0.6,
-                       worker_shapes=((4, 16, 64, 40), (8, 32, 96, 80), (2, 8, 32, 20)),
-                       ps_shapes=((0, 16, 64, 80), (0, 32, 64, 160)), fractional=0.3,
-                       table_share=0.5),
 }
+
+
+# Issue 22's families: what the `hard` preset lacks. Heterogeneous worker and PS pools (two or
+# three capacity vectors each), fractional GPUs, table utilities; each a variation of `mixed`.
+_MIXED = Preset(jobs=(12, 14), horizon=(12, 14), worker_servers=(3, 4), ps_servers=(2, 3),
+                worker_capacity=(4, 16, 64, 40), ps_capacity=(0, 16, 64, 40),
+                max_workers=(2, 8), ps_ratio=(1, 4), epochs=(6, 24), slot_seconds=3600,
+                arrival_span=0.6,
+                worker_shapes=((4, 16, 64, 40), (6, 24, 48, 40), (4, 24, 32, 20)),
+                ps_shapes=((0, 16, 64, 40), (0, 8, 32, 20)), fractional=0.3, table_share=0.5)
+PRESETS.update({
+    "mixed": _MIXED,
+    # two resources (gpu, cpu), heterogeneous pools
+    "mixed-2r": replace(_MIXED, worker_capacity=(4, 16), ps_capacity=(0, 16),
+                        worker_shapes=((4, 16), (6, 24), (2, 12)), ps_shapes=((0, 16), (0, 8)),
+                        resources=2),
+    # one resource (GPUs), identical servers, fractional demands and table utilities
+    "uniform-1r": replace(_MIXED, worker_servers=(3, 3), ps_servers=(2, 2), worker_capacity=(4,),
+                          ps_capacity=(0,), ps_ratio=(2, 4), worker_shapes=(), ps_shapes=(),
+                          resources=1),
+    # heterogeneous and loose: twice the servers of `mixed` for the same jobs
+    "loose": replace(_MIXED, worker_servers=(6, 8), ps_servers=(4, 5)),
+    # small ps_ratio: one PS per worker, the PS pool binds
+    "ps-heavy": replace(_MIXED, ps_servers=(2, 2), max_workers=(2, 6), ps_ratio=(1, 1),
+                        worker_shapes=((4, 16, 64, 40), (6, 24, 48, 40)),
+                        ps_shapes=((0, 16, 64, 40), (0, 12, 48, 60)), fractional=0.0),
+    # large ps_ratio: one PS serves up to 8 workers, the worker pool binds
+    "ps-light": replace(_MIXED, ps_servers=(1, 2), ps_capacity=(0, 16, 64, 80), ps_ratio=(4, 8),
+                        worker_shapes=((4, 16, 64, 40), (8, 32, 96, 80), (2, 8, 32, 20)),
+                        ps_shapes=((0, 16, 64, 80), (0, 32, 64, 160))),
+})
 
 BANDWIDTHS = (5.0, 10.0, 20.0)
 
