@@ -311,11 +311,13 @@ def route_options(instance: Instance) -> Any:
 
     Patterns pay where identical servers make them exact symmetry breaking: measured
     side by side on the `hard`, `mixed`, `ps-heavy` families and hard-mix-01…06
-    (docs/offline.md, "Unseen instances"), pattern packing was faster wherever every PS server
-    has an identical twin (`hard`: 2.2–3.1x; hard-mix-03, -04: 1.6–2.3x) and slower wherever
-    the PS pool holds a server of its own shape (1.4–2.4x on 8 of 9 instances), whatever the
-    worker pool. PS integrality is what is hard in this model (docs/offline.md, round 3), and
-    a single PS server's patterns only enlarge it. Where no job demands a PS resource the PS
+    (docs/offline.md, issue 22), pattern packing was faster wherever every PS server has an
+    identical twin (`hard`: 2.1–3.1x; hard-mix-03, -04, -06: 1.6–17x) and slower where the PS
+    pool holds a server of its own shape (1.3–2.6x on 8 of 9 instances), whatever the worker
+    pool; checked on `mixed-2r`, `loose`, `ps-light` and hard-mix-07…12, the rule's route
+    took less CPU on 11 of 15, about as much on 3, more on 1. PS integrality is what is hard
+    in this model (docs/offline.md, round 3), and a single PS server's patterns only enlarge
+    it. Where no job demands a PS resource the PS
     pool cannot bind and patterns stay (they carry the continuous workers of the trace
     imports, ``Prep.flow_workers``)."""
     from .formulations.common import Options
