@@ -590,8 +590,8 @@ def _solve_colgen(instance: Instance, clock: _Clock, tracker: _Tracker, mip_gap:
 
 def _colgen_worker(instance: Instance, kwargs: dict[str, Any], conn: Any) -> None:
     """Column generation in a forked child: ``("progress", incumbent, bound)`` and
-    ``("schedule", schedule)`` on every improvement, ``("done", result)`` or ``("error",
-    text)`` at the end."""
+    ``("schedule", schedule)`` on every improvement, ``("done", result)``, ``("input", place,
+    message)`` (bad input: exit 2 as in-process) or ``("error", text)`` at the end."""
     import highspy
 
     from .formulations import colgen
@@ -602,6 +602,8 @@ def _colgen_worker(instance: Instance, kwargs: dict[str, Any], conn: Any) -> Non
                 ("progress", inc, b)), on_schedule=lambda s: conn.send(("schedule", s)),
                 **kwargs)
         conn.send(("done", res))
+    except InputError as exc:  # too large an input, say: the parent raises it as such
+        conn.send(("input", exc.place, exc.message))
     except Exception as exc:  # reported to the parent, which raises it
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
     finally:
@@ -643,6 +645,8 @@ def _colgen_guarded(instance: Instance, kwargs: dict[str, Any], stop_at: float,
                     tracker.update(incumbent=best.total_utility)
             elif msg[0] == "done":
                 return msg[1]
+            elif msg[0] == "input":
+                raise InputError(msg[1], msg[2])
             else:
                 raise SolverError(f"column generation failed on {instance.name}: {msg[1]}")
     finally:

@@ -333,3 +333,19 @@ def test_no_slice_past_the_deadline():
     assert move.value == pytest.approx(sum(pm.columns[n].value for n in cols))
     assert pm.pack(pm.pools[0].patterns[0], np.ones(pm.pools[0].patterns[0].shape[1],
                                                     dtype=np.int64), 4) is None
+
+
+def test_guarded_colgen_keeps_bad_input_an_input_error(monkeypatch):
+    """A refusal inside the forked column generation (its memory guard, say) stays an
+    ``InputError`` naming the place (exit 2), as in-process."""
+    from oasis_opt.formulations import colgen
+
+    from oasis_opt.errors import InputError
+
+    def refuse(*_a, **_kw):
+        raise InputError("instance", "the pattern master is too large")
+
+    monkeypatch.setattr(colgen, "solve", refuse)
+    with pytest.raises(InputError, match="pattern master is too large") as err:
+        solve(generate("hard", seed=2), time_limit=5.0, method="colgen")
+    assert err.value.place == "instance"
