@@ -53,7 +53,9 @@ def _add(m: PulpModel, family: str, key: tuple[int, ...] | int,
 def row_counts(m: PulpModel) -> dict[str, int]:
     """Rows per family (``Prep.row_counts`` predicts them)."""
     out: dict[str, int] = {}
-    for name in m.problem.constraints:
+    rows = m.problem.constraints  # PuLP ≥ 3.3: call it for the list (the mapping is deprecated)
+    names = [c.name for c in rows()] if callable(rows) else list(rows)
+    for name in names:
         family = name.split("__")[0]
         out[family] = out.get(family, 0) + 1
     return out
