@@ -69,6 +69,7 @@ VARIANTS: dict[str, Options | None] = {
     "pattern": Options(packing="pattern"),
     "server-nocuts": Options(packing="server", completion_cuts=False, ps_cuts=False,
                              ps_dominance=False),
+    "server-nodom": Options(packing="server", ps_dominance=False),
 }
 
 
