@@ -23,6 +23,7 @@ from oasis_opt.formulations import colgen
 
 from oasis_opt.generator import generate
 from oasis_opt.io import load_instance, write_text_atomic
+from oasis_opt.offline import colgen_inputs
 from oasis_opt.validate import validate
 
 
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> dict:
               f"gap {100 * (b - inc) / max(b, 1e-9):6.2f} %", file=sys.stderr, flush=True)
 
     t = time.perf_counter()
-    r = colgen.solve(inst, time_limit=args.limit, on_progress=show)
+    r = colgen.solve(inst, **colgen_inputs(inst), time_limit=args.limit, on_progress=show)
     took = time.perf_counter() - t
     rep = validate(inst, r.incumbent)
     inc = r.incumbent.total_utility

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import highspy
@@ -45,6 +45,7 @@ from oasis_opt.model import Instance, Schedule
 from oasis_opt.online.subroutine import JobSpec, best_schedule
 
 from . import lns
+from .deadline import Deadline
 from .highs import new_highs
 from .pattern_master import ENTER_TOL, PatternMaster, dive, generate, trim
 
@@ -127,8 +128,10 @@ class _Master:
     master (the aggregated one may stack columns on one server).
     """
 
-    def __init__(self, instance: Instance, aggregate: bool = False) -> None:
+    def __init__(self, instance: Instance, aggregate: bool = False,
+                 deadline: Deadline | None = None) -> None:
         self.inst = instance
+        self.deadline = deadline or Deadline()  # its LP runs stop there
         T, R = instance.horizon, len(instance.resources)
         self.H, self.K = len(instance.worker_names), len(instance.ps_names)
         cells = T * (self.H + self.K) * R
@@ -168,6 +171,7 @@ class _Master:
         h.setOptionValue("presolve", "off")
         h.addRows(n_rows, np.full(n_rows, -highspy.kHighsInf), ub, 0,
                   np.zeros(n_rows, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+        self.deadline.watch(h)
         self.h = h
         self.columns: list[Column] = []
         self.seen: dict[tuple[int, bytes, bytes], int] = {}
@@ -220,33 +224,6 @@ class _Master:
         return (-self.h.getInfo().objective_function_value,
                 np.concatenate([prices, row_dual[self.n_kept:]]))
 
-    def solve_mip(self, time_limit: float, gap: float,
-                  start: list[int]) -> tuple[np.ndarray, str]:
-        """Price-and-branch: the master over the generated columns with x binary, from the
-        MIP start ``start`` (column indices of a feasible schedule)."""
-        n = len(self.columns)
-        x0 = np.zeros(n)
-        x0[start] = 1.0
-        self.h.setSolution(highspy.HighsSolution())  # drop the LP solution
-        sol0 = highspy.HighsSolution()
-        sol0.col_value = list(x0)
-        sol0.value_valid = True
-        self.h.setSolution(sol0)
-        self.h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
-                                     np.full(n, highspy.HighsVarType.kInteger))
-        self.h.setOptionValue("presolve", "on")
-        self.h.setOptionValue("solver", "choose")
-        self.h.setOptionValue("time_limit", float(max(time_limit, 0.1)))
-        self.h.setOptionValue("mip_rel_gap", gap)
-        self.h.run()
-        status = self.h.getModelStatus()
-        sol = self.h.getSolution()
-        x = np.asarray(sol.col_value)
-        if not sol.value_valid or x.size != n:
-            return x0, "no_solution"  # the start is feasible
-        return np.round(x), ("optimal" if status == highspy.HighsModelStatus.kOptimal
-                             else "time_limit")
-
 
 def _column(inst: Instance, i: int, y: np.ndarray, z: np.ndarray) -> Column | None:
     """A column from a schedule, trimmed at its first slot reaching V_i and valued there."""
@@ -290,6 +267,8 @@ def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start
             lp, duals = master.solve_lp()
         else:
             lp, duals = 0.0, np.zeros(n_cap + inst.num_jobs)
+        if master.deadline.passed():  # the LP may have been interrupted: no proof from it
+            return False
         t1 = time.perf_counter()
         res.lp_seconds += t1 - t0
         pi_lp, mu = duals[:n_cap], duals[n_cap:]
@@ -298,7 +277,11 @@ def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start
         for s in ((smoothing, 0.0) if best_pi is not None and smoothing > 0 else (0.0,)):
             pi = pi_lp if s == 0.0 else s * best_pi + (1 - s) * pi_lp
             p, q = split(pi)
-            found = [best_schedule(spec, p, q, cap_w, cap_p) for spec in specs]
+            found = []
+            for spec in specs:
+                if master.deadline.passed():  # a round cut short proves nothing
+                    return False
+                found.append(best_schedule(spec, p, q, cap_w, cap_p))
             bound = float(pi @ cap) + sum(max(0.0, b.payoff) for b in found
                                           if math.isfinite(b.payoff))
             if report is not None:
@@ -372,23 +355,26 @@ def _columns_of(inst: Instance, sched: Schedule) -> list[Column]:
             if (col := _column(inst, i, y_all[i], z_all[i])) is not None]
 
 
-def _checked(inst: Instance, pm: PatternMaster, x: np.ndarray,
-             lam: np.ndarray) -> Schedule | None:
-    """The schedule of a MILP solution, or None if it does not map to servers or fails the
-    validator (solver tolerances; never seen, but an incumbent must be feasible)."""
-    from oasis_opt.validate import validate
+def _checked(pm: PatternMaster, x: np.ndarray, lam: np.ndarray,
+             check: Callable[[Schedule], bool] | None) -> Schedule | None:
+    """The schedule of a MILP solution, or None if it does not map to servers or fails
+    ``check`` (the caller's validator: solver tolerances; never seen, but an incumbent must be
+    feasible)."""
     try:
         sched = pm.schedule(x, lam)
     except ValueError:
         return None
-    return sched if validate(inst, sched).feasible else None
+    return sched if check is None or check(sched) else None
 
 
 def solve(instance: Instance, *, time_limit: float | None = None, max_iterations: int = 10_000,
-          seeds: tuple[str, ...] = ("oasis", "tetris", "rrh"), smoothing: float = 0.7,
+          seeds: Sequence[Schedule] = (), smoothing: float = 0.7,
           mip_time_limit: float = 30.0, mip_gap: float = 1e-4,
           on_progress: Callable[[float, float, float], None] | None = None,
-          lns_window: int = 20, rng_seed: int = 0, diving: bool = True) -> ColgenResult:
+          lns_window: int = 20, rng_seed: int = 0, diving: bool = True,
+          check: Callable[[Schedule], bool] | None = None,
+          deadline: Deadline | None = None,
+          on_schedule: Callable[[Schedule], None] | None = None) -> ColgenResult:
     """LP bound by column generation, then a schedule from the pattern master, improved until
     the gap target or the time limit.
 
@@ -411,7 +397,15 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     inside presolve). Without a limit the MILP gets ``mip_time_limit`` and so does the LNS.
     ``on_progress(seconds, incumbent, bound)`` is called whenever either side improves; the
     same points are ``ColgenResult.history``. ``mip_status`` is ``time_limit`` when the limit
-    ended the search with the gap open."""
+    ended the search with the gap open.
+
+    Given by the caller (``formulations/`` knows neither the algorithm registry nor the
+    validator): ``seeds``, feasible schedules of the instance (the heuristics': the first
+    columns and the MILP's start; the result is never worse than the best of them); ``check``,
+    whether a schedule read from the MILP is feasible (None: trusted); ``deadline``, a hard
+    end shared with the caller (every loop and HiGHS run stops there, whatever the fractions
+    above say); ``on_schedule``, called with every improving schedule (a caller that may have
+    to stop this process keeps the last one)."""
     start = time.perf_counter()
     inst = instance
     specs = [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
@@ -420,6 +414,10 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     budget = time_limit
     # Leave room to build and hand back the schedule (and for offline.py to validate it).
     end = None if budget is None else start + 0.97 * budget - min(1.0, 0.02 * budget)
+    hard = (deadline or Deadline()).earlier(end)
+    end = hard.at
+    if budget is None and end is not None:  # a deadline alone: the fractions are of it
+        budget = max(0.0, end - start)
 
     def at(fraction: float) -> float | None:
         return None if budget is None else start + fraction * budget
@@ -433,17 +431,25 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     track = _Tracker(start, res, on_progress)
     pool: list[Column] = []
     best_sched = Schedule.from_arrays(inst, "colgen", {}, {})
-    from oasis_opt import algorithms
-    for name in seeds if inst.num_jobs else ():
-        params = {"certificate": False} if name == "oasis" else {}
-        sched = algorithms.get(name)(inst, **params)
+
+    def improve(sched: Schedule) -> bool:
+        """Keep ``sched`` if it beats the best so far (and tell the caller)."""
+        nonlocal best_sched
+        if sched.total_utility <= best_sched.total_utility:
+            return False
+        best_sched = sched
+        track.update(incumbent=sched.total_utility)
+        if on_schedule is not None:
+            on_schedule(sched)
+        return True
+
+    for sched in seeds if inst.num_jobs else ():
         pool += _columns_of(inst, sched)
-        if sched.total_utility > best_sched.total_utility:
-            best_sched = sched
+        improve(sched)
     track.update(incumbent=best_sched.total_utility)
 
     # 1. the bound on the aggregated master
-    master = _Master(inst, aggregate=aggregate)
+    master = _Master(inst, aggregate=aggregate, deadline=hard)
     for col in pool:
         master.add(col)
     res.proven = _generate(master, specs, res, start=start, deadline=at(0.35),
@@ -465,7 +471,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
 
     # 2. the pattern master and its own column generation
     t_pm = time.perf_counter()
-    pm = PatternMaster(inst)
+    pm = PatternMaster(inst, deadline=hard)
     for col in master.columns:
         pm.add(pm.group_counts(col.job, col.workers, col.ps, col.value))
     seed_cols = [pm.add(pm.group_counts(c.job, c.workers, c.ps, c.value))
@@ -489,23 +495,19 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     if diving and track.gap() > mip_gap:
         dive_end = t2 + (mip_time_limit if end is None else min(0.25 * budget, 0.5 * left()))
         dived = dive(pm, specs, dive_end)
-        cand = None if dived is None else _checked(inst, pm, *dived)
+        cand = None if dived is None else _checked(pm, *dived, check)
         res.dive_value = 0.0 if cand is None else cand.total_utility
-        if cand is not None and cand.total_utility > best_sched.total_utility:
-            best_sched = cand
+        if cand is not None and dived is not None and improve(cand):
             seed_cols = [int(k) for k in np.flatnonzero(dived[0] > 0.5)]
             lam0 = dived[1]
-            track.update(incumbent=cand.total_utility)
     mip_left = mip_time_limit if end is None else min(0.35 * budget, left())
 
     def on_inc(value: float, _bound: float) -> None:
         track.update(incumbent=value)
 
     x, lam, res.mip_status, _ = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
-    cand = _checked(inst, pm, x, lam)
-    if cand is not None and cand.total_utility > best_sched.total_utility:
-        best_sched = cand
-    else:  # keep the start as the LNS incumbent
+    cand = _checked(pm, x, lam, check)
+    if cand is None or not improve(cand):  # keep the start as the LNS incumbent
         x = np.zeros(len(pm.columns))
         x[seed_cols] = 1.0
         lam = lam0
@@ -527,10 +529,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         move = lns.search(pm, specs, x, lam, t0, t1, slice_s, gap=1e-6)
         res.lns_moves += 1
         if move.value > best_sched.total_utility + 1e-9 * max(1.0, move.value):
-            cand = _checked(inst, pm, move.x, move.lam)
-            if cand is not None and cand.total_utility > best_sched.total_utility:
-                best_sched, x, lam = cand, move.x, move.lam
-                track.update(incumbent=cand.total_utility)
+            cand = _checked(pm, move.x, move.lam, check)
+            if cand is not None and improve(cand):
+                x, lam = move.x, move.lam
                 stall = 0
         else:
             stall += 1

@@ -355,35 +355,72 @@ class Prep:
 
     def model_size(self) -> dict[str, int]:
         """Columns, rows and nonzeros of the compact MILP with these options, counted from the
-        index sets without building it (an upper estimate: rows a modeller skips as empty
-        are counted); ``cut_nonzeros`` of them in the quadratic cut rows."""
+        index sets without building it: the rows exactly (``row_counts``), the nonzeros as an
+        upper estimate; ``cut_nonzeros`` of them in the quadratic cut rows."""
         o, inst = self.options, self.instance
         R = len(inst.resources)
         ny, nz, nc = len(self.y_index), len(self.z_index), len(self.c_index)
         npat = len(self.worker_pattern_index) + len(self.ps_pattern_index)
         nwork = len(self.work_index)
         cols = ny + nz + 2 * nc + npat + len(self.chain_index) + len(self.window_index)
-        rows = nc + nwork * (2 if o.ps_dominance else 1) + len(self.active) + nwork
         nnz = 3 * nc + ny + nwork + ny + nc  # running, work link, workload
         nnz += 2 * (ny + nz)  # PS ratio (and its dominance twin)
         if o.server_linking:
-            rows, nnz = rows + ny, nnz + 2 * ny
+            nnz += 2 * ny
         if o.ps_linking:
-            rows, nnz = rows + nz, nnz + 2 * nz
+            nnz += 2 * nz
         if self.packing == "server":
-            rows += len(self.worker_capacity_rows) + len(self.ps_capacity_rows)
             nnz += R * (ny + nz)
         else:
-            rows += len(self.worker_patterns) + len(self.ps_patterns)
-            classes = sum(len(c) for c, _ in self.worker_patterns.values()) + sum(
-                len(c) for c, _ in self.ps_patterns.values())
-            rows += classes
             nnz += 2 * npat + ny + nz + sum(
                 len(c) * len(p) for c, p in self.worker_patterns.values()) + sum(
                 len(c) * len(p) for c, p in self.ps_patterns.values())
-        cut_rows, cut_nnz, quadratic = self._cut_counts()
-        return {"columns": cols, "rows": rows + cut_rows, "nonzeros": nnz + cut_nnz,
-                "cut_nonzeros": quadratic}
+        _, cut_nnz, quadratic = self._cut_counts()
+        for rows_, jobs_on in ((self.worker_symmetry_rows, self.jobs_on_worker),
+                               (self.ps_symmetry_rows, self.jobs_on_ps)):
+            nnz += sum(len(jobs_on[a, t]) + len(jobs_on[b, t]) for a, b, t in rows_)
+        # the rows exactly, per family (the nonzeros above stay an upper estimate)
+        return {"columns": cols, "rows": sum(self.row_counts().values()),
+                "nonzeros": nnz + cut_nnz, "cut_nonzeros": quadratic}
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows of the compact MILP per family, named as the Pyomo components
+        (``compact_pyomo.py``; the PuLP and highspy back-ends tag their rows the same), counted
+        from the index sets without building the model; families without rows are left out.
+
+        A completion or PS cut at slot t exists where some completion slot τ leaves work to
+        do by t: ``R_iτt > 0`` for τ = max(t, e_i), i.e. ``t ≥ e_i`` or
+        ``V_i − w_max_i·(e_i − t) > 0`` (``Prep.remaining_work``)."""
+        o = self.options
+        cut_rows = 0
+        if (o.completion_cuts and not self.window_index) or o.ps_cuts:
+            for i in self.active:
+                v, w, e = int(self.instance.workload[i]), int(self.w_max[i]), int(self.earliest[i])
+                cut_rows += sum(1 for t in self.work_slots(i)[:-1]
+                                if t >= e or v - w * (e - t) > 0)
+        work = len(self.work_index)
+        counts = {
+            "running": len(self.c_index), "work_link": work,
+            "server_link": len(self.y_index) if o.server_linking else 0,
+            "ps_link": len(self.z_index) if o.ps_linking else 0,
+            "workload": len(self.active), "chain": len(self.chain_index),
+            "cumulative": len(self.cumulative_index) if o.cumulative else 0,
+            "window": len(self.window_index) if o.completion_cuts else 0,
+            "completion_cuts": (len(self.window_index) if self.window_index else cut_rows)
+            if o.completion_cuts else 0,
+            "ps_cuts": cut_rows if o.ps_cuts else 0,
+            "ps_total": len(self.active) if o.ps_cuts else 0,
+            "ps_ratio": work, "ps_dominance": work if o.ps_dominance else 0,
+            "worker_pattern_count": len(self.worker_patterns),
+            "worker_pattern_hold": sum(len(c) for c, _ in self.worker_patterns.values()),
+            "ps_pattern_count": len(self.ps_patterns),
+            "ps_pattern_hold": sum(len(c) for c, _ in self.ps_patterns.values()),
+            "worker_capacity": len(self.worker_capacity_rows),
+            "ps_capacity": len(self.ps_capacity_rows),
+            "worker_symmetry": len(self.worker_symmetry_rows),
+            "ps_symmetry": len(self.ps_symmetry_rows),
+        }
+        return {k: v for k, v in counts.items() if v}
 
     def cut_nonzeros(self) -> int:
         """Nonzeros of the rows that grow with the square of a job's window (``LEAN``): the

@@ -39,6 +39,8 @@ class Model:
     integer: list[bool] = field(default_factory=list)
     row_lower: list[float] = field(default_factory=list)
     row_upper: list[float] = field(default_factory=list)
+    #: the family of every row, named as the Pyomo components (``compact_pyomo.py``)
+    family: list[str] = field(default_factory=list)
     starts: list[int] = field(default_factory=lambda: [0])
     index: list[int] = field(default_factory=list)
     value: list[float] = field(default_factory=list)
@@ -58,8 +60,10 @@ class Model:
         self.integer.append(integer)
         return len(self.lower) - 1
 
-    def row(self, cols: list[int], coefs: list[float], lo: float, hi: float) -> None:
-        """``lo ≤ Σ coefs·cols ≤ hi``."""
+    def row(self, family: str, cols: list[int], coefs: list[float], lo: float,
+            hi: float) -> None:
+        """``lo ≤ Σ coefs·cols ≤ hi``, a row of ``family``."""
+        self.family.append(family)
         self.index.extend(cols)
         self.value.extend(coefs)
         self.starts.append(len(self.index))
@@ -73,6 +77,13 @@ class Model:
     @property
     def num_row(self) -> int:
         return len(self.row_lower)
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows per family (``Prep.row_counts`` predicts them)."""
+        out: dict[str, int] = {}
+        for f in self.family:
+            out[f] = out.get(f, 0) + 1
+        return out
 
     def lp(self) -> highspy.HighsLp:
         """The model as a ``HighsLp`` (maximisation)."""
@@ -128,20 +139,21 @@ def add_completion_linking(m: Model, prep: Prep) -> None:
     ``server_linking`` ``y_iht ≤ ub_y[i,h] · s``; with ``ps_linking`` ``z_ikt ≤ ub_z[i,k] · s``."""
     for i, t in prep.c_index:
         if t == prep.latest[i]:
-            m.row([m.s[i, t], m.c[i, t]], [1.0, -1.0], 0.0, 0.0)
+            m.row("running", [m.s[i, t], m.c[i, t]], [1.0, -1.0], 0.0, 0.0)
         else:
-            m.row([m.s[i, t], m.c[i, t], m.s[i, t + 1]], [1.0, -1.0, -1.0], 0.0, 0.0)
+            m.row("running", [m.s[i, t], m.c[i, t], m.s[i, t + 1]], [1.0, -1.0, -1.0],
+                  0.0, 0.0)
     for i, t in prep.work_index:
         hs = prep.worker_servers(i)
-        m.row([m.y[i, h, t] for h in hs] + [m.s[i, prep.running_slot(i, t)]],
+        m.row("work_link", [m.y[i, h, t] for h in hs] + [m.s[i, prep.running_slot(i, t)]],
               [1.0] * len(hs) + [-float(prep.w_max[i])], -_INF, 0.0)
     if prep.options.server_linking:
         for i, h, t in prep.y_index:
-            m.row([m.y[i, h, t], m.s[i, prep.running_slot(i, t)]],
+            m.row("server_link", [m.y[i, h, t], m.s[i, prep.running_slot(i, t)]],
                   [1.0, -float(prep.ub_y[i, h])], -_INF, 0.0)
     if prep.options.ps_linking:
         for i, k, t in prep.z_index:
-            m.row([m.z[i, k, t], m.s[i, prep.running_slot(i, t)]],
+            m.row("ps_link", [m.z[i, k, t], m.s[i, prep.running_slot(i, t)]],
                   [1.0, -float(prep.ub_z[i, k])], -_INF, 0.0)
 
 
@@ -161,16 +173,19 @@ def add_workload_constraints(m: Model, prep: Prep) -> None:
     for i in prep.active:
         vs = _work(m, prep, i, prep.work_slots(i))
         hi = 0.0 if prep.options.exact_work else _INF
-        m.row(vs + [m.s[i, int(prep.earliest[i])]], [1.0] * len(vs) + [-float(V[i])], 0.0, hi)
+        m.row("workload", vs + [m.s[i, int(prep.earliest[i])]],
+              [1.0] * len(vs) + [-float(V[i])], 0.0, hi)
     for i, t in prep.chain_index:
         vs = _work(m, prep, i, range(t, t + 1))
         before = [m.p[i, t - 1]] if (i, t - 1) in m.p else []
-        m.row([m.p[i, t]] + before + vs, [1.0] + [-1.0] * (len(before) + len(vs)), 0.0, 0.0)
+        m.row("chain", [m.p[i, t]] + before + vs, [1.0] + [-1.0] * (len(before) + len(vs)),
+              0.0, 0.0)
     if prep.options.cumulative:
         for i, t in prep.cumulative_index:
             vs, coefs = _done(m, prep, i, t)
             v = float(V[i])
-            m.row(vs + [m.s[i, int(prep.earliest[i])], m.s[i, t + 1]], coefs + [-v, v],
+            m.row("cumulative", vs + [m.s[i, int(prep.earliest[i])], m.s[i, t + 1]],
+                  coefs + [-v, v],
                   0.0, _INF)
 
 
@@ -178,7 +193,7 @@ def add_completion_cuts(m: Model, prep: Prep) -> None:
     """With ``completion_cuts``: ``Σ_{t' ≤ t} W_it' ≥ Σ_τ R_iτt · c_iτ`` (``chained``:
     ``U_it = U_{i,t+1} + Σ_u coef·s_iu`` and ``P_it + U_it ≥ V_i · x_i``); with ``ps_cuts``:
     ``Σ_{t' ≤ t} Σ_k z_ikt' ≥ Σ_τ ⌈R_iτt/γ_i⌉ · c_iτ`` and ``Σ_t Σ_k z_ikt ≥ ⌈V_i/γ_i⌉ · x_i``."""
-    def by_slot(var: dict, servers, need) -> None:
+    def by_slot(family: str, var: dict, servers, need) -> None:
         for i, t in prep.cut_index:
             cs = [(tau, need(i, r)) for tau, r in prep.remaining_work(i, t)]
             cs = [(tau, c) for tau, c in cs if c > 0]
@@ -186,26 +201,26 @@ def add_completion_cuts(m: Model, prep: Prep) -> None:
                 continue
             vs = [var[i, h, u] for u in range(int(prep.instance.arrival[i]), t + 1)
                   for h in servers(i)]
-            m.row(vs + [m.c[i, tau] for tau, _ in cs],
+            m.row(family, vs + [m.c[i, tau] for tau, _ in cs],
                   [1.0] * len(vs) + [-float(c) for _, c in cs], 0.0, _INF)
     if prep.options.completion_cuts and prep.window_index:  # chained
         for i, t in prep.window_index:
             later = [m.u[i, t + 1]] if (i, t + 1) in m.u else []
             step = prep.window_step(i, t)
-            m.row([m.u[i, t]] + later + [m.s[i, u] for u, _ in step],
+            m.row("window", [m.u[i, t]] + later + [m.s[i, u] for u, _ in step],
                   [1.0] + [-1.0] * len(later) + [-c for _, c in step], 0.0, 0.0)
         for i, t in prep.window_index:
-            m.row([m.p[i, t], m.u[i, t], m.s[i, int(prep.earliest[i])]],
+            m.row("completion_cuts", [m.p[i, t], m.u[i, t], m.s[i, int(prep.earliest[i])]],
                   [1.0, 1.0, -float(prep.instance.workload[i])], 0.0, _INF)
     elif prep.options.completion_cuts:
-        by_slot(m.y, prep.worker_servers, lambda i, r: r)
+        by_slot("completion_cuts", m.y, prep.worker_servers, lambda i, r: r)
     if prep.options.ps_cuts:
-        by_slot(m.z, prep.ps_servers, prep.ps_needed)
+        by_slot("ps_cuts", m.z, prep.ps_servers, prep.ps_needed)
         for i in prep.active:
             vs = [m.z[i, k, u] for u in prep.work_slots(i) for k in prep.ps_servers(i)]
             need = prep.ps_needed(i, float(prep.instance.workload[i]))
-            m.row(vs + [m.s[i, int(prep.earliest[i])]], [1.0] * len(vs) + [-float(need)],
-                  0.0, _INF)
+            m.row("ps_total", vs + [m.s[i, int(prep.earliest[i])]],
+                  [1.0] * len(vs) + [-float(need)], 0.0, _INF)
 
 
 def add_ps_ratio_constraints(m: Model, prep: Prep) -> None:
@@ -216,44 +231,51 @@ def add_ps_ratio_constraints(m: Model, prep: Prep) -> None:
         return ([m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks],
                 [1.0] * len(hs) + [-g] * len(ks))
     for i, t in prep.work_index:
-        m.row(*surplus(i, t), -_INF, 0.0)
+        m.row("ps_ratio", *surplus(i, t), -_INF, 0.0)
     if prep.options.ps_dominance:  # separate rows, as the modellers write them
         for i, t in prep.work_index:
-            m.row(*surplus(i, t), prep.ps_slack[i] - float(prep.instance.ps_ratio[i]), _INF)
+            m.row("ps_dominance", *surplus(i, t),
+                  prep.ps_slack[i] - float(prep.instance.ps_ratio[i]), _INF)
 
 
 def add_capacity_constraints(m: Model, prep: Prep) -> None:
     """Server mode: ``Σ_i α_ir · y_iht ≤ C_hr`` (and PS alike) on the rows that can bind.
     Pattern mode: ``Σ_p λ_gpt ≤ |g|`` and ``Σ_{i∈c} y_igt ≤ Σ_p n_cp · λ_gpt``."""
     inst = prep.instance
-    for var, lam, patterns, units in ((m.y, m.lw, prep.worker_patterns, prep.worker_units),
-                                      (m.z, m.lz, prep.ps_patterns, prep.ps_units)):
+    for tag, var, lam, patterns, units in (
+            ("worker", m.y, m.lw, prep.worker_patterns, prep.worker_units),
+            ("ps", m.z, m.lz, prep.ps_patterns, prep.ps_units)):
         for (g, t), (_, pats) in patterns.items():
             n = len(pats)
-            m.row([lam[g, t, q] for q in range(n)], [1.0] * n, -_INF, float(len(units[g])))
+            m.row(f"{tag}_pattern_count", [lam[g, t, q] for q in range(n)], [1.0] * n, -_INF,
+                  float(len(units[g])))
         for (g, t), (classes, pats) in patterns.items():
             for j in range(len(classes)):
                 qs = [q for q in range(len(pats)) if pats[q][j]]
-                m.row([var[i, g, t] for i in classes[j]] + [lam[g, t, q] for q in qs],
+                m.row(f"{tag}_pattern_hold",
+                      [var[i, g, t] for i in classes[j]] + [lam[g, t, q] for q in qs],
                       [1.0] * len(classes[j]) + [-float(pats[q][j]) for q in qs], -_INF, 0.0)
     for h, r, t in prep.worker_capacity_rows:
         jobs = [i for i in prep.jobs_on_worker[h, t] if inst.worker_demand[i, r] > 0]
-        m.row([m.y[i, h, t] for i in jobs], [float(inst.worker_demand[i, r]) for i in jobs],
+        m.row("worker_capacity", [m.y[i, h, t] for i in jobs],
+              [float(inst.worker_demand[i, r]) for i in jobs],
               -_INF, float(inst.worker_capacity[h, r]))
     for k, r, t in prep.ps_capacity_rows:
         jobs = [i for i in prep.jobs_on_ps[k, t] if inst.ps_demand[i, r] > 0]
-        m.row([m.z[i, k, t] for i in jobs], [float(inst.ps_demand[i, r]) for i in jobs],
+        m.row("ps_capacity", [m.z[i, k, t] for i in jobs],
+              [float(inst.ps_demand[i, r]) for i in jobs],
               -_INF, float(inst.ps_capacity[k, r]))
 
 
 def add_symmetry_constraints(m: Model, prep: Prep) -> None:
     """Identical servers h < h' ordered by load in every slot (``Options.symmetry``)."""
-    for var, rows, jobs_on, weight in (
-            (m.y, prep.worker_symmetry_rows, prep.jobs_on_worker, prep.worker_weight),
-            (m.z, prep.ps_symmetry_rows, prep.jobs_on_ps, prep.ps_weight)):
+    for family, var, rows, jobs_on, weight in (
+            ("worker_symmetry", m.y, prep.worker_symmetry_rows, prep.jobs_on_worker,
+             prep.worker_weight),
+            ("ps_symmetry", m.z, prep.ps_symmetry_rows, prep.jobs_on_ps, prep.ps_weight)):
         for a, b, t in rows:
             ja, jb = jobs_on[a, t], jobs_on[b, t]
-            m.row([var[i, a, t] for i in ja] + [var[i, b, t] for i in jb],
+            m.row(family, [var[i, a, t] for i in ja] + [var[i, b, t] for i in jb],
                   [weight(i, a) for i in ja] + [-weight(i, b) for i in jb], 0.0, _INF)
 
 

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 
 import pulp
 
-from oasis_opt.model import Instance, Schedule
+from oasis_opt.model import Instance
 
-from .common import Options, Prep, prepare, schedule_from_values
-from .flow import integral_workers
+from .common import Options, Prep, prepare
 
 Key3 = tuple[int, int, int]
 Key2 = tuple[int, int]
@@ -41,6 +40,25 @@ class PulpModel:
 
 def _lin(coefs: list[float], variables: list[pulp.LpVariable]) -> pulp.LpAffineExpression:
     return pulp.LpAffineExpression(list(zip(variables, coefs, strict=True)))
+
+
+def _add(m: PulpModel, family: str, key: tuple[int, ...] | int,
+         row: pulp.LpConstraint) -> None:
+    """Add ``row`` named ``family__key`` (the family as the Pyomo component's name; see
+    ``row_counts``)."""
+    tail = "_".join(map(str, key)) if isinstance(key, tuple) else str(key)
+    m.problem.addConstraint(row, f"{family}__{tail}")
+
+
+def row_counts(m: PulpModel) -> dict[str, int]:
+    """Rows per family (``Prep.row_counts`` predicts them)."""
+    out: dict[str, int] = {}
+    rows = m.problem.constraints  # PuLP ≥ 3.3: call it for the list (the mapping is deprecated)
+    names = [c.name for c in rows()] if callable(rows) else list(rows)
+    for name in names:
+        family = name.split("__")[0]
+        out[family] = out.get(family, 0) + 1
+    return out
 
 
 def add_allocation_variables(m: PulpModel, prep: Prep) -> None:
@@ -83,24 +101,27 @@ def add_completion_linking(m: PulpModel, prep: Prep) -> None:
     """``s_it = c_it + s_{i,t+1}`` (running until the last slot); no work after it:
     ``W_it ≤ w_max_i · s_{i,max(t,e_i)}`` and, with ``server_linking``,
     ``y_iht ≤ ub_y[i,h] · s_{i,max(t,e_i)}``; with ``ps_linking`` ``z_ikt ≤ ub_z[i,k]·s``."""
-    p = m.problem
     for i, t in prep.c_index:
         if t == prep.latest[i]:
-            p += _lin([1.0, -1.0], [m.s[i, t], m.c[i, t]]) == 0
+            _add(m, "running", (i, t), _lin([1.0, -1.0], [m.s[i, t], m.c[i, t]]) == 0)
         else:
-            p += _lin([1.0, -1.0, -1.0], [m.s[i, t], m.c[i, t], m.s[i, t + 1]]) == 0
+            _add(m, "running", (i, t), _lin([1.0, -1.0, -1.0],
+                                            [m.s[i, t], m.c[i, t], m.s[i, t + 1]]) == 0)
     for i, t in prep.work_index:
         hs = prep.worker_servers(i)
-        p += _lin([1.0] * len(hs) + [-float(prep.w_max[i])],
-                  [m.y[i, h, t] for h in hs] + [m.s[i, prep.running_slot(i, t)]]) <= 0
+        _add(m, "work_link", (i, t), _lin(
+            [1.0] * len(hs) + [-float(prep.w_max[i])],
+            [m.y[i, h, t] for h in hs] + [m.s[i, prep.running_slot(i, t)]]) <= 0)
     if prep.options.server_linking:
         for i, h, t in prep.y_index:
-            p += _lin([1.0, -float(prep.ub_y[i, h])],
-                      [m.y[i, h, t], m.s[i, prep.running_slot(i, t)]]) <= 0
+            _add(m, "server_link", (i, h, t), _lin(
+                [1.0, -float(prep.ub_y[i, h])],
+                [m.y[i, h, t], m.s[i, prep.running_slot(i, t)]]) <= 0)
     if prep.options.ps_linking:
         for i, k, t in prep.z_index:
-            p += _lin([1.0, -float(prep.ub_z[i, k])],
-                      [m.z[i, k, t], m.s[i, prep.running_slot(i, t)]]) <= 0
+            _add(m, "ps_link", (i, k, t), _lin(
+                [1.0, -float(prep.ub_z[i, k])],
+                [m.z[i, k, t], m.s[i, prep.running_slot(i, t)]]) <= 0)
 
 
 def _done(m: PulpModel, prep: Prep, i: int, t: int) -> tuple[list, list]:
@@ -115,21 +136,22 @@ def add_workload_constraints(m: PulpModel, prep: Prep) -> None:
     ``P_it = P_{i,t−1} + W_it``; with ``cumulative`` the work done by slot t reaches V_i if
     the job completes by t: ``Σ_{t' ≤ t} W_it' ≥ V_i · (x_i − s_{i,t+1})`` for
     ``e_i ≤ t < l_i``."""
-    p, V = m.problem, prep.instance.workload
+    V = prep.instance.workload
     for i in prep.active:
         coefs, vs = _work(m, prep, i, prep.work_slots(i))
         e = _lin(coefs + [-float(V[i])], vs + [m.s[i, int(prep.earliest[i])]])
-        p += (e == 0) if prep.options.exact_work else (e >= 0)
+        _add(m, "workload", i, (e == 0) if prep.options.exact_work else (e >= 0))
     for i, t in prep.chain_index:
         coefs, vs = _work(m, prep, i, range(t, t + 1))
         before = [m.p[i, t - 1]] if (i, t - 1) in m.p else []
-        p += _lin([1.0] + [-1.0] * len(before) + [-c for c in coefs],
-                  [m.p[i, t]] + before + vs) == 0
+        _add(m, "chain", (i, t), _lin([1.0] + [-1.0] * len(before) + [-c for c in coefs],
+                                      [m.p[i, t]] + before + vs) == 0)
     if prep.options.cumulative:
         for i, t in prep.cumulative_index:
             coefs, vs = _done(m, prep, i, t)
             v = float(V[i])
-            p += _lin(coefs + [-v, v], vs + [m.s[i, int(prep.earliest[i])], m.s[i, t + 1]]) >= 0
+            _add(m, "cumulative", (i, t), _lin(
+                coefs + [-v, v], vs + [m.s[i, int(prep.earliest[i])], m.s[i, t + 1]]) >= 0)
 
 
 def add_completion_cuts(m: PulpModel, prep: Prep) -> None:
@@ -137,33 +159,35 @@ def add_completion_cuts(m: PulpModel, prep: Prep) -> None:
     ``U_it = U_{i,t+1} + Σ_u coef·s_iu`` and ``P_it + U_it ≥ V_i · x_i``); with ``ps_cuts``:
     ``Σ_{t' ≤ t} Σ_k z_ikt' ≥ Σ_τ ⌈R_iτt/γ_i⌉ · c_iτ`` and ``Σ_t Σ_k z_ikt ≥ ⌈V_i/γ_i⌉ · x_i``
     (``common.Options``; ``R_iτt`` from ``Prep.remaining_work``)."""
-    def by_slot(var, servers, need) -> None:
+    def by_slot(family: str, var, servers, need) -> None:
         for i, t in prep.cut_index:
             vs = [var[i, h, u] for u in range(int(prep.instance.arrival[i]), t + 1)
                   for h in servers(i)]
             cs = [(tau, need(i, r)) for tau, r in prep.remaining_work(i, t)]
             cs = [(tau, c) for tau, c in cs if c > 0]
             if cs:
-                m.problem += _lin([1.0] * len(vs) + [-float(c) for _, c in cs],
-                                  vs + [m.c[i, tau] for tau, _ in cs]) >= 0
+                _add(m, family, (i, t), _lin([1.0] * len(vs) + [-float(c) for _, c in cs],
+                                             vs + [m.c[i, tau] for tau, _ in cs]) >= 0)
     if prep.options.completion_cuts and prep.window_index:  # chained
         for i, t in prep.window_index:
             later = [m.u[i, t + 1]] if (i, t + 1) in m.u else []
             step = prep.window_step(i, t)
-            m.problem += _lin([1.0] + [-1.0] * len(later) + [-c for _, c in step],
-                              [m.u[i, t]] + later + [m.s[i, u] for u, _ in step]) == 0
+            _add(m, "window", (i, t), _lin(
+                [1.0] + [-1.0] * len(later) + [-c for _, c in step],
+                [m.u[i, t]] + later + [m.s[i, u] for u, _ in step]) == 0)
         for i, t in prep.window_index:
-            m.problem += _lin([1.0, 1.0, -float(prep.instance.workload[i])],
-                              [m.p[i, t], m.u[i, t], m.s[i, int(prep.earliest[i])]]) >= 0
+            _add(m, "completion_cuts", (i, t), _lin(
+                [1.0, 1.0, -float(prep.instance.workload[i])],
+                [m.p[i, t], m.u[i, t], m.s[i, int(prep.earliest[i])]]) >= 0)
     elif prep.options.completion_cuts:
-        by_slot(m.y, prep.worker_servers, lambda i, r: r)
+        by_slot("completion_cuts", m.y, prep.worker_servers, lambda i, r: r)
     if prep.options.ps_cuts:
-        by_slot(m.z, prep.ps_servers, prep.ps_needed)
+        by_slot("ps_cuts", m.z, prep.ps_servers, prep.ps_needed)
         for i in prep.active:
             vs = [m.z[i, k, u] for u in prep.work_slots(i) for k in prep.ps_servers(i)]
             need = prep.ps_needed(i, float(prep.instance.workload[i]))
-            m.problem += _lin([1.0] * len(vs) + [-float(need)],
-                              vs + [m.s[i, int(prep.earliest[i])]]) >= 0
+            _add(m, "ps_total", i, _lin([1.0] * len(vs) + [-float(need)],
+                                        vs + [m.s[i, int(prep.earliest[i])]]) >= 0)
 
 
 def _ps_surplus(m: PulpModel, prep: Prep, i: int, t: int) -> pulp.LpAffineExpression:
@@ -178,11 +202,11 @@ def add_ps_ratio_constraints(m: PulpModel, prep: Prep) -> None:
     """One PS serves at most γ_i workers: ``W_it ≤ γ_i · Σ_k z_ikt``; with ``ps_dominance``
     no idle PS: ``W_it − γ_i · Σ_k z_ikt ≥ δ_i − γ_i`` (``common.Options``)."""
     for i, t in prep.work_index:
-        m.problem += _ps_surplus(m, prep, i, t) <= 0
+        _add(m, "ps_ratio", (i, t), _ps_surplus(m, prep, i, t) <= 0)
     if prep.options.ps_dominance:
         for i, t in prep.work_index:
-            m.problem += _ps_surplus(m, prep, i, t) \
-                >= prep.ps_slack[i] - float(prep.instance.ps_ratio[i])
+            _add(m, "ps_dominance", (i, t), _ps_surplus(m, prep, i, t)
+                 >= prep.ps_slack[i] - float(prep.instance.ps_ratio[i]))
 
 
 def add_capacity_constraints(m: PulpModel, prep: Prep) -> None:
@@ -191,36 +215,42 @@ def add_capacity_constraints(m: PulpModel, prep: Prep) -> None:
     Pattern mode: per unit g and slot t, ``Σ_p λ_gpt ≤ |g|`` and, per demand class c,
     ``Σ_{i∈c} y_igt ≤ Σ_p n_cp · λ_gpt``."""
     inst = prep.instance
-    for var, lam, patterns, units in ((m.y, m.lw, prep.worker_patterns, prep.worker_units),
-                                      (m.z, m.lz, prep.ps_patterns, prep.ps_units)):
+    for tag, var, lam, patterns, units in (
+            ("worker", m.y, m.lw, prep.worker_patterns, prep.worker_units),
+            ("ps", m.z, m.lz, prep.ps_patterns, prep.ps_units)):
         for (g, t), (_, pats) in patterns.items():
-            m.problem += _lin([1.0] * len(pats), [lam[g, t, q] for q in range(len(pats))]) \
-                <= len(units[g])
+            _add(m, f"{tag}_pattern_count", (g, t), _lin(
+                [1.0] * len(pats), [lam[g, t, q] for q in range(len(pats))]) <= len(units[g]))
         for (g, t), (classes, pats) in patterns.items():
             for j, jobs in enumerate(classes):
                 qs = [q for q in range(len(pats)) if pats[q][j]]
-                m.problem += _lin([1.0] * len(jobs) + [-float(pats[q][j]) for q in qs],
-                                  [var[i, g, t] for i in jobs] + [lam[g, t, q] for q in qs]) <= 0
+                _add(m, f"{tag}_pattern_hold", (g, t, j), _lin(
+                    [1.0] * len(jobs) + [-float(pats[q][j]) for q in qs],
+                    [var[i, g, t] for i in jobs] + [lam[g, t, q] for q in qs]) <= 0)
     for h, r, t in prep.worker_capacity_rows:
         jobs = [i for i in prep.jobs_on_worker[h, t] if inst.worker_demand[i, r] > 0]
-        m.problem += _lin([float(inst.worker_demand[i, r]) for i in jobs],
-                          [m.y[i, h, t] for i in jobs]) <= float(inst.worker_capacity[h, r])
+        _add(m, "worker_capacity", (h, r, t), _lin(
+            [float(inst.worker_demand[i, r]) for i in jobs],
+            [m.y[i, h, t] for i in jobs]) <= float(inst.worker_capacity[h, r]))
     for k, r, t in prep.ps_capacity_rows:
         jobs = [i for i in prep.jobs_on_ps[k, t] if inst.ps_demand[i, r] > 0]
-        m.problem += _lin([float(inst.ps_demand[i, r]) for i in jobs],
-                          [m.z[i, k, t] for i in jobs]) <= float(inst.ps_capacity[k, r])
+        _add(m, "ps_capacity", (k, r, t), _lin(
+            [float(inst.ps_demand[i, r]) for i in jobs],
+            [m.z[i, k, t] for i in jobs]) <= float(inst.ps_capacity[k, r]))
 
 
 def add_symmetry_constraints(m: PulpModel, prep: Prep) -> None:
     """Identical servers h < h' (consecutive in a group) are interchangeable in each slot on
     its own, so order them by load: ``Σ_i ω_i·y_iht ≥ Σ_i ω_i·y_ih't`` (PS servers alike)."""
-    for var, rows, jobs_on, weight in (
-            (m.y, prep.worker_symmetry_rows, prep.jobs_on_worker, prep.worker_weight),
-            (m.z, prep.ps_symmetry_rows, prep.jobs_on_ps, prep.ps_weight)):
+    for family, var, rows, jobs_on, weight in (
+            ("worker_symmetry", m.y, prep.worker_symmetry_rows, prep.jobs_on_worker,
+             prep.worker_weight),
+            ("ps_symmetry", m.z, prep.ps_symmetry_rows, prep.jobs_on_ps, prep.ps_weight)):
         for a, b, t in rows:
             ja, jb = jobs_on[a, t], jobs_on[b, t]
-            m.problem += _lin([weight(i, a) for i in ja] + [-weight(i, b) for i in jb],
-                              [var[i, a, t] for i in ja] + [var[i, b, t] for i in jb]) >= 0
+            _add(m, family, (a, b, t), _lin(
+                [weight(i, a) for i in ja] + [-weight(i, b) for i in jb],
+                [var[i, a, t] for i in ja] + [var[i, b, t] for i in jb]) >= 0)
 
 
 def add_exact_completion(m: PulpModel, prep: Prep) -> None:
@@ -318,14 +348,6 @@ def values(m: PulpModel) -> tuple[dict, dict, dict, dict]:
     """Solved y, z, λ_w, λ_z as {index: value} dicts."""
     return tuple({k: v.varValue for k, v in d.items()}  # type: ignore[return-value]
                  for d in (m.y, m.z, m.lw, m.lz))
-
-
-def extract(m: PulpModel, algorithm: str = "optimal") -> Schedule:
-    """The schedule of the solved problem, trimmed after each job's completion slot."""
-    y, z, lw, lz = values(m)
-    if m.prep.flow_workers:  # continuous workers: whole ones from the same completions
-        y, z = integral_workers(m.prep, y, z, lw)
-    return schedule_from_values(m.prep, y, z, lw, lz, algorithm=algorithm)
 
 
 def _safe(name: str) -> str:

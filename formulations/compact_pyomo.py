@@ -16,10 +16,9 @@ from typing import Any
 import pyomo.environ as pyo
 from pyomo.core.expr import LinearExpression
 
-from oasis_opt.model import Instance, Schedule
+from oasis_opt.model import Instance
 
-from .common import Options, Prep, prepare, schedule_from_values
-from .flow import integral_workers
+from .common import Options, Prep, prepare
 
 
 def _lin(coefs: list[float], variables: list[Any], constant: float = 0.0) -> LinearExpression:
@@ -335,11 +334,3 @@ def values(m: pyo.ConcreteModel) -> tuple[dict, dict, dict, dict]:
     """Solved y, z, λ_w, λ_z as {index: value} dicts (values loaded)."""
     return tuple({k: v.value for k, v in var.items()}  # type: ignore[return-value]
                  for var in (m.y, m.z, m.lw, m.lz))
-
-
-def extract(m: pyo.ConcreteModel, algorithm: str = "optimal") -> Schedule:
-    """The schedule of the loaded solution, trimmed after each job's completion slot."""
-    y, z, lw, lz = values(m)
-    if m.prep.flow_workers:  # continuous workers: whole ones from the same completions
-        y, z = integral_workers(m.prep, y, z, lw)
-    return schedule_from_values(m.prep, y, z, lw, lz, algorithm=algorithm)

@@ -69,14 +69,14 @@ def integral_workers(prep: Prep, y: dict, z: dict, lam_w: dict) -> tuple[dict, d
         by_unit_slot.setdefault((g, t), []).append(n)
     for i in due:
         ns, v = by_job.get(i, []), float(inst.workload[i])
-        m.row(ns, [1.0] * len(ns), v, v)
+        m.row("flow_supply", ns, [1.0] * len(ns), v, v)
     for (i, _t), ns in by_job_slot.items():
         if len(ns) > 1:  # with one unit the column's bound says it
-            m.row(ns, [1.0] * len(ns), 0.0, float(prep.w_max[i]))
+            m.row("flow_rate", ns, [1.0] * len(ns), 0.0, float(prep.w_max[i]))
     for (g, t), ns in by_unit_slot.items():
         _, pats = prep.worker_patterns[g, t]
         room = sum(pats[q][0] * round(lam_w.get((g, t, q)) or 0.0) for q in range(len(pats)))
-        m.row(ns, [1.0] * len(ns), 0.0, float(room))
+        m.row("flow_room", ns, [1.0] * len(ns), 0.0, float(room))
     h = new_highs()
     h.setOptionValue("threads", 1)
     h.passModel(m.lp())

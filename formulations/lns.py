@@ -111,9 +111,11 @@ def search(master: PatternMaster, specs: list[JobSpec], x: np.ndarray, lam: np.n
     added = 0
     bounds()
     for _ in range(pricing_rounds if jobs else 0):
-        if time.perf_counter() - started > 0.4 * time_limit:
+        if time.perf_counter() - started > 0.4 * time_limit or master.deadline.passed():
             break
         _, pi, _ = master.solve_lp()
+        if master.deadline.passed():  # the LP may have been interrupted
+            break
         cols = _price_window(master, specs, jobs, pi, t0, t1)
         n0 = len(master.columns)
         for col in cols:
@@ -125,7 +127,9 @@ def search(master: PatternMaster, specs: list[JobSpec], x: np.ndarray, lam: np.n
     x_full = np.zeros(len(master.columns))
     x_full[:len(x)] = x
     start = [int(n) for n in np.flatnonzero(x_full > 0.5)]
-    left = max(0.5, time_limit - (time.perf_counter() - started))
+    # no minimum slice: past the window's time (or the master's deadline) solve_mip returns
+    # the start untouched
+    left = time_limit - (time.perf_counter() - started)
     xs, ls, status, _ = master.solve_mip(left, gap, start, lam)
     master.free_bounds()
     value = float(sum(master.columns[n].value for n in np.flatnonzero(xs > 0.5)))

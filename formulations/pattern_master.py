@@ -48,6 +48,7 @@ from oasis_opt.limits import check_allocation
 from oasis_opt.model import Instance, Schedule
 
 from .common import binding_resources, maximal_patterns
+from .deadline import Deadline
 from .highs import new_highs
 
 #: A column enters when its reduced cost exceeds this, relative to max(1, |μ_i|).
@@ -173,8 +174,11 @@ class PatternMaster:
     (t, r) capacity rows, then the (t) cardinality rows of pattern units. Columns: the λ of
     every pattern unit and slot first, then the schedules as they are added."""
 
-    def __init__(self, instance: Instance, pattern_limit: int = PATTERN_LIMIT) -> None:
+    def __init__(self, instance: Instance, pattern_limit: int = PATTERN_LIMIT,
+                 deadline: Deadline | None = None) -> None:
         self.inst = instance
+        #: the solve's one deadline: every HiGHS run of this master stops at it
+        self.deadline = deadline or Deadline()
         T, J = instance.horizon, instance.num_jobs
         ps_count = np.ceil(instance.max_workers / instance.ps_ratio - _EPS) if J else \
             np.zeros(0)
@@ -212,6 +216,7 @@ class PatternMaster:
         h = self.h = new_highs()
         h.setOptionValue("threads", 1)
         h.setOptionValue("presolve", "off")
+        self.deadline.watch(h)
         h.addRows(n, np.full(n, -highspy.kHighsInf), ub, 0, np.zeros(n, dtype=np.int32),
                   np.zeros(0, dtype=np.int32), np.zeros(0))
         # λ columns: −n_cp on the class rows of (u, t), +1 on the cardinality row (u, t).
@@ -403,16 +408,20 @@ class PatternMaster:
         that fails its λ become integer and the MILP is solved again (within the time
         limit; the start is returned when nothing feasible is left). HiGHS then branches on
         the schedules only: at 200 jobs on the paper preset the MILP with every λ integer
-        (37 500 of them) took 2 minutes for its first improvement over the start."""
-        deadline = time.perf_counter() + time_limit
+        (37 500 of them) took 2 minutes for its first improvement over the start.
+
+        ``time_limit`` is capped by the master's deadline; nothing runs past it (the start
+        comes back as ``no_solution`` when no time is left)."""
+        stop = self.deadline.earlier(time.perf_counter() + time_limit)
         n = len(self.columns)
         x0 = np.zeros(n)
         x0[start] = 1.0
         bound = np.inf
         while True:
-            left = deadline - time.perf_counter()
-            x, lam_lp, tag, bound, packed = self._mip_once(max(left, 0.1), gap, x0, lam0,
-                                                           on_incumbent)
+            left = stop.left()
+            if left <= 0:
+                return x0, lam0, "no_solution", bound
+            x, lam_lp, tag, bound, packed = self._mip_once(left, gap, x0, lam0, on_incumbent)
             if x is not None:
                 lam, failed = self._integral_lambda(x, lam_lp)
                 if not failed:
@@ -420,7 +429,7 @@ class PatternMaster:
                 self.integer_slots |= failed
             if packed is not None:  # the best solution seen that packs
                 return packed[0], packed[1], "time_limit", bound
-            if x is None or deadline - time.perf_counter() < 0.5:
+            if x is None or stop.left() < 0.5:
                 return x0, lam0, "no_solution", bound
 
     def _mip_once(self, time_limit: float, gap: float, x0: np.ndarray, lam0: np.ndarray,
@@ -443,7 +452,7 @@ class PatternMaster:
         sol0.value_valid = True
         h.setSolution(sol0)
         h.setOptionValue("presolve", "on")
-        h.setOptionValue("time_limit", float(max(time_limit, 0.1)))
+        h.setOptionValue("time_limit", float(time_limit))  # > 0: solve_mip checks
         h.setOptionValue("mip_rel_gap", gap)
         packed: list[tuple[np.ndarray, np.ndarray]] = []
 
@@ -536,6 +545,9 @@ class PatternMaster:
         if h is None:
             h = self._packer = new_highs()
             h.setOptionValue("threads", 1)
+            self.deadline.watch(h)
+        if not self.deadline.highs_limit(h, 2.0):
+            return None  # past the deadline: no packing, the caller keeps what it had
         h.clearModel()
         use = np.flatnonzero((patterns[:, need > 0] > 0).any(axis=1))
         P = patterns[use]
@@ -552,7 +564,6 @@ class PatternMaster:
                   np.arange(m, dtype=np.int32) * (C + 1), idx, val)
         h.changeColsIntegrality(m, np.arange(m, dtype=np.int32),
                                 np.full(m, highspy.HighsVarType.kInteger))
-        h.setOptionValue("time_limit", 2.0)
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
@@ -611,12 +622,15 @@ class PatternMaster:
 
 def price(master: PatternMaster, specs: list, pi: np.ndarray) -> tuple[list, float]:
     """Every job's best schedule at row prices ``pi`` (OASiS's subroutine against the full
-    capacities) and the Lagrangian bound ``LB(π)`` of the module docstring."""
+    capacities) and the Lagrangian bound ``LB(π)`` of the module docstring (``inf`` when the
+    deadline cut the round short: the jobs priced so far come back)."""
     from oasis_opt.online.subroutine import best_schedule
     inst = master.inst
     found = []
     bound = master.fixed_part(pi)
     for i, spec in enumerate(specs):
+        if master.deadline.passed():  # cut short: no bound from this round
+            return found, np.inf
         cw, cp = master.unit_costs(pi, i)
         b = best_schedule(spec, *master.prices(i, cw, cp), inst.worker_capacity,
                           inst.ps_capacity)
@@ -646,6 +660,8 @@ def generate(master: PatternMaster, specs: list, *, deadline: float | None = Non
     for _ in range(max_iterations):
         t0 = time.perf_counter()
         lp, pi, _ = master.solve_lp()
+        if master.deadline.passed():  # the LP may have been interrupted: no proof from it
+            break
         t1 = time.perf_counter()
         found, lb = price(master, specs, pi)
         t2 = time.perf_counter()
@@ -665,11 +681,11 @@ def generate(master: PatternMaster, specs: list, *, deadline: float | None = Non
             reduced = value - float((y * cw).sum() + (z * cp).sum()) - pi[i]
             if reduced > ENTER_TOL * max(1.0, abs(pi[i])):
                 master.add(master.group_counts(i, y, z, value))
-        if len(master.columns) == n0:
+        if len(master.columns) == n0 and np.isfinite(lb):  # every job priced: proven
             if report is not None:
                 report(lp)
             return True, lp
-        if deadline is not None and time.perf_counter() > deadline:
+        if master.deadline.passed() or (deadline is not None and time.perf_counter() > deadline):
             break
     return False, lp
 
@@ -693,7 +709,8 @@ def dive(master: PatternMaster, specs: list, deadline: float, *, threshold: floa
     banned: set[int] = set()  # columns whose fixing made the LP infeasible
     batch: list[tuple[int, int]] = []  # the last fixings (job, column)
     priced = 0  # pricing rounds since the last fixing (at most 2: then fix anyway)
-    while time.perf_counter() < deadline:
+    stop = master.deadline.earlier(deadline)
+    while not stop.passed():
         n = len(master.columns)
         lo, hi = np.zeros(n), np.full(n, np.inf)
         for k, col in enumerate(master.columns):
@@ -703,6 +720,10 @@ def dive(master: PatternMaster, specs: list, deadline: float, *, threshold: floa
             lo[k], hi[k] = 1.0, 1.0
         master.set_bounds(lo, hi, np.zeros(master.n_lam), np.full(master.n_lam, np.inf))
         _, pi, x = master.solve_lp()
+        if stop.passed():  # the LP may have been interrupted: the last batch is not solved
+            for j, _ in batch:
+                del fixed[j]
+            break
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             # the batch overfilled some slot: keep only its first fixing, or ban a single one
             if not batch:

@@ -262,8 +262,9 @@ def bench_solver(inst: Instance, time_limit: float,
 def bench_colgen(inst: Instance, time_limit: float) -> dict[str, Any]:
     """Column-generation bound and price-and-branch schedule on ``inst``."""
     from .formulations import colgen
+    from .offline import colgen_inputs
     start = time.perf_counter()
-    r = colgen.solve(inst, time_limit=time_limit)
+    r = colgen.solve(inst, **colgen_inputs(inst), time_limit=time_limit)
     seconds = time.perf_counter() - start
     inc = r.incumbent.total_utility
     gap = (r.bound - inc) / max(abs(r.bound), 1e-9)

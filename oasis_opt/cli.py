@@ -96,9 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
         return c
 
     g = cmd("generate", "write a random instance from a preset")
-    g.add_argument("--preset", required=True, choices=["small", "testbed", "paper", "hard"],
+    from .generator import PRESETS
+    g.add_argument("--preset", required=True, choices=list(PRESETS),
                    help="small: exact-solvable; testbed: 12 jobs, 10 slots; paper: 100 slots, "
-                        "40+40 servers, contended; hard: 12-16 jobs and slots, tight")
+                        "40+40 servers, contended; hard: 12-16 jobs and slots, tight; mixed, "
+                        "mixed-2r, uniform-1r, loose, ps-heavy, ps-light: heterogeneous pools, "
+                        "1-4 resources, fractional demands (docs/offline.md)")
     g.add_argument("--jobs", type=_nonneg_int("--jobs"), help="number of jobs (preset default)")
     g.add_argument("--horizon", type=_nonneg_int("--horizon"), help="number of slots")
     g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -34,13 +34,13 @@ target duration) = the fastest possible duration ``ceil(V/N)`` times U[1, 2.5].
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .errors import InputError
 from .model import Instance, Job, ServerGroup, Training
-from .utility import Sigmoid
+from .utility import Sigmoid, Table
 
 RESOURCES = ("gpu", "cpu", "mem_gb", "bw_gbps")
 
@@ -85,6 +85,18 @@ class Preset:
     epochs: tuple[float, float]
     slot_seconds: float
     arrival_span: float  # arrivals fall in the first fraction of the horizon
+    #: Heterogeneous pools (issue 22): each server draws one of these capacity vectors
+    #: (gpu, cpu, mem_gb, bw_gbps); empty: every server has ``worker_capacity`` /
+    #: ``ps_capacity``. The draws are sorted, so equal servers form one group entry.
+    worker_shapes: tuple[tuple[float, ...], ...] = ()
+    ps_shapes: tuple[tuple[float, ...], ...] = ()
+    #: The first ``resources`` of RESOURCES are kept (1: GPUs only … 4: all four).
+    resources: int = 4
+    #: Share of jobs whose workers take half a GPU (fractional demands).
+    fractional: float = 0.0
+    #: Share of jobs whose utility is a table (a step down after a deadline, then a
+    #: linear decline), the rest sigmoids.
+    table_share: float = 0.0
 
 
 PRESETS: dict[str, Preset] = {
@@ -110,6 +122,37 @@ PRESETS: dict[str, Preset] = {
                    max_workers=(2, 8), ps_ratio=(2, 4), epochs=(6, 24), slot_seconds=3600,
                    arrival_span=0.6),
 }
+
+
+# Issue 22's families: what the `hard` preset lacks. Heterogeneous worker and PS pools (two or
+# three capacity vectors each), fractional GPUs, table utilities; each a variation of `mixed`.
+_MIXED = Preset(jobs=(12, 14), horizon=(12, 14), worker_servers=(3, 4), ps_servers=(2, 3),
+                worker_capacity=(4, 16, 64, 40), ps_capacity=(0, 16, 64, 40),
+                max_workers=(2, 8), ps_ratio=(1, 4), epochs=(6, 24), slot_seconds=3600,
+                arrival_span=0.6,
+                worker_shapes=((4, 16, 64, 40), (6, 24, 48, 40), (4, 24, 32, 20)),
+                ps_shapes=((0, 16, 64, 40), (0, 8, 32, 20)), fractional=0.3, table_share=0.5)
+PRESETS.update({
+    "mixed": _MIXED,
+    # two resources (gpu, cpu), heterogeneous pools
+    "mixed-2r": replace(_MIXED, worker_capacity=(4, 16), ps_capacity=(0, 16),
+                        worker_shapes=((4, 16), (6, 24), (2, 12)), ps_shapes=((0, 16), (0, 8)),
+                        resources=2),
+    # one resource (GPUs), identical servers, fractional demands and table utilities
+    "uniform-1r": replace(_MIXED, worker_servers=(3, 3), ps_servers=(2, 2), worker_capacity=(4,),
+                          ps_capacity=(0,), ps_ratio=(2, 4), worker_shapes=(), ps_shapes=(),
+                          resources=1),
+    # heterogeneous and loose: twice the servers of `mixed` for the same jobs
+    "loose": replace(_MIXED, worker_servers=(6, 8), ps_servers=(4, 5)),
+    # small ps_ratio: one PS per worker, the PS pool binds
+    "ps-heavy": replace(_MIXED, ps_servers=(2, 2), max_workers=(2, 6), ps_ratio=(1, 1),
+                        worker_shapes=((4, 16, 64, 40), (6, 24, 48, 40)),
+                        ps_shapes=((0, 16, 64, 40), (0, 12, 48, 60)), fractional=0.0),
+    # large ps_ratio: one PS serves up to 8 workers, the worker pool binds
+    "ps-light": replace(_MIXED, ps_servers=(1, 2), ps_capacity=(0, 16, 64, 80), ps_ratio=(4, 8),
+                        worker_shapes=((4, 16, 64, 40), (8, 32, 96, 80), (2, 8, 32, 20)),
+                        ps_shapes=((0, 16, 64, 80), (0, 32, 64, 160))),
+})
 
 BANDWIDTHS = (5.0, 10.0, 20.0)
 
@@ -155,18 +198,33 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
     n_ps = int(rng.integers(p.ps_servers[0], p.ps_servers[1] + 1))
     if servers is not None:
         n_w = n_ps = servers
-    workers = (ServerGroup("w", tuple(p.worker_capacity), n_w),)
-    pss = (ServerGroup("ps", tuple(p.ps_capacity), n_ps),)
+    workers = _pool(rng, "w", p.worker_capacity, p.worker_shapes, n_w)
+    pss = _pool(rng, "ps", p.ps_capacity, p.ps_shapes, n_ps)
     last_arrival = max(0, min(T - 1, int(p.arrival_span * T) - 1))
     arrivals = np.sort(rng.integers(0, last_arrival + 1, size=n_jobs))
     out = [_job(rng, p, f"j{i}", int(arrivals[i])) for i in range(n_jobs)]
+    resources = RESOURCES[:p.resources]
     provenance: dict = {"preset": preset, "seed": seed}
     if max_share is not None:
         workers, m_w = scale_to_share(workers, [j.worker_demand for j in out], max_share)
         pss, m_ps = scale_to_share(pss, [j.ps_demand for j in out], max_share)
         provenance.update(max_share=max_share, capacity_scale={"worker": m_w, "ps": m_ps})
-    return Instance(name or f"{preset}-s{seed}", T, RESOURCES, workers, pss, tuple(out),
+    return Instance(name or f"{preset}-s{seed}", T, resources, workers, pss, tuple(out),
                     {"generator": provenance})
+
+
+def _pool(rng: np.random.Generator, name: str, capacity: tuple[float, ...],
+          shapes: tuple[tuple[float, ...], ...], count: int) -> tuple[ServerGroup, ...]:
+    """``count`` servers: all of ``capacity``, or one of each shape (as far as the count
+    goes: the pool is heterogeneous) and the rest drawn from ``shapes``; one group entry per
+    distinct shape, in the order of ``shapes``."""
+    if not shapes:
+        return (ServerGroup(name, tuple(float(c) for c in capacity), count),)
+    first = min(count, len(shapes))
+    kinds = np.concatenate([np.arange(first), rng.integers(len(shapes), size=count - first)])
+    drawn = np.bincount(kinds, minlength=len(shapes))
+    return tuple(ServerGroup(f"{name}{k}_", tuple(float(c) for c in shapes[k]), int(drawn[k]))
+                 for k in range(len(shapes)) if drawn[k])
 
 
 def scale_to_share(groups: tuple[ServerGroup, ...], demands: list[np.ndarray],
@@ -211,8 +269,22 @@ def _job(rng: np.random.Generator, p: Preset, job_id: str, arrival: int) -> Job:
     worker_demand = np.array([*m.worker, b])
     ps_demand = np.array([0.0, *m.ps, gamma * b / 2])
     requested = int(rng.integers(max(1, n // 2), n + 1))
-    return Job(job_id, arrival, v, n, float(gamma), worker_demand, ps_demand, utility,
-               requested, training)
+    # issue 22's knobs draw after the legacy ones: the older presets' instances are unchanged
+    if p.fractional and rng.random() < p.fractional:
+        worker_demand[0] = 0.5
+    if p.table_share and rng.random() < p.table_share:
+        utility = _table(rng, utility.gamma1, fastest)
+    return Job(job_id, arrival, v, n, float(gamma), worker_demand[:p.resources],
+               ps_demand[:p.resources], utility, requested, training)
+
+
+def _table(rng: np.random.Generator, top: float, fastest: int) -> Table:
+    """A table utility: ``top`` up to a deadline (the fastest duration times U[1, 2]), then a
+    drop to a share U[0.3, 0.7] of it that declines linearly to 0 over as many slots again."""
+    deadline = max(1, math.ceil(fastest * float(rng.uniform(1.0, 2.0))))
+    after = float(rng.uniform(0.3, 0.7)) * top
+    tail = [round(after * (1 - k / deadline), 2) for k in range(deadline)]
+    return Table(tuple([round(top, 2)] * deadline + tail))
 
 
 def _stable_hash(text: str) -> int:

@@ -311,6 +311,62 @@ CUT_SHARE = 0.10
 CUT_NNZ_LIMIT = 3_000_000
 
 
+def instance_features(instance: Instance) -> dict[str, Any]:
+    """What the route is chosen from (issue 22), a pure function of the instance:
+
+    - ``worker_shapes``, ``ps_shapes``: distinct capacity vectors of each pool;
+    - ``shared_workers``, ``shared_ps``: share of the pool's servers that have an identical
+      twin (a group of ≥ 2: where pattern packing removes symmetry);
+    - ``worker_classes``: distinct worker demand vectors among the jobs (demand classes);
+    - ``jobs``, ``horizon``, ``resources``;
+    - ``fill``: the largest ``Σ_i V_i·α_ir / (T·Σ_h C_hr)`` over the worker resources (above
+      1 not every job can finish);
+    - ``ps_binds``: some job's PSs demand a resource (else the PS pool never binds, as in the
+      trace imports).
+    """
+    def shapes(capacity: Any) -> tuple[int, float]:
+        if not len(capacity):
+            return 0, 0.0
+        _, counts = np.unique(capacity, axis=0, return_counts=True)
+        return int(len(counts)), float(counts[counts >= 2].sum() / len(capacity))
+
+    import numpy as np
+    w_shapes, w_shared = shapes(instance.worker_capacity)
+    p_shapes, p_shared = shapes(instance.ps_capacity)
+    J = instance.num_jobs
+    classes = int(len(np.unique(instance.worker_demand, axis=0))) if J else 0
+    cap = instance.worker_capacity.sum(axis=0) * instance.horizon
+    need = (instance.workload[:, None] * instance.worker_demand).sum(axis=0) if J else cap * 0
+    fill = float(max((need[r] / cap[r] for r in range(len(cap)) if cap[r] > 0), default=0.0))
+    return {"jobs": J, "horizon": int(instance.horizon),
+            "resources": len(instance.resources), "worker_shapes": w_shapes,
+            "ps_shapes": p_shapes, "shared_workers": w_shared, "shared_ps": p_shared,
+            "worker_classes": classes, "fill": fill,
+            "ps_binds": bool(J and instance.ps_demand.any())}
+
+
+def route_options(instance: Instance) -> Any:
+    """The formulation of the default route, from the instance's features (issue 22):
+    ``None`` (the defaults: demand-class pattern packing) or server packing.
+
+    Patterns pay where identical servers make them exact symmetry breaking: measured
+    side by side on the `hard`, `mixed`, `ps-heavy` families and hard-mix-01…06
+    (docs/offline.md, issue 22), pattern packing was faster wherever every PS server has an
+    identical twin (`hard`: 2.1–3.1x; hard-mix-03, -04, -06: 1.6–17x) and slower where the PS
+    pool holds a server of its own shape (1.3–2.6x on 8 of 9 instances), whatever the worker
+    pool; checked on `mixed-2r`, `loose`, `ps-light` and hard-mix-07…12, the rule's route
+    took less CPU on 11 of 15, about as much on 3, more on 1. PS integrality is what is hard
+    in this model (docs/offline.md, round 3), and a single PS server's patterns only enlarge
+    it. Where no job demands a PS resource the PS
+    pool cannot bind and patterns stay (they carry the continuous workers of the trace
+    imports, ``Prep.flow_workers``)."""
+    from .formulations.common import Options
+    f = instance_features(instance)
+    if f["ps_binds"] and f["shared_ps"] < 1.0:
+        return Options(packing="server")
+    return None
+
+
 def _cells(instance: Instance) -> int:
     """Jobs × slots from arrival × servers: an upper bound on the allocation cells."""
     slots = int((instance.horizon - instance.arrival).sum()) if instance.num_jobs else 0
@@ -361,7 +417,7 @@ def _solve_compact(instance: Instance, modeler: str, clock: _Clock, tracker: _Tr
     from .limits import check_allocation
 
     t0 = time.perf_counter()
-    prep = prepare(instance, options)
+    prep = prepare(instance, options if options is not None else route_options(instance))
     if not prep.active:  # no job can earn anything: the empty schedule is optimal
         raw, medium = _Raw(SolveStatus.OPTIMAL, 0.0, 0.0, (), 0.0, 0.0, 0.0), \
             ("highspy" if modeler == "auto" else modeler)
@@ -419,7 +475,7 @@ def _solve_compact(instance: Instance, modeler: str, clock: _Clock, tracker: _Tr
     return _finish(instance, schedule, status, tracker, clock, prep.upper_bound(),
                    medium if solver == "highs" else modeler, "compact", route, chosen,
                    prep_seconds + raw.build, raw.handover, raw.solve, raw.solver_objective,
-                   extra={"solver": solver})
+                   extra={"solver": solver, "packing": prep.packing})
 
 
 def _highs_budget(clock: _Clock, prep: Any) -> float | None:
@@ -661,26 +717,58 @@ def _as_solved(prep: Any, raw: _Raw) -> Schedule:
 # --- column generation ------------------------------------------------------------------
 
 
+#: The heuristics whose schedules seed column generation: its first columns and the start of
+#: its MILP (the result is never worse than the best of them).
+COLGEN_SEEDS = ("oasis", "tetris", "rrh")
+#: Seconds kept after a guarded column generation is stopped: validation and the report.
+COLGEN_RESERVE = 0.5
+
+
+def colgen_inputs(instance: Instance) -> dict[str, Any]:
+    """What ``colgen.solve`` takes from outside ``formulations/`` (which imports neither the
+    algorithm registry nor the validator): ``seeds``, the ``COLGEN_SEEDS`` heuristics'
+    schedules (OASiS without its dual certificate: only the schedule is wanted), and
+    ``check``, the validator as a predicate. ``colgen.solve(instance, **colgen_inputs(instance),
+    …)``."""
+    from . import algorithms
+    from .validate import validate
+    seeds = [algorithms.get(name)(instance, **({"certificate": False} if name == "oasis"
+                                               else {}))
+             for name in (COLGEN_SEEDS if instance.num_jobs else ())]
+    return {"seeds": seeds, "check": lambda schedule: validate(instance, schedule).feasible}
+
+
 def _solve_colgen(instance: Instance, clock: _Clock, tracker: _Tracker, mip_gap: float,
                   floor: Schedule | None) -> tuple[Schedule, SolveReport]:
     """Column generation (LP bound) and price-and-branch (schedule), on highspy directly:
-    ``formulations/colgen.py``, given the time left and, where it takes them, a progress
-    callback."""
-    import inspect
+    ``formulations/colgen.py``, given the time left, the heuristics' schedules, the validator
+    and a progress callback.
 
+    With a time limit it runs in a forked child (where one can be started), like the compact
+    route's racer: every loop of column generation checks the shared deadline and every HiGHS
+    run is interrupted there, but a phase that checks nothing (a root LP, a long pricing
+    round on a loaded machine) must not break the contract (issue 22: a 40-job instance of
+    nine server shapes had not answered after 300 s of a 100 s limit). The child sends every
+    improving schedule and bound; at the deadline the parent stops it and keeps the last."""
     from .formulations import colgen
     from .formulations.common import Options, prepare
+    from .formulations.deadline import Deadline
 
-    kwargs: dict[str, Any] = {"mip_gap": max(mip_gap, 1e-4)}
+    kwargs: dict[str, Any] = {"mip_gap": max(mip_gap, 1e-4), **colgen_inputs(instance)}
     left = clock.remaining()
+    stop_at = None
     if left is not None:
-        kwargs["time_limit"] = max(0.5, 0.97 * left - 1.0)  # validation and extras after it
-    if "on_progress" in inspect.signature(colgen.solve).parameters:
-        kwargs["on_progress"] = lambda _s, inc, b: tracker.update(inc, b)
+        kwargs["time_limit"] = max(0.05, 0.97 * left - 1.0)  # validation and extras after it
+        stop_at = clock.deadline - COLGEN_RESERVE  # type: ignore[operator]
+        kwargs["deadline"] = Deadline(stop_at)
     t0 = time.perf_counter()
     try:
-        with quiet_stdout():
-            res = colgen.solve(instance, **kwargs)
+        if stop_at is not None and _can_fork():
+            res = _colgen_guarded(instance, kwargs, stop_at, tracker)
+        else:
+            with quiet_stdout():
+                res = colgen.solve(instance, on_progress=lambda _s, inc, b: tracker.update(
+                    inc, b), **kwargs)
     except (InputError, SolverError):
         raise
     except Exception as exc:  # a bug or solver failure on valid input
@@ -710,6 +798,79 @@ def _solve_colgen(instance: Instance, clock: _Clock, tracker: _Tracker, mip_gap:
              "bound_seconds": res.bound_seconds}
     return _finish(instance, schedule, status, tracker, clock, trivial, "highspy", "colgen",
                    "colgen", chosen, 0.0, 0.0, seconds, utility, extra=extra)
+
+
+def _colgen_worker(instance: Instance, kwargs: dict[str, Any], conn: Any) -> None:
+    """Column generation in a forked child: ``("progress", incumbent, bound)`` and
+    ``("schedule", schedule)`` on every improvement, ``("done", result)``, ``("input", place,
+    message)`` (bad input: exit 2 as in-process) or ``("error", text)`` at the end."""
+    import highspy
+
+    from .formulations import colgen
+    try:
+        highspy.Highs.resetGlobalScheduler(True)  # a pool inherited from the parent is dead
+        with quiet_stdout():
+            res = colgen.solve(instance, on_progress=lambda _s, inc, b: conn.send(
+                ("progress", inc, b)), on_schedule=lambda s: conn.send(("schedule", s)),
+                **kwargs)
+        conn.send(("done", res))
+    except InputError as exc:  # too large an input, say: the parent raises it as such
+        conn.send(("input", exc.place, exc.message))
+    except Exception as exc:  # reported to the parent, which raises it
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+def _colgen_guarded(instance: Instance, kwargs: dict[str, Any], stop_at: float,
+                    tracker: _Tracker) -> Any:
+    """``colgen.solve`` in a child process stopped at ``stop_at``; its result, or (stopped)
+    one made of the last schedule and the least bound it sent."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    from .formulations.colgen import ColgenResult
+
+    ctx = mp.get_context("fork")  # as the portfolio: no re-import of the user's main module
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_colgen_worker, daemon=True, args=(instance, kwargs, send))
+    proc.start()
+    send.close()
+    best: Schedule | None = None
+    bound = math.inf
+    try:
+        while True:
+            left = stop_at - time.perf_counter()
+            if left <= 0 or not wait([recv], timeout=left):
+                break  # the deadline: stop the child, keep what it sent
+            try:
+                msg = recv.recv()
+            except EOFError:
+                raise SolverError("column generation ended without a result") from None
+            if msg[0] == "progress":  # incumbents count once their schedule is here
+                tracker.update(bound=msg[2])
+                if msg[2] is not None and math.isfinite(msg[2]):
+                    bound = min(bound, msg[2])
+            elif msg[0] == "schedule":
+                if best is None or msg[1].total_utility > best.total_utility:
+                    best = msg[1]
+                    tracker.update(incumbent=best.total_utility)
+            elif msg[0] == "done":
+                return msg[1]
+            elif msg[0] == "input":
+                raise InputError(msg[1], msg[2])
+            else:
+                raise SolverError(f"column generation failed on {instance.name}: {msg[1]}")
+    finally:
+        if proc.is_alive():
+            proc.terminate()
+        proc.join(timeout=2.0)
+        if proc.is_alive():
+            proc.kill()
+        recv.close()
+    if best is None:
+        best = Schedule.from_arrays(instance, "colgen", {}, {})
+    return ColgenResult(bound, 0.0, False, best, "time_limit", 0, 0)
 
 
 # --- the portfolio: two variants race on two cores ---------------------------------------

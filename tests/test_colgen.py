@@ -17,6 +17,7 @@ from oasis_opt.formulations import colgen, compact_pulp
 from oasis_opt.formulations.common import SPEC_OPTIONS, Options
 
 from oasis_opt.io import load_instance
+from oasis_opt.offline import colgen_inputs
 from oasis_opt.online.subroutine import JobSpec, best_schedule
 from oasis_opt.validate import validate
 
@@ -30,7 +31,7 @@ def _tol(x: float) -> float:
 @pytest.mark.parametrize("entry", MANIFEST, ids=[e["name"] for e in MANIFEST])
 def test_bound_opt_incumbent_sandwich(entry):
     inst = load_instance(INSTANCES / entry["file"])
-    res = colgen.solve(inst, mip_time_limit=5.0)
+    res = colgen.solve(inst, **colgen_inputs(inst), mip_time_limit=5.0)
     opt = entry["optimum"]
     assert res.proven
     assert res.bound >= opt - _tol(opt)
@@ -55,7 +56,7 @@ def test_bound_no_weaker_than_compact_lp(name, options):
     """The schedule LP convexifies each job's schedules (Dantzig–Wolfe on job blocks), so its
     bound is at most the LP relaxation of the compact model in server form."""
     inst = load_instance(INSTANCES / f"{name}.json")
-    res = colgen.solve(inst)
+    res = colgen.solve(inst, **colgen_inputs(inst))
     assert res.proven
     assert res.bound <= _compact_lp(inst, options) + _tol(res.bound)
 
@@ -139,7 +140,7 @@ def test_bound_valid_when_stopped_early():
     inst = load_instance(INSTANCES / "testbed-s1.json")
     opt = next(e["optimum"] for e in MANIFEST if e["name"] == "testbed-s1")
     for iterations in (1, 2, 4):
-        res = colgen.solve(inst, max_iterations=iterations, mip_time_limit=1.0)
+        res = colgen.solve(inst, **colgen_inputs(inst), max_iterations=iterations, mip_time_limit=1.0)
         assert res.bound >= opt - _tol(opt)
         assert validate(inst, res.incumbent).feasible
 

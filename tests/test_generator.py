@@ -57,3 +57,26 @@ def test_overrides_and_bad_parameters():
         generate("huge")
     with pytest.raises(InputError, match="^horizon: must be at least 1"):
         generate("small", horizon=0)
+
+
+@pytest.mark.parametrize("preset", ["mixed", "mixed-2r", "uniform-1r", "loose", "ps-heavy",
+                                    "ps-light"])
+def test_issue22_families(preset):
+    """The families that the `hard` preset lacks: heterogeneous pools where shapes are given
+    (every shape present as far as the count goes), the preset's resources, ½-GPU workers and
+    table utilities where asked, deterministic per seed."""
+    p = PRESETS[preset]
+    insts = [generate(preset, seed=s) for s in range(4)]
+    assert instance_to_dict(insts[0]) == instance_to_dict(generate(preset, seed=0))
+    for inst in insts:
+        assert len(inst.resources) == p.resources
+        assert inst.worker_demand.shape[1] == p.resources
+        for shapes, groups in ((p.worker_shapes, inst.worker_groups),
+                               (p.ps_shapes, inst.ps_groups)):
+            n = sum(g.count or 1 for g in groups)
+            want = min(n, len(shapes)) if shapes else 1
+            assert len({g.capacity for g in groups}) == want
+    kinds = {j.utility.kind for inst in insts for j in inst.jobs}
+    assert ("table" in kinds) == bool(p.table_share)
+    halves = any(j.worker_demand[0] == 0.5 for inst in insts for j in inst.jobs)
+    assert halves == bool(p.fractional)

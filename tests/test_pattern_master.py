@@ -21,6 +21,7 @@ from oasis_opt.formulations.pattern_master import PatternMaster, dive, generate
 
 from oasis_opt.generator import generate as make_instance
 from oasis_opt.io import instance_from_dict, load_instance
+from oasis_opt.offline import colgen_inputs
 from oasis_opt.online.subroutine import JobSpec
 from oasis_opt.validate import validate
 
@@ -66,7 +67,7 @@ def test_pattern_rows_cut_the_schedule_lp():
                             max_iterations=100, smoothing=0.0)
     assert plain.lp_value == pytest.approx(20.0)
     assert opt - 1e-6 <= lp < 20.0 - 1e-3
-    res = colgen.solve(inst)
+    res = colgen.solve(inst, **colgen_inputs(inst))
     assert res.incumbent.total_utility == pytest.approx(opt)
     assert res.bound >= opt - _tol(opt)
     assert validate(inst, res.incumbent).feasible
@@ -106,7 +107,7 @@ def test_pattern_master_against_brute_force(d):
     proven, lp = generate(pm, specs)
     assert proven
     assert lp >= opt - _tol(opt)  # the pattern LP is a bound
-    res = colgen.solve(inst, mip_time_limit=2.0)
+    res = colgen.solve(inst, **colgen_inputs(inst), mip_time_limit=2.0)
     assert res.bound >= opt - _tol(opt)
     assert res.bound <= lp + _tol(lp) or res.bound <= res.lp_value + _tol(lp)
     assert res.incumbent.total_utility <= opt + _tol(opt)
@@ -119,7 +120,7 @@ def test_pattern_master_against_brute_force(d):
 def test_history_and_progress(name):
     inst = load_instance(INSTANCES / f"{name}.json")
     seen = []
-    res = colgen.solve(inst, on_progress=lambda *p: seen.append(p), mip_time_limit=4.0)
+    res = colgen.solve(inst, **colgen_inputs(inst), on_progress=lambda *p: seen.append(p), mip_time_limit=4.0)
     opt = MANIFEST[name]["optimum"]
     assert seen == res.history and res.history
     secs, incs, bounds = zip(*res.history, strict=True)
@@ -160,7 +161,7 @@ def test_time_limit_is_the_whole_budget():
     inst = make_instance("paper", seed=1, jobs=100)
     limit = 6.0
     t = time.perf_counter()
-    res = colgen.solve(inst, time_limit=limit)
+    res = colgen.solve(inst, **colgen_inputs(inst), time_limit=limit)
     took = time.perf_counter() - t
     assert took <= 1.05 * limit + 2.0
     inc = res.incumbent.total_utility
@@ -214,6 +215,6 @@ def test_a_class_of_small_jobs_fills_a_server():
     pm = PatternMaster(inst)
     proven, lp = generate(pm, specs)
     assert proven and lp >= 40.0 - 1e-6
-    res = colgen.solve(inst)
+    res = colgen.solve(inst, **colgen_inputs(inst))
     assert res.incumbent.total_utility == pytest.approx(40.0)
     assert validate(inst, res.incumbent).feasible

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from conftest import INSTANCES
 
@@ -220,3 +221,131 @@ def test_racers_killed_at_the_deadline_keep_their_incumbent(monkeypatch):
     assert rep.status is SolveStatus.TIME_LIMIT and validate(instance, sched).feasible
     assert rep.objective >= best_online(instance) - tol(rep.objective)
     assert rep.bound >= rep.objective
+
+
+# --- issue 22: the limit on the column-generation route, on pools of many server shapes -----
+
+#: Nine server shapes (five worker, four PS), as in issue 22's report.
+WORKER_SHAPES = ((4, 16, 64, 40), (6, 24, 48, 40), (4, 24, 32, 20), (8, 32, 96, 80),
+                 (2, 8, 32, 20))
+PS_SHAPES = ((0, 16, 64, 40), (0, 8, 32, 20), (0, 32, 64, 80), (0, 12, 48, 60))
+
+
+def nine_shapes(seed: int = 0, jobs: int = 40, horizon: int = 60):
+    """Issue 22's shape of instance: 40 jobs over 60 slots on 28 worker and 16 PS servers of
+    nine shapes, overloaded (the paper preset's jobs at three times their workload: about
+    twice the cluster's capacity), so that column generation runs to its limit."""
+    from dataclasses import replace
+
+    from oasis_opt.model import ServerGroup
+    base = generate("paper", seed=seed, jobs=jobs, horizon=horizon)
+    workers = tuple(ServerGroup(f"w{k}_", tuple(map(float, c)), n)
+                    for k, (c, n) in enumerate(zip(WORKER_SHAPES, (6, 6, 6, 5, 5), strict=True)))
+    pss = tuple(ServerGroup(f"p{k}_", tuple(map(float, c)), 4) for k, c in enumerate(PS_SHAPES))
+    heavy = tuple(replace(j, workload=3 * j.workload, training=None) for j in base.jobs)
+    return replace(base, name=f"nine-shapes-s{seed}", worker_groups=workers, ps_groups=pss,
+                   jobs=heavy)
+
+
+@pytest.mark.slow
+def test_colgen_on_nine_server_shapes_within_the_limit(tmp_path):
+    """``solve --method colgen --time-limit 20`` on issue 22's kind of instance: the whole
+    command within 1.1·20 + 10 s, a valid schedule at least the best online one, a bound ≥ it,
+    and the history ends at the answer."""
+    instance = nine_shapes()
+    path, out = tmp_path / "nine.json", tmp_path / "opt.json"
+    save_instance(instance, path)
+    start = time.perf_counter()
+    r = run_cli("solve", str(path), "--method", "colgen", "--time-limit", "20", "--json",
+                "-o", str(out), timeout=120)
+    wall = time.perf_counter() - start
+    assert r.returncode == 0, r.stderr
+    assert wall <= 1.1 * 20 + 10, wall
+    data = json.loads(r.stdout)
+    assert data["route"] == "colgen" and data["status"] in ("time_limit", "optimal")
+    assert data["total_utility"] >= best_online(instance) - tol(data["total_utility"])
+    assert data["bound"] >= data["total_utility"]
+    assert validate(instance, load_schedule(out)).feasible
+    check_history(data["history"], data["total_utility"], data["bound"])
+
+
+@pytest.mark.slow
+def test_colgen_in_process_keeps_the_deadline(monkeypatch):
+    """Without a child process (a sweep's daemonic worker cannot fork) column generation stops
+    by itself: every loop checks the one deadline, every HiGHS run is interrupted there."""
+    instance = nine_shapes(seed=1)
+    monkeypatch.setattr(offline, "_can_fork", lambda: False)
+    start = time.perf_counter()
+    sched, rep = solve(instance, time_limit=8.0, method="colgen")
+    assert time.perf_counter() - start <= 1.1 * 8.0 + 10
+    assert validate(instance, sched).feasible and rep.bound >= rep.objective
+    assert rep.objective >= best_online(instance) - tol(rep.objective)
+
+
+def test_colgen_stopped_at_the_deadline_keeps_its_last_schedule(monkeypatch):
+    """Column generation stuck in a phase that checks no deadline (here: it sends one
+    schedule and a bound, then sleeps; on a loaded machine a root LP or a pricing round): the
+    parent stops the child at the deadline and answers with the better of that schedule and
+    the floor, the child's bound, within 1.1·S + 10 s."""
+    from oasis_opt.formulations import colgen
+    instance = generate("hard", seed=2)
+    floor_value = best_online(instance)
+    exact = solve(instance)[1].objective
+
+    def stuck(inst, *, seeds, on_progress, on_schedule, **_kw):
+        best = max(seeds, key=lambda s: s.total_utility)
+        on_schedule(best)
+        on_progress(0.0, best.total_utility, 2 * exact)
+        time.sleep(600)
+
+    monkeypatch.setattr(colgen, "solve", stuck)  # the forked child inherits it
+    start = time.perf_counter()
+    sched, rep = solve(instance, time_limit=3.0, method="colgen")
+    assert time.perf_counter() - start <= 1.1 * 3.0 + 10
+    assert rep.status is SolveStatus.TIME_LIMIT and rep.route == "colgen"
+    assert validate(instance, sched).feasible
+    assert rep.objective >= floor_value - tol(floor_value)
+    assert rep.objective - tol(exact) <= exact <= rep.bound + tol(exact)
+
+
+def test_no_slice_past_the_deadline():
+    """Past the deadline nothing starts: the pattern master's MILP returns its start
+    unsolved, an LNS window returns the incumbent, a packing is not attempted."""
+    from oasis_opt.formulations import lns
+    from oasis_opt.formulations.deadline import Deadline
+    from oasis_opt.formulations.pattern_master import PatternMaster
+
+    from oasis_opt.online.subroutine import JobSpec
+    instance = generate("testbed", seed=1)
+    start = max((algorithms.run(n, instance) for n in ("oasis", "tetris")),
+                key=lambda s: s.total_utility)
+    pm = PatternMaster(instance, deadline=Deadline(time.perf_counter() - 1.0))
+    y, z = start.to_arrays(instance)
+    cols = [pm.add(pm.group_counts(i, y[i], z[i], jr.utility))
+            for i, jr in enumerate(start.jobs) if jr.completed]
+    lam = pm.lambda_of(y, z)
+    x, lam_out, status, _ = pm.solve_mip(30.0, 0.0, cols, lam)
+    assert status == "no_solution" and sorted(np.flatnonzero(x > 0.5).tolist()) == sorted(cols)
+    assert (lam_out == lam).all()
+    specs = [JobSpec.from_instance(instance, i) for i in range(instance.num_jobs)]
+    move = lns.search(pm, specs, x, lam, 0, instance.horizon - 1, 30.0)
+    assert move.new_columns == 0 and move.status == "no_solution"
+    assert move.value == pytest.approx(sum(pm.columns[n].value for n in cols))
+    assert pm.pack(pm.pools[0].patterns[0], np.ones(pm.pools[0].patterns[0].shape[1],
+                                                    dtype=np.int64), 4) is None
+
+
+def test_guarded_colgen_keeps_bad_input_an_input_error(monkeypatch):
+    """A refusal inside the forked column generation (its memory guard, say) stays an
+    ``InputError`` naming the place (exit 2), as in-process."""
+    from oasis_opt.formulations import colgen
+
+    from oasis_opt.errors import InputError
+
+    def refuse(*_a, **_kw):
+        raise InputError("instance", "the pattern master is too large")
+
+    monkeypatch.setattr(colgen, "solve", refuse)
+    with pytest.raises(InputError, match="pattern master is too large") as err:
+        solve(generate("hard", seed=2), time_limit=5.0, method="colgen")
+    assert err.value.place == "instance"

@@ -1,0 +1,73 @@
+"""One wall-clock deadline shared by every loop and every HiGHS run of a solve (issue 22).
+
+A time limit is a promise about the whole call (SPEC §6: the answer within ``1.1·S + 10`` s).
+It breaks as soon as one step takes "at least a little" past it: a loop that grants each
+round a minimum slice, a HiGHS run given ``max(left, 0.1)`` seconds, a packing MILP with a
+fixed 2 s. So every step asks the same object what is left, a step that would start past the
+deadline does not start, and every ``Highs`` object that runs under it is interrupted by
+callback once the deadline has passed (HiGHS's own ``time_limit`` counts only its run).
+
+``Deadline(None)`` never passes: the same code runs without a limit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+
+class Deadline:
+    """The instant ``at`` (``time.perf_counter()`` seconds) after which no step starts and every
+    running HiGHS solve is interrupted; ``None``: no deadline."""
+
+    def __init__(self, at: float | None = None) -> None:
+        self.at = at
+
+    @classmethod
+    def after(cls, seconds: float | None) -> Deadline:
+        """The deadline ``seconds`` from now (None: none)."""
+        return cls(None if seconds is None else time.perf_counter() + seconds)
+
+    def left(self) -> float:
+        """Seconds left (``inf`` without a deadline; negative once it has passed)."""
+        return math.inf if self.at is None else self.at - time.perf_counter()
+
+    def passed(self) -> bool:
+        return self.at is not None and time.perf_counter() >= self.at
+
+    def earlier(self, at: float | None) -> Deadline:
+        """The earlier of this deadline and ``at`` (a phase's own end)."""
+        if at is None:
+            return self
+        return Deadline(at if self.at is None else min(self.at, at))
+
+    def slice(self, want: float | None) -> float:
+        """Seconds a step that wants ``want`` (None: as long as it takes) may run: never more
+        than what is left, and ≤ 0 when the step must not start."""
+        left = self.left()
+        return left if want is None else min(want, left)
+
+    def highs_limit(self, h: Any, want: float | None) -> bool:
+        """Set ``h``'s ``time_limit`` to ``slice(want)`` (HiGHS's infinity for no limit);
+        False when nothing is left and the run must not start."""
+        import highspy
+        s = self.slice(want)
+        if s <= 0:
+            return False
+        h.setOptionValue("time_limit", float(s) if math.isfinite(s) else highspy.kHighsInf)
+        return True
+
+    def watch(self, h: Any) -> None:
+        """Interrupt every MIP, simplex and interior-point run of ``h`` once the deadline has
+        passed (checked by HiGHS at its callbacks, several times a second). Once per Highs
+        object: the callbacks stay subscribed for all its later runs."""
+        if self.at is None:
+            return
+
+        def stop(e: Any) -> None:
+            if time.perf_counter() >= self.at:  # type: ignore[operator]
+                e.interrupt()
+        h.cbMipInterrupt.subscribe(stop)
+        h.cbSimplexInterrupt.subscribe(stop)
+        h.cbIpmInterrupt.subscribe(stop)
