@@ -66,10 +66,10 @@ class RrhPolicy(Policy):
         # A job that uses nothing would have an infinite score; any positive floor ranks it
         # first, which is right: it delays nobody.
         self.share = np.maximum(share, 1e-12)  # (J,) s_i
-        # Utility with a zero column past the horizon, so f at "one slot too late" is 0.
-        T = instance.horizon
-        self.table = np.hstack([instance.utility_table, np.zeros((instance.num_jobs, 1))])
-        self.T = T
+        self.T = instance.horizon
+        # Utility rows with a zero column past the horizon, so f at "one slot too late" is 0;
+        # kept for the jobs in the system only (memory O(active jobs · T), not O(J · T)).
+        self._rows: dict[int, np.ndarray] = {}
         self.rejected: dict[str, str] = {}
 
     # --- the estimates ------------------------------------------------------------------
@@ -83,10 +83,22 @@ class RrhPolicy(Policy):
         # Past the horizon a job earns nothing: point at the zero column.
         col = np.where(last <= self.T - 1, d, self.T)
         col_next = np.where(last + 1 <= self.T - 1, d + 1, self.T)
-        g = self.table[jobs, col]
-        delta = g - self.table[jobs, col_next]
+        g = self._lookup(jobs, col)
+        delta = g - self._lookup(jobs, col_next)
         rho = self.share[jobs] * rpt
         return rpt, g, delta, rho
+
+    def _row(self, i: int) -> np.ndarray:
+        """(T+1,) ``f_i(1) … f_i(T), 0``."""
+        row = self._rows.get(i)
+        if row is None:
+            row = self._rows[i] = np.append(self.instance.utility_row(i), 0.0)
+        return row
+
+    def _lookup(self, jobs: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``[row_i[c] for i, c]``: the table entries of (job, column) pairs."""
+        return np.array([self._row(i)[c] for i, c in zip(jobs.tolist(), cols.tolist(),
+                                                          strict=True)], dtype=float)
 
     def scores(self, g: np.ndarray, delta: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """``(G_i − w·ρ_i·Σ_{j≠i} δ_j) / ρ_i``."""
@@ -113,7 +125,7 @@ class RrhPolicy(Policy):
         if self.share[act[ahead]].sum() + self.share[i] > 1.0:
             wait = int(np.floor(rho[:-1][ahead].sum() + EPS))
         last = state.t + wait + int(rpt[-1]) - 1
-        g_exp = self.table[i, last - inst.arrival[i]] if last <= self.T - 1 else 0.0
+        g_exp = self._row(i)[last - inst.arrival[i]] if last <= self.T - 1 else 0.0
         net = g_exp - self.delay_weight * rho[-1] * delta[:-1][~ahead].sum()
         if net <= EPS:
             self.rejected[job_id] = "unprofitable"
@@ -123,6 +135,9 @@ class RrhPolicy(Policy):
     def allocate(self, state: ClusterState) -> dict[int, Placement]:
         inst = self.instance
         act = state.active()
+        if len(self._rows) > 2 * act.size + 64:  # forget the rows of jobs that left
+            keep = set(act.tolist())
+            self._rows = {i: r for i, r in self._rows.items() if i in keep}
         if act.size == 0:
             return {}
         rem = state.remaining[act]

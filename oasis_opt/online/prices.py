@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..model import Instance, ps_needed
+from ..model import Instance, SlotCounts, ps_needed
 from ..utility import value as utility_value
 
 POOLS = ("worker", "ps")
@@ -162,7 +162,7 @@ def job_bound_terms(instance: Instance, i: int) -> JobBoundTerms:
     if w > 0:
         d = math.ceil(job.workload / w)
         if job.arrival + d - 1 <= instance.horizon - 1:
-            lb = float(instance.utility_table[i, d - 1])
+            lb = instance.utility_at(i, job.arrival + d - 1)
     return JobBoundTerms(per_unit(instance.worker_demand[i]), per_unit(instance.ps_demand[i]),
                          lb)
 
@@ -286,6 +286,18 @@ class PriceState:
         if slots.size == 0:
             return
         load = counts[slots, :, None] * demand[None, None, :]  # (t, S, R)
+        self.used[slots] += load
+        self.free[slots] = self.capacity[None] - self.used[slots]
+        self.price[slots] = self.L * np.exp(self.log_ratio * self.used[slots] * self.inv_cap)
+
+    def add_counts(self, counts: SlotCounts, demand: np.ndarray) -> None:
+        """``add`` for sparse counts: the same arithmetic on the slots they touch only."""
+        if counts.slot.size == 0:
+            return
+        slots, row = np.unique(counts.slot, return_inverse=True)
+        dense = np.zeros((slots.size, self.capacity.shape[0]), dtype=np.int64)
+        dense[row, counts.server] = counts.count
+        load = dense[:, :, None] * demand[None, None, :]  # (t, S, R)
         self.used[slots] += load
         self.free[slots] = self.capacity[None] - self.used[slots]
         self.price[slots] = self.L * np.exp(self.log_ratio * self.used[slots] * self.inv_cap)

@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from ..model import Instance, ps_needed
+from ..model import Instance, SlotCounts, ps_needed
 
 #: Two costs or payoffs are equal when they differ by at most ``TIE_TOL·max(1, |x|)`` (SPEC §3).
 TIE_TOL = 1e-9
@@ -66,7 +67,7 @@ class JobSpec:
     def from_instance(cls, instance: Instance, i: int) -> JobSpec:
         job = instance.jobs[i]
         return cls(job.arrival, job.workload, job.max_workers, float(job.ps_ratio),
-                   instance.worker_demand[i], instance.ps_demand[i], instance.utility_table[i],
+                   instance.worker_demand[i], instance.ps_demand[i], instance.utility_row(i),
                    f"jobs[{i}]")
 
 
@@ -74,22 +75,33 @@ class JobSpec:
 class BestSchedule:
     """The subroutine's answer.
 
-    ``workers`` (T, H) and ``ps`` (T, K) int64 counts (all zero when nothing fits); ``cost`` the
-    priced cost ``best_t̂[V]`` (inf when nothing fits); ``t_hat`` the chosen last slot (None when
-    nothing fits; the work may complete earlier only at a cost tie, never later); ``utility``
-    ``f(t̂ − a + 1)``; ``payoff = utility − cost`` (−inf when nothing fits).
+    ``worker_counts`` / ``ps_counts``: the schedule as sparse (slot, server, count) entries
+    (empty when nothing fits); ``workers`` (T, H) and ``ps`` (T, K) are the same as dense int64
+    arrays, built on first use. ``cost`` the priced cost ``best_t̂[V]`` (inf when nothing
+    fits); ``t_hat`` the chosen last slot (None when nothing fits; the work may complete earlier
+    only at a cost tie, never later); ``utility`` ``f(t̂ − a + 1)``; ``payoff = utility − cost``
+    (−inf when nothing fits).
     """
 
     payoff: float
     cost: float
     t_hat: int | None
     utility: float
-    workers: np.ndarray
-    ps: np.ndarray
+    worker_counts: SlotCounts
+    ps_counts: SlotCounts
+    shape: tuple[int, int, int]  # (T, H, K)
 
     @property
     def fits(self) -> bool:
         return self.t_hat is not None
+
+    @cached_property
+    def workers(self) -> np.ndarray:
+        return self.worker_counts.to_dense(self.shape[0], self.shape[1])
+
+    @cached_property
+    def ps(self) -> np.ndarray:
+        return self.ps_counts.to_dense(self.shape[0], self.shape[2])
 
 
 def _tol(x: np.ndarray | float) -> np.ndarray | float:
@@ -147,10 +159,14 @@ class _Greedy:
     before: np.ndarray  # (S, H)
     table: np.ndarray  # (S, W+1)
 
-    def place(self, units: np.ndarray, out: np.ndarray) -> None:
-        """Write ``units[s]`` units per slot, filled in order, into ``out`` (S, H)."""
-        take = np.minimum(np.maximum(units[:, None] - self.before, 0), self.counts)
-        out[np.arange(out.shape[0])[:, None], self.order] = take
+    def place(self, units: np.ndarray, first_slot: int) -> SlotCounts:
+        """``units[s]`` units in slot ``first_slot + s``, filled in order, as sparse counts."""
+        used = np.flatnonzero(units)
+        take = np.minimum(np.maximum(units[used, None] - self.before[used], 0),
+                          self.counts[used])
+        rows = np.zeros_like(take)
+        rows[np.arange(used.size)[:, None], self.order[used]] = take
+        return SlotCounts.from_rows(used + first_slot, rows)
 
 
 def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
@@ -197,15 +213,15 @@ def best_schedule(
         ps_free: (T, K, R) or (K, R) free PS capacity.
 
     Returns:
-        ``BestSchedule`` with (T, H) and (T, K) integer counts, the cost, t̂ and the payoff;
-        payoff −inf and t̂ None when no schedule finishes by slot T − 1 within the capacity.
+        ``BestSchedule`` with the counts (sparse, and as (T, H) and (T, K) arrays), the cost,
+        t̂ and the payoff; payoff −inf and t̂ None when no schedule finishes by slot T − 1
+        within the capacity.
     """
     T, H, _ = worker_price.shape
     K = ps_price.shape[1]
     a, V, N = job.arrival, int(job.workload), int(job.max_workers)
-    y = np.zeros((T, H), dtype=np.int64)
-    z = np.zeros((T, K), dtype=np.int64)
-    none = BestSchedule(-math.inf, math.inf, None, 0.0, y, z)
+    none = BestSchedule(-math.inf, math.inf, None, 0.0, SlotCounts.empty(), SlotCounts.empty(),
+                        (T, H, K))
     S = T - a
     if S <= 0 or N <= 0:
         return none
@@ -275,10 +291,8 @@ def best_schedule(
         w = int(np.argmax(vals <= target + TIE_TOL * max(1.0, abs(target))))
         ws[s] = w
         v -= w
-    gw.place(ws, y[a:])
-    gp.place(psn[ws], z[a:])
     return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat, float(util[s_hat]),
-                        y, z)
+                        gw.place(ws, a), gp.place(psn[ws], a), (T, H, K))
 
 
 def _check_size(job: JobSpec, S: int, W: int, V: int, H: int, K: int) -> None:
