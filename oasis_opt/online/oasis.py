@@ -94,7 +94,8 @@ def run(
             pstate.rebound(b.U_ps, b.L_ps)
             price_cost = wstate.dual_cost() + pstate.dual_cost()
             bound_updates += 1
-        best = best_schedule(spec, wstate.price, pstate.price, wstate.free, pstate.free)
+        best = best_schedule(spec, wstate.price, pstate.price, wstate.free, pstate.free,
+                             pr.slot_classes(wstate, pstate))
         dP = 0.0
         admitted = best.payoff > ADMIT_TOL
         if admitted:
@@ -120,7 +121,9 @@ def run(
     cert_s = 0.0
     if certificate:
         start = time.perf_counter()
-        D_cert = price_cost + sum(_certified_payoff(instance, i, wstate.price, pstate.price)
+        classes = pr.slot_classes(wstate, pstate)
+        D_cert = price_cost + sum(_certified_payoff(instance, i, wstate.price, pstate.price,
+                                                    classes)
                                   for i in range(instance.num_jobs))
         cert_s = time.perf_counter() - start
 
@@ -149,14 +152,14 @@ def run(
 
 
 def _certified_payoff(instance: Instance, i: int, worker_price: np.ndarray,
-                      ps_price: np.ndarray) -> float:
+                      ps_price: np.ndarray, classes: np.ndarray | None = None) -> float:
     """``u*_i = max(0, best payoff at these prices against the full capacities)``; the exact
     subroutine runs only when a cheap upper bound leaves room for a positive payoff."""
     spec = JobSpec.from_instance(instance, i)
     args = (spec, worker_price, ps_price, instance.worker_capacity, instance.ps_capacity)
-    if payoff_upper_bound(*args) <= 0.0:
+    if payoff_upper_bound(*args, classes) <= 0.0:
         return 0.0
-    return max(0.0, best_schedule(*args).payoff)
+    return max(0.0, best_schedule(*args, classes).payoff)
 
 
 def _earned(instance: Instance, i: int, y: SlotCounts) -> float:

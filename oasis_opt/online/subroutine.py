@@ -159,13 +159,16 @@ class _Greedy:
     before: np.ndarray  # (S, H)
     table: np.ndarray  # (S, W+1)
 
-    def place(self, units: np.ndarray, first_slot: int) -> SlotCounts:
-        """``units[s]`` units in slot ``first_slot + s``, filled in order, as sparse counts."""
+    def place(self, units: np.ndarray, first_slot: int,
+              classes: np.ndarray | None = None) -> SlotCounts:
+        """``units[s]`` units in slot ``first_slot + s``, filled in order, as sparse counts;
+        ``classes[s]``: the row of slot s in these tables (None: row s)."""
         used = np.flatnonzero(units)
-        take = np.minimum(np.maximum(units[used, None] - self.before[used], 0),
-                          self.counts[used])
+        row = used if classes is None else classes[used]
+        take = np.minimum(np.maximum(units[used, None] - self.before[row], 0),
+                          self.counts[row])
         rows = np.zeros_like(take)
-        rows[np.arange(used.size)[:, None], self.order[used]] = take
+        rows[np.arange(used.size)[:, None], self.order[row]] = take
         return SlotCounts.from_rows(used + first_slot, rows)
 
 
@@ -200,6 +203,7 @@ def best_schedule(
     ps_price: np.ndarray,
     worker_free: np.ndarray,
     ps_free: np.ndarray,
+    classes: np.ndarray | None = None,
 ) -> BestSchedule:
     """The payoff-maximising schedule of ``job`` at fixed prices (SPEC §3 steps 1–4).
 
@@ -211,6 +215,10 @@ def best_schedule(
         worker_free: (T, H, R) free worker capacity, or (H, R) when the same in every slot
             (full capacities for column generation).
         ps_free: (T, K, R) or (K, R) free PS capacity.
+        classes: optional (T,) labels; slots with equal labels must have equal prices and free
+            capacity in both pools (OASiS labels every slot no job uses alike). The per-slot
+            tables are then built once per label, so a decision costs O(labels·(H+K)) rather
+            than O(slots·(H+K)); the answer is the same as without labels.
 
     Returns:
         ``BestSchedule`` with the counts (sparse, and as (T, H) and (T, K) arrays), the cost,
@@ -227,11 +235,20 @@ def best_schedule(
         return none
     if min(worker_price.min(initial=0.0), ps_price.min(initial=0.0)) < -TIE_TOL:
         raise ValueError("prices must be non-negative")
+    # One representative slot per class among a … T−1; ``inv[s]`` is slot a+s's class.
+    if classes is None:
+        reps = np.arange(a, T)
+        inv = None
+    else:
+        _, first, inv = np.unique(classes[a:], return_index=True, return_inverse=True)
+        reps = a + first
+    wfree = worker_free[reps] if worker_free.ndim == 3 else worker_free
+    pfree = ps_free[reps] if ps_free.ndim == 3 else ps_free
     # No slot takes more workers than fit on all servers together: cost_t(w) = +inf beyond,
     # so W = min(N, V, that) gives the same tables and DP, and bounds their size by what the
     # cluster can hold rather than by the job's numbers (a workload of 10^12 costs nothing
     # when it cannot finish).
-    fw = fit_counts(worker_free, job.worker_demand, min(N, V), a, T)  # (S, H)
+    fw = fit_counts(wfree, job.worker_demand, min(N, V), 0, reps.size)  # (classes, H)
     wmax = int(min(N, V, fw.sum(axis=1).max(initial=0)))
     if wmax == 0 or wmax * S < V:
         return none  # nothing fits, or the work cannot be done by the horizon
@@ -239,39 +256,27 @@ def best_schedule(
     psn = np.asarray(ps_needed(np.arange(wmax + 1), job.ps_ratio), dtype=np.int64)
     zmax = int(psn[-1])
 
-    # Step 1: per-slot cost tables, all slots at once.
-    cw = np.maximum(worker_price[a:] @ job.worker_demand, 0.0)  # (S, H)
-    cp = np.maximum(ps_price[a:] @ job.ps_demand, 0.0)  # (S, K)
+    # Step 1: per-slot cost tables, all classes at once, then one row per slot.
+    cw = np.maximum(worker_price[reps] @ job.worker_demand, 0.0)  # (classes, H)
+    cp = np.maximum(ps_price[reps] @ job.ps_demand, 0.0)  # (classes, K)
+    fp = fit_counts(pfree, job.ps_demand, zmax, 0, reps.size)
     gw = _greedy(cw, fw, wmax)
-    gp = _greedy(cp, fit_counts(ps_free, job.ps_demand, zmax, a, T), zmax)
+    gp = _greedy(cp, fp, zmax)
     cost = gw.table + gp.table[:, psn]  # (S, W+1), cost_t(w); inf where it does not fit
-
-    # Step 2: DP over slots. Row s of ``bp`` holds best_{a+s−1}[v] at column P + v, after P = W
-    # columns of +inf, so that ``view[s, j, v] = best_{a+s−1}[v − (W − j)]``: one slot's update
-    # is one add and one min-reduction over j (w = W − j), vectorised over v. Only states that
-    # can still reach V by slot T−1 (v ≥ V − (S−1−s)·W) and that s+1 slots reach
-    # (v ≤ (s+1)·W) are computed.
+    util = np.asarray(job.utility[:S], dtype=float)
+    if inv is not None:
+        cost = cost[inv]
     W = wmax
     bp = np.full((S + 1, W + V + 1), np.inf)
     bp[0, W] = 0.0
-    view = np.lib.stride_tricks.as_strided(
-        bp, shape=(S + 1, W + 1, V + 1), strides=(bp.strides[0], bp.strides[1], bp.strides[1]),
-        writeable=False)
-    cost_rev = np.ascontiguousarray(cost[:, ::-1])  # cost_rev[s, j] = cost_t(W − j)
-    tmp = np.empty((W + 1, V + 1))
-    hi = 0
-    for s in range(S):
-        lo = max(0, V - (S - 1 - s) * W)
-        hi = min(V, hi + W)
-        if lo > hi:
-            continue
-        t = tmp[:, : hi - lo + 1]
-        np.add(view[s, :, lo:hi + 1], cost_rev[s][:, None], out=t)
-        np.minimum.reduce(t, axis=0, out=bp[s + 1, W + lo:W + hi + 1])
+    if V <= S:
+        _dp_by_units(bp, cost, S, W, V)
+    else:
+        stop = _stop_after(job, util, cw, fw, cp, fp, inv, S, V)
+        _dp_by_slots(bp, cost, S, W, V, util, stop)
 
     # Step 3: the best last slot, ties to the earliest.
     done = bp[1:, W + V]  # (S,) best_t̂[V] for t̂ = a … T−1
-    util = np.asarray(job.utility[:S], dtype=float)
     pay = util - done  # −inf where nothing fits (done = +inf)
     if not np.isfinite(pay).any():
         return none
@@ -292,7 +297,77 @@ def best_schedule(
         ws[s] = w
         v -= w
     return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat, float(util[s_hat]),
-                        gw.place(ws, a), gp.place(psn[ws], a), (T, H, K))
+                        gw.place(ws, a, inv), gp.place(psn[ws], a, inv), (T, H, K))
+
+
+def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
+                 util: np.ndarray, stop: np.ndarray) -> None:
+    """Step 2, one slot at a time: ``best_t[v] = min_w best_{t−1}[v−w] + cost_t(w)``.
+
+    Row s of ``bp`` holds best_{a+s−1}[v] at column W + v, after W columns of +inf, so that
+    ``view[s, j, v] = best_{a+s−1}[v − (W − j)]``: one slot's update is one add and one
+    min-reduction over j (w = W − j), vectorised over v. Only states that can still reach V by
+    slot T−1 (v ≥ V − (S−1−s)·W) and that s+1 slots reach (v ≤ (s+1)·W) are computed.
+    After slot s, if no later last slot can beat the best payoff so far by more than the
+    rounding margin (``stop[s+1]``, an upper bound on those payoffs, below it), the rows
+    after s stay +inf: those last slots cannot be chosen, so the answer is the same."""
+    view = np.lib.stride_tricks.as_strided(
+        bp, shape=(S + 1, W + 1, V + 1), strides=(bp.strides[0], bp.strides[1], bp.strides[1]),
+        writeable=False)
+    cost_rev = np.ascontiguousarray(cost[:, ::-1])  # cost_rev[s, j] = cost_t(W − j)
+    tmp = np.empty((W + 1, V + 1))
+    best = -math.inf
+    hi = 0
+    for s in range(S):
+        lo = max(0, V - (S - 1 - s) * W)
+        hi = min(V, hi + W)
+        if lo > hi:
+            continue
+        t = tmp[:, : hi - lo + 1]
+        np.add(view[s, :, lo:hi + 1], cost_rev[s][:, None], out=t)
+        np.minimum.reduce(t, axis=0, out=bp[s + 1, W + lo:W + hi + 1])
+        pay = util[s] - bp[s + 1, W + V]
+        if pay > best:
+            best = pay
+        if s + 1 < S and stop[s + 1] < best - 1e-7 * max(1.0, abs(best)):
+            return
+
+
+def _dp_by_units(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int) -> None:
+    """Step 2, one unit of work at a time (fewer steps when V ≤ S): with cost_t(0) = 0,
+    ``best_t[v] = min(best_{t−1}[v], min_{1≤w≤min(W,v)} best_{t−1}[v−w] + cost_t(w))``, so
+    column v over all slots is a running minimum of candidates from columns v−W … v−1, which
+    are complete by then. Same sums and minima as ``_dp_by_slots``, hence the same table on
+    every state that can reach V."""
+    bp[:, W] = 0.0  # nothing done costs nothing, in every slot
+    for v in range(1, V + 1):
+        k = min(W, v)
+        # cand[s, w−1] = best_{a+s−1}[v−w] + cost_{a+s}(w), w = 1 … k
+        cand = bp[:S, W + v - k:W + v][:, ::-1] + cost[:, 1:k + 1]
+        np.minimum.accumulate(cand.min(axis=1), out=bp[1:, W + v])
+
+
+def _stop_after(job: JobSpec, util: np.ndarray, cw: np.ndarray, fw: np.ndarray,
+                cp: np.ndarray, fp: np.ndarray, inv: np.ndarray | None, S: int,
+                V: int) -> np.ndarray:
+    """(S + 1,) ``stop[s]``: an upper bound on the payoff of any schedule whose last slot is
+    a + s or later (−inf past the end): ``max_{s' ≥ s} f(s'+1) − V·m_w(s') − ceil(V/γ)·m_ps(s')``
+    with ``m(s')`` the least unit cost of a usable server in slots a … a+s' (as in
+    ``payoff_upper_bound``)."""
+    lower = np.zeros(S)
+    for c, f, units in ((cw, fw, V), (cp, fp, int(ps_needed(V, job.ps_ratio)))):
+        if not units:
+            continue
+        unit = np.where(f > 0, c, np.inf).min(axis=1, initial=np.inf)
+        if inv is not None:
+            unit = unit[inv]
+        lower += units * np.minimum.accumulate(unit)
+    d_min = max(1, -(-V // max(1, job.max_workers)))
+    ub = util - lower
+    ub[:d_min - 1] = -np.inf
+    out = np.full(S + 1, -np.inf)
+    out[:S] = np.maximum.accumulate(ub[::-1])[::-1]
+    return out
 
 
 def _check_size(job: JobSpec, S: int, W: int, V: int, H: int, K: int) -> None:
@@ -313,6 +388,7 @@ def payoff_upper_bound(
     ps_price: np.ndarray,
     worker_free: np.ndarray,
     ps_free: np.ndarray,
+    classes: np.ndarray | None = None,
 ) -> float:
     """A cheap upper bound on ``best_schedule(...).payoff`` (same arguments), used to skip
     jobs that cannot have a positive payoff:
@@ -332,11 +408,20 @@ def payoff_upper_bound(
     if a + d_min > T:
         return -math.inf
     lower = np.zeros(T - a)
+    # ``classes`` as in ``best_schedule``: the per-slot minima once per class.
+    if classes is None:
+        reps, inv = np.arange(a, T), None
+    else:
+        _, first, inv = np.unique(classes[a:], return_index=True, return_inverse=True)
+        reps = a + first
     for price, free, demand, units in (
             (worker_price, worker_free, job.worker_demand, V),
             (ps_price, ps_free, job.ps_demand, int(ps_needed(V, job.ps_ratio)))):
-        usable = fit_counts(free, demand, 1, a, T) > 0  # (S, servers)
-        unit = np.where(usable, price[a:] @ demand, np.inf).min(axis=1, initial=np.inf)
+        usable = fit_counts(free[reps] if free.ndim == 3 else free, demand, 1, 0,
+                            reps.size) > 0  # (classes, servers)
+        unit = np.where(usable, price[reps] @ demand, np.inf).min(axis=1, initial=np.inf)
+        if inv is not None:
+            unit = unit[inv]
         lower += units * np.maximum(np.minimum.accumulate(unit), 0.0)
     bound = np.asarray(job.utility[d_min - 1:T - a], dtype=float) - lower[d_min - 1:]
     return float(bound.max())
