@@ -218,7 +218,9 @@ def best_schedule(
         classes: optional (T,) labels; slots with equal labels must have equal prices and free
             capacity in both pools (OASiS labels every slot no job uses alike). The per-slot
             tables are then built once per label, so a decision costs O(labels·(H+K)) rather
-            than O(slots·(H+K)); the answer is the same as without labels.
+            than O(slots·(H+K)), and the DP ends V slots into the run of alike slots that ends
+            the horizon. The answer is the same as without labels (up to the last bits of a
+            payoff where two schedules tie exactly).
 
     Returns:
         ``BestSchedule`` with the counts (sparse, and as (T, H) and (T, K) arrays), the cost,
@@ -235,12 +237,20 @@ def best_schedule(
         return none
     if min(worker_price.min(initial=0.0), ps_price.min(initial=0.0)) < -TIE_TOL:
         raise ValueError("prices must be non-negative")
-    # One representative slot per class among a … T−1; ``inv[s]`` is slot a+s's class.
+    S_all = S
+    # One representative slot per class among a … a+S−1; ``inv[s]`` is slot a+s's class.
     if classes is None:
         reps = np.arange(a, T)
         inv = None
     else:
-        _, first, inv = np.unique(classes[a:], return_index=True, return_inverse=True)
+        # A run of alike slots at the end (slots no job uses yet): a schedule's units in it can
+        # be moved to the run's first V slots at the same cost, so best_t[V] stops falling V
+        # slots into the run, and with f non-increasing no later last slot pays more. The DP
+        # stops there.
+        lab = classes[a:]
+        other = np.flatnonzero(lab != lab[-1])
+        S = int(min(S, (other[-1] + 1 if other.size else 0) + V))
+        _, first, inv = np.unique(lab[:S], return_index=True, return_inverse=True)
         reps = a + first
     wfree = worker_free[reps] if worker_free.ndim == 3 else worker_free
     pfree = ps_free[reps] if ps_free.ndim == 3 else ps_free
@@ -250,7 +260,7 @@ def best_schedule(
     # when it cannot finish).
     fw = fit_counts(wfree, job.worker_demand, min(N, V), 0, reps.size)  # (classes, H)
     wmax = int(min(N, V, fw.sum(axis=1).max(initial=0)))
-    if wmax == 0 or wmax * S < V:
+    if wmax == 0 or wmax * S_all < V:
         return none  # nothing fits, or the work cannot be done by the horizon
     _check_size(job, S, wmax, V, H, K)
     psn = np.asarray(ps_needed(np.arange(wmax + 1), job.ps_ratio), dtype=np.int64)
@@ -267,11 +277,11 @@ def best_schedule(
     if inv is not None:
         cost = cost[inv]
     W = wmax
-    bp = np.full((S + 1, W + V + 1), np.inf)
-    bp[0, W] = 0.0
     if V <= S:
-        _dp_by_units(bp, cost, S, W, V)
+        bp = _dp_by_units(cost, S, W, V)
     else:
+        bp = np.full((S + 1, W + V + 1), np.inf)
+        bp[0, W] = 0.0
         stop = _stop_after(job, util, cw, fw, cp, fp, inv, S, V)
         _dp_by_slots(bp, cost, S, W, V, util, stop)
 
@@ -333,18 +343,27 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
             return
 
 
-def _dp_by_units(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int) -> None:
+def _dp_by_units(cost: np.ndarray, S: int, W: int, V: int) -> np.ndarray:
     """Step 2, one unit of work at a time (fewer steps when V ≤ S): with cost_t(0) = 0,
     ``best_t[v] = min(best_{t−1}[v], min_{1≤w≤min(W,v)} best_{t−1}[v−w] + cost_t(w))``, so
-    column v over all slots is a running minimum of candidates from columns v−W … v−1, which
+    state v over all slots is a running minimum of candidates from states v−W … v−1, which
     are complete by then. Same sums and minima as ``_dp_by_slots``, hence the same table on
-    every state that can reach V."""
-    bp[:, W] = 0.0  # nothing done costs nothing, in every slot
+    every state that can reach V. Returns the (S+1, W+V+1) table of ``_dp_by_slots`` as a view
+    of one stored state-major (each state's slots contiguous)."""
+    bq = np.empty((W + V + 1, S + 1))
+    bq[:W] = np.inf  # padding: negative states
+    bq[W] = 0.0  # nothing done costs nothing, in every slot
+    bq[W + 1:, 0] = np.inf  # before the first slot nothing is done
+    ct = np.ascontiguousarray(cost.T)  # (W+1, S)
     for v in range(1, V + 1):
         k = min(W, v)
-        # cand[s, w−1] = best_{a+s−1}[v−w] + cost_{a+s}(w), w = 1 … k
-        cand = bp[:S, W + v - k:W + v][:, ::-1] + cost[:, 1:k + 1]
-        np.minimum.accumulate(cand.min(axis=1), out=bp[1:, W + v])
+        # candidates best_{a+s−1}[v−w] + cost_{a+s}(w), w = 1 … k, for every slot s
+        if k == 1:
+            cand = bq[W + v - 1, :S] + ct[1]
+        else:
+            cand = (bq[W + v - k:W + v, :S][::-1] + ct[1:k + 1]).min(axis=0)
+        np.minimum.accumulate(cand, out=bq[W + v, 1:])
+    return bq.T
 
 
 def _stop_after(job: JobSpec, util: np.ndarray, cw: np.ndarray, fw: np.ndarray,
