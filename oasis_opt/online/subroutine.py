@@ -280,7 +280,8 @@ def best_schedule(
     if V <= S:
         bp = _dp_by_units(cost, S, W, V)
     else:
-        bp = np.full((S + 1, W + V + 1), np.inf)
+        bp = np.empty((S + 1, W + V + 1))  # rows are filled as the DP reaches them
+        bp[0] = np.inf
         bp[0, W] = 0.0
         stop = _stop_after(job, util, cw, fw, cp, fp, inv, S, V)
         _dp_by_slots(bp, cost, S, W, V, util, stop)
@@ -319,8 +320,9 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
     min-reduction over j (w = W − j), vectorised over v. Only states that can still reach V by
     slot T−1 (v ≥ V − (S−1−s)·W) and that s+1 slots reach (v ≤ (s+1)·W) are computed.
     After slot s, if no later last slot can beat the best payoff so far by more than the
-    rounding margin (``stop[s+1]``, an upper bound on those payoffs, below it), the rows
-    after s stay +inf: those last slots cannot be chosen, so the answer is the same."""
+    rounding margin (``stop[s+1]``, an upper bound on those payoffs, below it), the later rows
+    are left unfilled but for ``best[V] = +inf``: those last slots cannot be chosen, so the
+    answer is the same. ``bp`` row 0 is set by the caller; rows 1 … are filled here."""
     view = np.lib.stride_tricks.as_strided(
         bp, shape=(S + 1, W + 1, V + 1), strides=(bp.strides[0], bp.strides[1], bp.strides[1]),
         writeable=False)
@@ -331,6 +333,7 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
     for s in range(S):
         lo = max(0, V - (S - 1 - s) * W)
         hi = min(V, hi + W)
+        bp[s + 1] = np.inf
         if lo > hi:
             continue
         t = tmp[:, : hi - lo + 1]
@@ -340,6 +343,7 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
         if pay > best:
             best = pay
         if s + 1 < S and stop[s + 1] < best - 1e-7 * max(1.0, abs(best)):
+            bp[s + 2:, W + V] = np.inf  # the later last slots: never reached
             return
 
 
