@@ -235,8 +235,6 @@ def best_schedule(
     S = T - a
     if S <= 0 or N <= 0:
         return none
-    if min(worker_price.min(initial=0.0), ps_price.min(initial=0.0)) < -TIE_TOL:
-        raise ValueError("prices must be non-negative")
     S_all = S
     # One representative slot per class among a … a+S−1; ``inv[s]`` is slot a+s's class.
     if classes is None:
@@ -252,6 +250,9 @@ def best_schedule(
         S = int(min(S, (other[-1] + 1 if other.size else 0) + V))
         _, first, inv = np.unique(lab[:S], return_index=True, return_inverse=True)
         reps = a + first
+    wprice, pprice = worker_price[reps], ps_price[reps]  # the prices this job can pay
+    if min(wprice.min(initial=0.0), pprice.min(initial=0.0)) < -TIE_TOL:
+        raise ValueError("prices must be non-negative")
     wfree = worker_free[reps] if worker_free.ndim == 3 else worker_free
     pfree = ps_free[reps] if ps_free.ndim == 3 else ps_free
     # No slot takes more workers than fit on all servers together: cost_t(w) = +inf beyond,
@@ -267,8 +268,8 @@ def best_schedule(
     zmax = int(psn[-1])
 
     # Step 1: per-slot cost tables, all classes at once, then one row per slot.
-    cw = np.maximum(worker_price[reps] @ job.worker_demand, 0.0)  # (classes, H)
-    cp = np.maximum(ps_price[reps] @ job.ps_demand, 0.0)  # (classes, K)
+    cw = np.maximum(wprice @ job.worker_demand, 0.0)  # (classes, H)
+    cp = np.maximum(pprice @ job.ps_demand, 0.0)  # (classes, K)
     fp = fit_counts(pfree, job.ps_demand, zmax, 0, reps.size)
     gw = _greedy(cw, fw, wmax)
     gp = _greedy(cp, fp, zmax)
@@ -280,11 +281,14 @@ def best_schedule(
     if V <= S:
         bp = _dp_by_units(cost, S, W, V)
     else:
-        bp = np.empty((S + 1, W + V + 1))  # rows are filled as the DP reaches them
+        # A big table is filled row by row as the DP reaches it (the early stop may leave
+        # most rows untouched); a small one at once, which is one call instead of S.
+        lazy = (S + 1) * (W + V + 1) > 1 << 20
+        bp = np.empty((S + 1, W + V + 1)) if lazy else np.full((S + 1, W + V + 1), np.inf)
         bp[0] = np.inf
         bp[0, W] = 0.0
         stop = _stop_after(job, util, cw, fw, cp, fp, inv, S, V)
-        _dp_by_slots(bp, cost, S, W, V, util, stop)
+        _dp_by_slots(bp, cost, S, W, V, util, stop, lazy)
 
     # Step 3: the best last slot, ties to the earliest.
     done = bp[1:, W + V]  # (S,) best_t̂[V] for t̂ = a … T−1
@@ -296,15 +300,19 @@ def best_schedule(
 
     # Step 4: backtrack from t̂, fewest workers at (tolerance-)equal cost, then place all slots
     # at once.
+    # (Python floats on short rows: the same IEEE sums and comparisons as numpy, without a
+    # numpy call per candidate.)
     ws = np.zeros(S, dtype=np.int64)
     v = V
     for s in range(s_hat, -1, -1):
         if v == 0:
             break
         k = min(W, v)
-        vals = bp[s, W + v - k:W + v + 1][::-1] + cost[s, :k + 1]  # w = 0 … k
+        prev = bp[s, W + v - k:W + v + 1].tolist()  # best_{a+s−1}[v−k … v]
+        step = cost[s, :k + 1].tolist()  # cost_{a+s}(0 … k)
         target = float(bp[s + 1, W + v])
-        w = int(np.argmax(vals <= target + TIE_TOL * max(1.0, abs(target))))
+        limit = target + TIE_TOL * max(1.0, abs(target))
+        w = next((w for w in range(k + 1) if prev[k - w] + step[w] <= limit), 0)
         ws[s] = w
         v -= w
     return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat, float(util[s_hat]),
@@ -312,7 +320,7 @@ def best_schedule(
 
 
 def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
-                 util: np.ndarray, stop: np.ndarray) -> None:
+                 util: np.ndarray, stop: np.ndarray, lazy: bool) -> None:
     """Step 2, one slot at a time: ``best_t[v] = min_w best_{t−1}[v−w] + cost_t(w)``.
 
     Row s of ``bp`` holds best_{a+s−1}[v] at column W + v, after W columns of +inf, so that
@@ -322,7 +330,8 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
     After slot s, if no later last slot can beat the best payoff so far by more than the
     rounding margin (``stop[s+1]``, an upper bound on those payoffs, below it), the later rows
     are left unfilled but for ``best[V] = +inf``: those last slots cannot be chosen, so the
-    answer is the same. ``bp`` row 0 is set by the caller; rows 1 … are filled here."""
+    answer is the same. ``bp`` row 0 is set by the caller; rows 1 … are +inf already, or
+    with ``lazy`` are set to +inf here as they are reached."""
     view = np.lib.stride_tricks.as_strided(
         bp, shape=(S + 1, W + 1, V + 1), strides=(bp.strides[0], bp.strides[1], bp.strides[1]),
         writeable=False)
@@ -330,20 +339,25 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
     tmp = np.empty((W + 1, V + 1))
     best = -math.inf
     hi = 0
+    utl, stp = util.tolist(), stop.tolist()  # Python floats: the checks cost no numpy call
+    done = bp[:, W + V]
     for s in range(S):
         lo = max(0, V - (S - 1 - s) * W)
         hi = min(V, hi + W)
-        bp[s + 1] = np.inf
+        if lazy:
+            bp[s + 1] = np.inf
         if lo > hi:
             continue
         t = tmp[:, : hi - lo + 1]
         np.add(view[s, :, lo:hi + 1], cost_rev[s][:, None], out=t)
         np.minimum.reduce(t, axis=0, out=bp[s + 1, W + lo:W + hi + 1])
-        pay = util[s] - bp[s + 1, W + V]
+        if hi < V:
+            continue  # V not reached yet: no payoff, no stop
+        pay = utl[s] - float(done[s + 1])
         if pay > best:
             best = pay
-        if s + 1 < S and stop[s + 1] < best - 1e-7 * max(1.0, abs(best)):
-            bp[s + 2:, W + V] = np.inf  # the later last slots: never reached
+        if s + 1 < S and stp[s + 1] < best - 1e-7 * max(1.0, abs(best)):
+            done[s + 2:] = np.inf  # the later last slots: never reached
             return
 
 
