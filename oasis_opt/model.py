@@ -351,27 +351,12 @@ class Schedule:
         utility are derived from the work done. With ``trim``, everything after the completion
         slot is dropped (the MILP lets work continue past completion, SPEC §2).
         """
-        results = []
-        total = 0.0
-        for i, job in enumerate(instance.jobs):
-            y = workers.get(i)
-            if y is None:
-                results.append(JobResult(job.id, False, None, 0.0, ()))
-                continue
-            z = ps[i]
-            done = np.cumsum(y.sum(axis=1))
-            hit = np.flatnonzero(done >= job.workload)
-            slot = int(hit[0]) if hit.size else None
-            if trim and slot is not None:
-                y = y.copy()
-                z = z.copy()
-                y[slot + 1:] = 0
-                z[slot + 1:] = 0
-            u = instance.utility_at(i, slot) if slot is not None else 0.0
-            total += u
-            results.append(JobResult(job.id, slot is not None, slot, u,
-                                     _allocations(instance, y, z)))
-        return cls(instance.name, algorithm, total, tuple(results), dict(extras or {}))
+        # The same schedule as from the arrays' sparse entries (memory O(T·servers) per job
+        # while converting, not kept).
+        return cls.from_counts(instance, algorithm,
+                               {i: SlotCounts.from_dense(y) for i, y in workers.items()},
+                               {i: SlotCounts.from_dense(ps[i]) for i in workers},
+                               extras, trim=trim)
 
     @classmethod
     def from_counts(
@@ -426,23 +411,9 @@ class Schedule:
         return y, z
 
 
-def _allocations(instance: Instance, y: np.ndarray, z: np.ndarray) -> tuple[Allocation, ...]:
-    wn, pn = instance.worker_names, instance.ps_names
-    slots = np.flatnonzero(y.any(axis=1) | z.any(axis=1))
-    return tuple(
-        Allocation(
-            int(t),
-            {wn[h]: int(y[t, h]) for h in np.flatnonzero(y[t])},
-            {pn[k]: int(z[t, k]) for k in np.flatnonzero(z[t])},
-        )
-        for t in slots
-    )
-
-
 def _sparse_allocations(instance: Instance, y: SlotCounts,
                         z: SlotCounts) -> tuple[Allocation, ...]:
-    """``_allocations`` from sparse counts: one ``Allocation`` per slot with any unit, servers
-    in index order."""
+    """One ``Allocation`` per slot with any unit, servers in index order."""
     wn, pn = instance.worker_names, instance.ps_names
     slots = np.union1d(y.slot, z.slot).tolist()
     if not slots:

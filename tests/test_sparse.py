@@ -44,6 +44,21 @@ def test_from_counts_equals_from_arrays(name: str, trim: bool) -> None:
                                   {"k": 1}, trim=trim)
     assert json.dumps(schedule_to_dict(sparse)) == json.dumps(schedule_to_dict(dense))
     assert validate(inst, sparse).to_dict() == validate(inst, dense).to_dict()
+    # and both are what the arrays say, slot by slot (the dense reading, written out here)
+    for i, jr in enumerate(sparse.jobs):
+        if i not in workers:
+            assert not jr.completed and jr.allocations == ()
+            continue
+        y, z = workers[i], ps[i]
+        hit = np.flatnonzero(np.cumsum(y.sum(axis=1)) >= inst.jobs[i].workload)
+        slot = int(hit[0]) if hit.size else None
+        assert jr.completion_slot == slot
+        if trim and slot is not None:
+            y, z = y[:slot + 1], z[:slot + 1]
+        want = [(t, {inst.worker_names[h]: int(y[t, h]) for h in np.flatnonzero(y[t])},
+                 {inst.ps_names[k]: int(z[t, k]) for k in np.flatnonzero(z[t])})
+                for t in np.flatnonzero(y.any(axis=1) | z.any(axis=1))]
+        assert [(a.slot, dict(a.workers), dict(a.ps)) for a in jr.allocations] == want
 
 
 def test_slot_counts_round_trip() -> None:
