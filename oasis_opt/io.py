@@ -405,11 +405,11 @@ def _check_instance(raw: _InstanceIn) -> Instance:
 #: prices, the validator's usage), and per server for its name and index entries.
 CELL_BYTES = 8 * 6
 SERVER_BYTES = 400
-#: Bytes per job once loaded: its record, demand vectors and utility, its entries in the
-#: instance's per-job arrays and in an algorithm's per-job state (measured: about 2 KB on the
-#: whole Philly trace; doubled for headroom). Allocations are held sparsely (SPEC §5), so
-#: nothing per job grows with the horizon or the servers.
-JOB_BYTES = 4000
+#: Bytes per job once loaded and run: its record, demand vectors and utility and its entries
+#: in the instance's per-job arrays (measured: 3.5 KB per job on the whole Philly trace), and
+#: as much again for an algorithm's per-job state and schedule entry. Allocations are held
+#: sparsely, so nothing per job grows with the horizon or the servers.
+JOB_BYTES = 8000
 
 
 def check_instance_size(horizon: int, jobs: int, resources: int, worker_servers: Sequence[Any],
