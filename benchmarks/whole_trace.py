@@ -36,8 +36,11 @@ def measure(cmd: list[str]) -> dict[str, float]:
     sampled = [0]
 
     def sample() -> None:
-        while proc.poll() is None:
+        # /proc reads only: poll() would reap the child before wait4 reads its usage
+        while True:
             try:
+                if proc.status() == psutil.STATUS_ZOMBIE:
+                    return
                 sampled[0] = max(sampled[0], proc.memory_info().rss)
             except psutil.Error:
                 return
