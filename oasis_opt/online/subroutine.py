@@ -340,6 +340,10 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
     best = -math.inf
     hi = 0
     utl, stp = util.tolist(), stop.tolist()  # Python floats: the checks cost no numpy call
+    # The margin scales with the largest utility and cost: a sum of V costs carries a rounding
+    # error of about V·2⁻⁵³ of itself, far below 1e-7 of the larger of the two.
+    finite = cost[np.isfinite(cost)]
+    scale = float(np.abs(util).max(initial=0.0)) + V * float(finite.max(initial=0.0))
     done = bp[:, W + V]
     for s in range(S):
         lo = max(0, V - (S - 1 - s) * W)
@@ -356,7 +360,7 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
         pay = utl[s] - float(done[s + 1])
         if pay > best:
             best = pay
-        if s + 1 < S and stp[s + 1] < best - 1e-7 * max(1.0, abs(best)):
+        if s + 1 < S and stp[s + 1] < best - 1e-7 * max(1.0, abs(best), scale):
             done[s + 2:] = np.inf  # the later last slots: never reached
             return
 
