@@ -80,6 +80,11 @@ def ps_needed(workers: Any, ratio: float) -> Any:
     """``ceil(workers / ratio)`` (scalar or array), robust to float noise in the ratio
     (``w/γ`` within 1e-9 above an integer counts as that integer), and never 0 for a positive
     worker count however large γ is (``ceil`` of a tiny positive quotient is 1)."""
+    if isinstance(workers, (int, np.integer)) and isinstance(ratio, (int, float, np.floating)):
+        # The scalar case without numpy's array machinery (the simulator asks once per worker
+        # it places): the same double arithmetic, so the same answer.
+        w = float(workers)
+        return max(1, math.ceil(w / float(ratio) - 1e-9)) if w > 0 else 0
     w = np.asarray(workers, dtype=float)
     out = np.ceil(w / ratio - 1e-9).astype(np.int64)
     out = np.where(w > 0, np.maximum(out, 1), 0)
