@@ -115,16 +115,21 @@ def compare(instance: Instance,
                     solver=solver, opt_cache=opt_cache)
 
 
-def import_trace(format: str, path: str | Path, *, jobs: int = 40, start: int = 0,
+def import_trace(format: str, path: str | Path, *, jobs: int | str | None = 40, start: int = 0,
                  horizon: int = 100, slot_seconds: float | None = None, load: float = 1.5,
                  servers: int | None = None, **options: Any) -> Instance:
     """An instance from a public job trace (``philly``, ``gavel``, ``pollux``, ``tiresias``,
-    ``alibaba``; docs/traces.md). The mapping's other fields (``elastic``, ``efficiency``,
+    ``alibaba``; docs/traces.md). ``jobs="all"`` (or None) takes every usable job from
+    ``start`` on. The mapping's other fields (``elastic``, ``efficiency``,
     ``utility``, ``slack``, ``urgency``, ``value``, ``skip_bad``, ``name``) and the format's
     own options (``cluster``, ``throughputs``, ``gpu_type``, ``nodes``, …) are keywords."""
     from .traces import Policy
     from .traces import import_trace as _import
     fields = set(Policy.__dataclass_fields__)
+    if isinstance(jobs, str):
+        if jobs != "all":
+            raise InputError("jobs", f"expected a number of jobs or 'all', got {jobs!r}")
+        jobs = None
     policy = Policy(jobs=jobs, start=start, horizon=horizon, slot_seconds=slot_seconds,
                     load=load, servers=servers,
                     **{k: v for k, v in options.items() if k in fields})

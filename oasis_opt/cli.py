@@ -74,6 +74,11 @@ def _nonneg_int(name: str) -> Callable[[str], int]:
     return parse
 
 
+def _jobs_or_all(text: str) -> int | None:
+    """``import --jobs``: a count, or ``all`` (None: every usable job from ``--start``)."""
+    return None if text.strip().lower() == "all" else _nonneg_int("--jobs")(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="oasis-opt", description="Schedule distributed ML training jobs on a shared "
                 "cluster: exact offline optimum, the OASiS online algorithm, baselines, and their "
@@ -209,8 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("format", metavar="FORMAT", help="philly, gavel, pollux, tiresias or alibaba")
     m.add_argument("trace", metavar="TRACE", help="the trace file")
     m.add_argument("-o", "--output", required=True, metavar="INSTANCE", help="file to write")
-    m.add_argument("--jobs", type=_nonneg_int("--jobs"), default=40, metavar="N",
-                   help="jobs, in submission order (default 40)")
+    m.add_argument("--jobs", type=_jobs_or_all, default=40, metavar="N",
+                   help="jobs, in submission order, or 'all' for the whole trace from --start "
+                        "(default 40)")
     m.add_argument("--start", type=_nonneg_int("--start"), default=0, metavar="K",
                    help="skip the first K usable jobs (default 0)")
     m.add_argument("--slot-seconds", type=_positive("--slot-seconds"), metavar="S",

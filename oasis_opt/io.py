@@ -412,13 +412,23 @@ def _check_instance(raw: _InstanceIn) -> Instance:
 #: prices, the validator's usage), and per server for its name and index entries.
 CELL_BYTES = 8 * 6
 SERVER_BYTES = 400
+#: Bytes per job once loaded and run: its record, demand vectors and utility and its entries
+#: in the instance's per-job arrays (measured: 3.5 KB per job on the whole Philly trace), and
+#: as much again for an algorithm's per-job state and schedule entry. Allocations are held
+#: sparsely, so nothing per job grows with the horizon or the servers.
+JOB_BYTES = 8000
 
 
 def check_instance_size(horizon: int, jobs: int, resources: int, worker_servers: Sequence[Any],
                         ps_servers: Sequence[Any]) -> None:
-    """Refuse an instance whose per-slot server state (T × servers × R) or utility table
-    (J × T) would not fit in the memory limit (``oasis_opt.limits``), naming the field that
-    makes it large: the largest server ``count``, else ``horizon``."""
+    """Refuse an instance whose per-slot server state (T × servers × R) or per-job state
+    (J × ``JOB_BYTES``) would not fit in the memory limit (``oasis_opt.limits``), naming the
+    field that makes it large: the largest server ``count``, else ``horizon``; ``jobs``.
+
+    Nothing the online algorithms, the simulator or the validator build grows as J × T or
+    J × T × servers: schedules are sparse and utilities are read one job's row at a time
+    (``Instance.utility_row``). The dense (J, T) ``Instance.utility_table`` checks its own size
+    when a caller builds it."""
     from .limits import check_allocation
     counts = [(s.count or 1, f"{pool}[{g}].count")
               for pool, group in (("worker_servers", worker_servers), ("ps_servers", ps_servers))
@@ -428,8 +438,7 @@ def check_instance_size(horizon: int, jobs: int, resources: int, worker_servers:
     place = where if biggest > 1 and biggest >= horizon else "horizon"
     check_allocation(place, servers * SERVER_BYTES + horizon * servers * resources * CELL_BYTES,
                      f"{servers} servers × {horizon} slots × {resources} resources")
-    check_allocation("horizon" if horizon >= jobs else "jobs", 8.0 * jobs * horizon,
-                     f"the utility table of {jobs} jobs × {horizon} slots")
+    check_allocation("jobs", float(JOB_BYTES) * jobs, f"{jobs} jobs")
 
 
 def _training_workload(training: Training, place: str) -> int:

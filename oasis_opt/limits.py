@@ -11,6 +11,7 @@ variable ``OASIS_MAX_MEMORY`` (bytes, or with a K/M/G/T suffix), which child pro
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -49,8 +50,15 @@ def max_memory() -> int:
     """The current limit in bytes: ``OASIS_MAX_MEMORY`` if set, else the default."""
     text = os.environ.get(ENV)
     if text:
-        return parse_size(text, ENV)
+        return _parsed(text)
     return DEFAULT_MAX_MEMORY
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str) -> int:
+    """``parse_size`` of the environment's text, once per text (``check_allocation`` runs
+    once per OASiS decision)."""
+    return parse_size(text, ENV)
 
 
 def set_max_memory(nbytes: int) -> None:

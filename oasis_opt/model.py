@@ -80,6 +80,11 @@ def ps_needed(workers: Any, ratio: float) -> Any:
     """``ceil(workers / ratio)`` (scalar or array), robust to float noise in the ratio
     (``w/γ`` within 1e-9 above an integer counts as that integer), and never 0 for a positive
     worker count however large γ is (``ceil`` of a tiny positive quotient is 1)."""
+    if isinstance(workers, (int, np.integer)) and isinstance(ratio, (int, float, np.floating)):
+        # The scalar case without numpy's array machinery (the simulator asks once per worker
+        # it places): the same double arithmetic, so the same answer.
+        w = float(workers)
+        return max(1, math.ceil(w / float(ratio) - 1e-9)) if w > 0 else 0
     w = np.asarray(workers, dtype=float)
     out = np.ceil(w / ratio - 1e-9).astype(np.int64)
     out = np.where(w > 0, np.maximum(out, 1), 0)
@@ -171,14 +176,28 @@ class Instance:
 
     @cached_property
     def utility_table(self) -> np.ndarray:
-        """(J, T): ``utility_table[i, d-1] = f_i(d)`` for durations d = 1 … T."""
+        """(J, T): ``utility_table[i, d-1] = f_i(d)`` for durations d = 1 … T. Dense: refused
+        (``InputError``) above the memory limit; per-job readers use ``utility_row``."""
+        from .limits import check_allocation
+        check_allocation("horizon" if self.horizon >= self.num_jobs else "jobs",
+                         8.0 * self.num_jobs * self.horizon,
+                         f"the utility table of {self.num_jobs} jobs × {self.horizon} slots")
         if not self.jobs:
             return np.zeros((0, self.horizon))
         return np.vstack([j.utility.values(self.horizon) for j in self.jobs])
 
+    def utility_row(self, i: int) -> np.ndarray:
+        """(T,) ``f_i(1) … f_i(T)``: row i of ``utility_table``, built alone (the same numbers)
+        when the table has not been built, so that per-job readers stay O(T) in memory rather
+        than O(J·T)."""
+        table = self.__dict__.get("utility_table")
+        if table is not None:
+            return table[i]
+        return self.jobs[i].utility.values(self.horizon)
+
     def utility_at(self, i: int, last_slot: int) -> float:
         """f_i for a job whose last slot is ``last_slot``."""
-        return float(self.utility_table[i, last_slot - self.jobs[i].arrival])
+        return float(self.utility_row(i)[last_slot - self.jobs[i].arrival])
 
     def describe(self) -> str:
         return (f"{self.name}: {self.num_jobs} jobs, {self.horizon} slots, "
@@ -196,6 +215,66 @@ def _stack(vectors: Sequence[np.ndarray], r: int) -> np.ndarray:
 
 
 # --- schedules ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SlotCounts:
+    """One job's units on one pool, sparsely: entry e puts ``count[e]`` units on server
+    ``server[e]`` in slot ``slot[e]``. Entries are sorted by (slot, server) and counts are
+    positive, so memory grows with the work done, not with slots × servers."""
+
+    slot: np.ndarray  # (n,) int64
+    server: np.ndarray  # (n,) int64
+    count: np.ndarray  # (n,) int64
+
+    @classmethod
+    def empty(cls) -> SlotCounts:
+        e = np.zeros(0, dtype=np.int64)
+        return cls(e, e, e)
+
+    @classmethod
+    def from_dense(cls, counts: np.ndarray, first_slot: int = 0) -> SlotCounts:
+        """From a (slots, servers) array whose row 0 is slot ``first_slot``."""
+        t, s = np.nonzero(counts)
+        return cls(t.astype(np.int64) + first_slot, s.astype(np.int64),
+                   counts[t, s].astype(np.int64))
+
+    @classmethod
+    def from_rows(cls, slots: np.ndarray, rows: np.ndarray) -> SlotCounts:
+        """From increasing ``slots`` (n,) and their per-server counts ``rows`` (n, servers)."""
+        t, s = np.nonzero(rows)
+        return cls(np.asarray(slots, dtype=np.int64)[t], s.astype(np.int64),
+                   rows[t, s].astype(np.int64))
+
+    @classmethod
+    def concat(cls, parts: Sequence[SlotCounts]) -> SlotCounts:
+        """Parts in slot order (each part's slots after the previous part's)."""
+        if not parts:
+            return cls.empty()
+        return cls(*(np.concatenate([getattr(p, f) for p in parts])
+                     for f in ("slot", "server", "count")))
+
+    @property
+    def total(self) -> int:
+        return int(self.count.sum())
+
+    def per_slot(self) -> tuple[np.ndarray, np.ndarray]:
+        """The slots with units, increasing, and the units in each (summed over servers)."""
+        if self.slot.size == 0:
+            return self.slot, self.count
+        start = np.flatnonzero(np.r_[True, self.slot[1:] != self.slot[:-1]])
+        return self.slot[start], np.add.reduceat(self.count, start)
+
+    def through(self, last_slot: int) -> SlotCounts:
+        """The entries up to and including ``last_slot``."""
+        n = int(np.searchsorted(self.slot, last_slot, side="right"))
+        return SlotCounts(self.slot[:n], self.server[:n], self.count[:n])
+
+    def to_dense(self, horizon: int, servers: int) -> np.ndarray:
+        """(horizon, servers) counts."""
+        out = np.zeros((horizon, servers), dtype=np.int64)
+        out[self.slot, self.server] = self.count
+        return out
 
 
 @dataclass(frozen=True)
@@ -277,6 +356,27 @@ class Schedule:
         utility are derived from the work done. With ``trim``, everything after the completion
         slot is dropped (the MILP lets work continue past completion, SPEC §2).
         """
+        # The same schedule as from the arrays' sparse entries (memory O(T·servers) per job
+        # while converting, not kept).
+        return cls.from_counts(instance, algorithm,
+                               {i: SlotCounts.from_dense(y) for i, y in workers.items()},
+                               {i: SlotCounts.from_dense(ps[i]) for i in workers},
+                               extras, trim=trim)
+
+    @classmethod
+    def from_counts(
+        cls,
+        instance: Instance,
+        algorithm: str,
+        workers: Mapping[int, SlotCounts],
+        ps: Mapping[int, SlotCounts],
+        extras: Mapping[str, Any] | None = None,
+        *,
+        trim: bool = False,
+    ) -> Schedule:
+        """``from_arrays`` for sparse counts: the same schedule, byte for byte, from job i's
+        ``SlotCounts`` of workers and PSs (jobs absent from ``workers`` did not run). Memory
+        and time grow with the entries, not with jobs × slots × servers."""
         results = []
         total = 0.0
         for i, job in enumerate(instance.jobs):
@@ -284,19 +384,16 @@ class Schedule:
             if y is None:
                 results.append(JobResult(job.id, False, None, 0.0, ()))
                 continue
-            z = ps[i]
-            done = np.cumsum(y.sum(axis=1))
-            hit = np.flatnonzero(done >= job.workload)
-            slot = int(hit[0]) if hit.size else None
+            z = ps.get(i, SlotCounts.empty())
+            slots, work = y.per_slot()
+            hit = np.flatnonzero(np.cumsum(work) >= job.workload)
+            slot = int(slots[hit[0]]) if hit.size else None
             if trim and slot is not None:
-                y = y.copy()
-                z = z.copy()
-                y[slot + 1:] = 0
-                z[slot + 1:] = 0
+                y, z = y.through(slot), z.through(slot)
             u = instance.utility_at(i, slot) if slot is not None else 0.0
             total += u
             results.append(JobResult(job.id, slot is not None, slot, u,
-                                     _allocations(instance, y, z)))
+                                     _sparse_allocations(instance, y, z)))
         return cls(instance.name, algorithm, total, tuple(results), dict(extras or {}))
 
     def to_arrays(self, instance: Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -319,14 +416,22 @@ class Schedule:
         return y, z
 
 
-def _allocations(instance: Instance, y: np.ndarray, z: np.ndarray) -> tuple[Allocation, ...]:
+def _sparse_allocations(instance: Instance, y: SlotCounts,
+                        z: SlotCounts) -> tuple[Allocation, ...]:
+    """One ``Allocation`` per slot with any unit, servers in index order."""
     wn, pn = instance.worker_names, instance.ps_names
-    slots = np.flatnonzero(y.any(axis=1) | z.any(axis=1))
-    return tuple(
-        Allocation(
-            int(t),
-            {wn[h]: int(y[t, h]) for h in np.flatnonzero(y[t])},
-            {pn[k]: int(z[t, k]) for k in np.flatnonzero(z[t])},
-        )
-        for t in slots
-    )
+    slots = np.union1d(y.slot, z.slot).tolist()
+    if not slots:
+        return ()
+    wcut = np.searchsorted(y.slot, slots, side="right").tolist()
+    pcut = np.searchsorted(z.slot, slots, side="right").tolist()
+    ws, wc = y.server.tolist(), y.count.tolist()
+    ps_, pc = z.server.tolist(), z.count.tolist()
+    out = []
+    w0 = p0 = 0
+    for t, w1, p1 in zip(slots, wcut, pcut, strict=True):
+        out.append(Allocation(int(t), {wn[h]: c for h, c in zip(ws[w0:w1], wc[w0:w1],
+                                                                strict=True)},
+                              {pn[k]: c for k, c in zip(ps_[p0:p1], pc[p0:p1], strict=True)}))
+        w0, p0 = w1, p1
+    return tuple(out)

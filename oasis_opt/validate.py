@@ -96,18 +96,27 @@ class _Entries:
         return cls(np.array(job, dtype=np.int64), np.array(slot, dtype=np.int64),
                    np.array(server, dtype=np.int64), np.array(count, dtype=float))
 
-    def per_slot(self, jobs: int, horizon: int) -> np.ndarray:
-        """(jobs, T) count per job and slot, summed over servers."""
-        out = np.zeros((jobs, horizon))
-        np.add.at(out, (self.job, self.slot), self.count)
+    def per_job(self, jobs: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each listed job: its slots with entries (increasing) and the count in each,
+        summed over servers in entry order. Sparse, O(entries), not (jobs, T)."""
+        order = np.argsort(self.job, kind="stable")
+        job, slot, count = self.job[order], self.slot[order], self.count[order]
+        cuts = np.searchsorted(job, np.arange(jobs + 1))
+        out = []
+        for n in range(jobs):
+            s, c = slot[cuts[n]:cuts[n + 1]], count[cuts[n]:cuts[n + 1]]
+            slots, where = np.unique(s, return_inverse=True)
+            sums = np.zeros(slots.size)
+            np.add.at(sums, where, c)
+            out.append((slots, sums))
         return out
 
 
 def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
     """Check every rule; list every violation (not just the first).
 
-    Memory is O(T·(H+K)·R + J·T) whatever the schedule holds: counts are gathered as flat
-    entries, never as a dense (J, T, H) array."""
+    Memory is O(T·(H+K)·R + J + entries) whatever the schedule holds: counts are gathered as
+    flat entries, never as a dense (J, T, H) or (J, T) array."""
     check_names(instance, schedule)
     v: list[Violation] = []
     warnings: list[str] = []
@@ -133,9 +142,8 @@ def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
     ew = _Entries.collect(instance, schedule, "workers")
     ep = _Entries.collect(instance, schedule, "ps")
     _check_capacity(instance, schedule, jobs, ew, ep, v)
-    wt = ew.per_slot(len(jobs), T)  # (n, T) workers per listed job and slot
-    pt = ep.per_slot(len(jobs), T)
-    held = (wt > 0) | (pt > 0)
+    wt = ew.per_job(len(jobs))  # per listed job: (slots, workers in each)
+    pt = ep.per_job(len(jobs))
 
     job_utility: dict[str, float] = {}
     total = 0.0
@@ -144,33 +152,41 @@ def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
         i = jobs[n]
         job = instance.jobs[i]
         at = f"jobs[{n}]"
-        w, p = wt[n], pt[n]
-        for t in np.flatnonzero(w > job.max_workers):
-            v.append(Violation("max_workers", at, f"job {jr.id!r} has {w[t]:.0f} workers in slot "
-                                                  f"{t}, more than max_workers {job.max_workers}"))
+        # The slots where job n holds anything; every other slot has w = p = 0 and breaks no
+        # rule, so the checks below run over these only.
+        slots = np.union1d(wt[n][0], pt[n][0])
+        w = np.zeros(slots.size)
+        w[np.searchsorted(slots, wt[n][0])] = wt[n][1]
+        p = np.zeros(slots.size)
+        p[np.searchsorted(slots, pt[n][0])] = pt[n][1]
+        for k in np.flatnonzero(w > job.max_workers):
+            v.append(Violation("max_workers", at, f"job {jr.id!r} has {w[k]:.0f} workers in slot "
+                                                  f"{slots[k]}, more than max_workers "
+                                                  f"{job.max_workers}"))
         # Capped where int64 ends; counts that large already break max_workers.
         need = ps_needed(np.minimum(w, 2.0**53), job.ps_ratio)
-        for t in np.flatnonzero(p < need):
-            v.append(Violation("ps_ratio", at, f"job {jr.id!r} has {w[t]:.0f} workers and "
-                                               f"{p[t]:.0f} PSs in slot {t}; ps_ratio "
-                                               f"{job.ps_ratio:g} needs {need[t]}"))
+        for k in np.flatnonzero(p < need):
+            v.append(Violation("ps_ratio", at, f"job {jr.id!r} has {w[k]:.0f} workers and "
+                                               f"{p[k]:.0f} PSs in slot {slots[k]}; ps_ratio "
+                                               f"{job.ps_ratio:g} needs {need[k]}"))
         done = np.cumsum(w)
         hit = np.flatnonzero(done >= job.workload)
-        slot = int(hit[0]) if hit.size else None
+        slot = int(slots[hit[0]]) if hit.size else None
+        work = done[-1] if done.size else 0.0
         if jr.completion_slot != slot:
             v.append(Violation("completion", f"{at}.completion_slot",
                                f"job {jr.id!r} reports completion slot {jr.completion_slot}, "
-                               f"but its work ({done[-1]:.0f} of {job.workload}) "
+                               f"but its work ({work:.0f} of {job.workload}) "
                                + (f"first reaches the workload in slot {slot}" if slot is not None
                                   else "never reaches the workload")))
         if jr.completed != (slot is not None):
             v.append(Violation("completion", f"{at}.completed",
                                f"job {jr.id!r} reports completed={str(jr.completed).lower()}, "
                                f"but it {'does' if slot is not None else 'does not'} complete"))
-        if slot is not None and held[n, slot + 1:].any():
-            late = int(np.flatnonzero(held[n, slot + 1:])[0])
+        late = slots[((w > 0) | (p > 0)) & (slots > (slot if slot is not None else T))]
+        if slot is not None and late.size:
             v.append(Violation("after_completion", at,
-                               f"job {jr.id!r} holds servers in slot {slot + 1 + late}, after its "
+                               f"job {jr.id!r} holds servers in slot {int(late[0])}, after its "
                                f"completion slot {slot}"))
         u = instance.utility_at(i, slot) if slot is not None else 0.0
         if not _close(jr.utility, u):

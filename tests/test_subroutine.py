@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from oasis_opt.model import ps_needed
-from oasis_opt.online.subroutine import JobSpec, best_schedule
+from oasis_opt.online.subroutine import JobSpec, best_schedule, payoff_upper_bound
 
 
 def _slot_min_cost(unit: np.ndarray, free: np.ndarray, demand: np.ndarray, units: int) -> float:
@@ -213,3 +213,55 @@ def test_payoff_upper_bound_is_sound(seed: int) -> None:
     job, wp, pp, wf, pf = random_case(seed)
     exact = best_schedule(job, wp, pp, wf, pf).payoff
     assert payoff_upper_bound(job, wp, pp, wf, pf) >= exact - 1e-9
+
+
+def _with_alike_slots(seed: int):
+    """A random case whose slots from ``u`` on (a tail) and one earlier pair are copies of one
+    slot each, with the labels that say so."""
+    job, wp, pp, wf, pf = random_case(seed)
+    T = wp.shape[0]
+    rng = np.random.default_rng(seed + 10_000)
+    u = int(rng.integers(0, T))
+    classes = np.arange(T)
+    for arr in (wp, pp, wf, pf):
+        arr[u:] = arr[u]
+    classes[u:] = -1
+    if u >= 2:  # an alike pair in the middle too
+        for arr in (wp, pp, wf, pf):
+            arr[1] = arr[0]
+        classes[1] = classes[0]
+    return job, wp, pp, wf, pf, classes
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_slot_classes_give_the_same_schedule(seed: int) -> None:
+    """Labels only merge the tables of alike slots and end the DP V slots into the alike tail:
+    the same schedule and payoff as without them, and the brute-force optimum."""
+    job, wp, pp, wf, pf, classes = _with_alike_slots(seed)
+    plain = best_schedule(job, wp, pp, wf, pf)
+    merged = best_schedule(job, wp, pp, wf, pf, classes)
+    assert merged.t_hat == plain.t_hat
+    assert merged.payoff == pytest.approx(plain.payoff, rel=1e-12, abs=1e-12) or (
+        math.isinf(plain.payoff) and math.isinf(merged.payoff))
+    assert np.array_equal(merged.workers, plain.workers)
+    assert np.array_equal(merged.ps, plain.ps)
+    expected = brute_force(job, wp, pp, wf, pf)
+    if expected > -math.inf:
+        assert merged.payoff == pytest.approx(expected, rel=1e-9, abs=1e-9)
+    # the sparse counts are the dense arrays' entries
+    y = merged.worker_counts
+    assert int(y.count.sum()) == int(merged.workers.sum())
+    assert (merged.workers[y.slot, y.server] == y.count).all()
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_slot_classes_with_full_capacities(seed: int) -> None:
+    """The certificate's call: (H, R) free capacity the same in every slot."""
+    job, wp, pp, wf, pf, classes = _with_alike_slots(seed)
+    cw, cp = wf.max(axis=0), pf.max(axis=0)
+    plain = best_schedule(job, wp, pp, cw, cp)
+    merged = best_schedule(job, wp, pp, cw, cp, classes)
+    assert merged.t_hat == plain.t_hat and np.array_equal(merged.workers, plain.workers)
+    assert payoff_upper_bound(job, wp, pp, cw, cp, classes) == pytest.approx(
+        payoff_upper_bound(job, wp, pp, cw, cp), rel=1e-12, abs=1e-12) or math.isinf(
+        payoff_upper_bound(job, wp, pp, cw, cp))

@@ -335,7 +335,7 @@ def test_bad_files_one_message(tmp_path, capfd, content, message):
     (["--jobs", "0"], "--jobs: must be at least 1"),
     (["--horizon", "100000000000"], "--horizon: 100000000000 slots is too large"),
     (["--jobs", "5000", "--horizon", "100000000", "--slot-seconds", "100000"],
-     "--horizon: 2000 jobs × 100000000 slots is too large"),
+     "worker-slots × 100000000 slots is too large"),
     (["--slot-seconds", "0.001"], "too large"),
     (["--start", "5000"], "--start: 5000 is past the 2000 usable jobs"),
     (["--throughputs", "x.json"], "--throughputs: applies to gavel, not philly"),

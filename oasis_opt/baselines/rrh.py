@@ -66,10 +66,13 @@ class RrhPolicy(Policy):
         # A job that uses nothing would have an infinite score; any positive floor ranks it
         # first, which is right: it delays nobody.
         self.share = np.maximum(share, 1e-12)  # (J,) s_i
-        # Utility with a zero column past the horizon, so f at "one slot too late" is 0.
-        T = instance.horizon
-        self.table = np.hstack([instance.utility_table, np.zeros((instance.num_jobs, 1))])
-        self.T = T
+        self.T = instance.horizon
+        # Utility rows f_i(1) … f_i(T), 0 (a zero column past the horizon, so f at "one slot
+        # too late" is 0), kept for the jobs in the system only: memory O(active jobs · T), not
+        # O(J · T). ``_pos[i]`` is job i's row in ``_table`` (−1: none).
+        self._pos = np.full(instance.num_jobs, -1, dtype=np.int64)
+        self._table = np.zeros((64, self.T + 1))
+        self._used = 0
         self.rejected: dict[str, str] = {}
 
     # --- the estimates ------------------------------------------------------------------
@@ -83,10 +86,40 @@ class RrhPolicy(Policy):
         # Past the horizon a job earns nothing: point at the zero column.
         col = np.where(last <= self.T - 1, d, self.T)
         col_next = np.where(last + 1 <= self.T - 1, d + 1, self.T)
-        g = self.table[jobs, col]
-        delta = g - self.table[jobs, col_next]
+        g = self._lookup(jobs, col)
+        delta = g - self._lookup(jobs, col_next)
         rho = self.share[jobs] * rpt
         return rpt, g, delta, rho
+
+    def _rows(self, jobs: np.ndarray) -> np.ndarray:
+        """Rows of ``jobs`` in ``_table``, adding the missing ones."""
+        pos = self._pos[jobs]
+        missing = jobs[pos < 0]
+        if missing.size:
+            if self._used + missing.size > self._table.shape[0]:
+                grown = np.zeros((2 * (self._used + missing.size), self.T + 1))
+                grown[:self._used] = self._table[:self._used]
+                self._table = grown
+            for i in missing.tolist():
+                self._table[self._used, :self.T] = self.instance.utility_row(i)
+                self._pos[i] = self._used
+                self._used += 1
+            pos = self._pos[jobs]
+        return pos
+
+    def _lookup(self, jobs: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``f`` table entries of (job, column) pairs."""
+        rows = self._rows(jobs)  # first: it may grow (replace) the table
+        return self._table[rows, cols]
+
+    def _forget_all_but(self, act: np.ndarray) -> None:
+        """Keep the rows of the jobs in ``act`` only (the others have left the system)."""
+        keep = act[self._pos[act] >= 0]
+        rows = self._table[self._pos[keep]].copy()
+        self._pos[self._pos >= 0] = -1
+        self._table[:keep.size] = rows
+        self._pos[keep] = np.arange(keep.size)
+        self._used = keep.size
 
     def scores(self, g: np.ndarray, delta: np.ndarray, rho: np.ndarray) -> np.ndarray:
         """``(G_i − w·ρ_i·Σ_{j≠i} δ_j) / ρ_i``."""
@@ -113,7 +146,8 @@ class RrhPolicy(Policy):
         if self.share[act[ahead]].sum() + self.share[i] > 1.0:
             wait = int(np.floor(rho[:-1][ahead].sum() + EPS))
         last = state.t + wait + int(rpt[-1]) - 1
-        g_exp = self.table[i, last - inst.arrival[i]] if last <= self.T - 1 else 0.0
+        g_exp = (float(self._lookup(np.array([i]), np.array([last - inst.arrival[i]]))[0])
+                 if last <= self.T - 1 else 0.0)
         net = g_exp - self.delay_weight * rho[-1] * delta[:-1][~ahead].sum()
         if net <= EPS:
             self.rejected[job_id] = "unprofitable"
@@ -123,6 +157,8 @@ class RrhPolicy(Policy):
     def allocate(self, state: ClusterState) -> dict[int, Placement]:
         inst = self.instance
         act = state.active()
+        if self._used > 2 * act.size + 64:  # forget the rows of jobs that left
+            self._forget_all_but(act)
         if act.size == 0:
             return {}
         rem = state.remaining[act]

@@ -24,9 +24,9 @@ Placement helpers, written once:
 - ``Packer.place_gang``: ``w`` workers and ``ceil(w/γ)`` PSs, atomically or not at all;
 - ``Packer.grow``: one more worker, plus one PS when the ratio needs one, atomically.
 
-The schedule is built with ``Schedule.from_arrays``; since a job never holds more workers than
-its remaining work, its last slot may use fewer workers than its gang and nothing runs after
-completion.
+The schedule is built with ``Schedule.from_counts`` from sparse per-job entries; since a job
+never holds more workers than its remaining work, its last slot may use fewer workers than its
+gang and nothing runs after completion.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Instance, Schedule, ps_needed
+from ..model import Instance, Schedule, SlotCounts, ps_needed
 
 #: Slack in ``floor(free / demand)``: free capacity is a difference of floats, and a unit that
 #: fits exactly must not be lost to rounding. The overshoot it allows (≤ demand · 1e-10) is far
@@ -263,19 +263,28 @@ class Policy:
 
 @dataclass
 class _Recorder:
-    """Per-job (T, H) and (T, K) count arrays, created when a job first runs."""
+    """Each job's placements as sparse entries (slot, server, count), appended slot by slot:
+    memory grows with the units placed, not with slots × servers."""
 
     instance: Instance
-    workers: dict[int, np.ndarray] = field(default_factory=dict)
-    ps: dict[int, np.ndarray] = field(default_factory=dict)
+    workers: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = field(default_factory=dict)
+    ps: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = field(default_factory=dict)
 
     def record(self, t: int, i: int, pl: Placement) -> None:
-        if i not in self.workers:
-            inst = self.instance
-            self.workers[i] = np.zeros((inst.horizon, len(inst.worker_names)), dtype=np.int64)
-            self.ps[i] = np.zeros((inst.horizon, len(inst.ps_names)), dtype=np.int64)
-        self.workers[i][t] = pl.y
-        self.ps[i][t] = pl.z
+        for store, counts in ((self.workers, pl.y), (self.ps, pl.z)):
+            s = np.flatnonzero(counts)
+            store.setdefault(i, []).append((t, s, counts[s]))
+
+    def counts(self, store: dict[int, list[tuple[int, np.ndarray, np.ndarray]]]
+               ) -> dict[int, SlotCounts]:
+        out = {}
+        for i, rows in store.items():
+            out[i] = SlotCounts(
+                np.repeat(np.array([t for t, _, _ in rows], dtype=np.int64),
+                          [len(s) for _, s, _ in rows]),
+                np.concatenate([s for _, s, _ in rows]).astype(np.int64),
+                np.concatenate([c for _, _, c in rows]).astype(np.int64))
+        return out
 
 
 def simulate(instance: Instance, policy: Policy) -> Schedule:
@@ -292,8 +301,8 @@ def simulate(instance: Instance, policy: Policy) -> Schedule:
         allocations = allocate(state, policy)
         place(state, allocations, rec)
         advance(state, allocations)
-    return Schedule.from_arrays(instance, policy.name, rec.workers, rec.ps,
-                                policy.extras(state))
+    return Schedule.from_counts(instance, policy.name, rec.counts(rec.workers),
+                                rec.counts(rec.ps), policy.extras(state))
 
 
 def arrive(state: ClusterState, jobs: list[int]) -> None:

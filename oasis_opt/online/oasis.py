@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Instance, Schedule
+from ..model import Instance, Schedule, SlotCounts
 from . import prices as pr
 from .subroutine import TIE_TOL, JobSpec, best_schedule, payoff_upper_bound
 
@@ -70,8 +70,8 @@ def run(
     pstate = pr.PriceState(instance.ps_capacity, b.U_ps, b.L_ps, T)
 
     order = np.argsort(instance.arrival, kind="stable")  # arrival order, ties: file order
-    workers: dict[int, np.ndarray] = {}
-    pss: dict[int, np.ndarray] = {}
+    workers: dict[int, SlotCounts] = {}  # sparse: memory grows with the admitted work
+    pss: dict[int, SlotCounts] = {}
     payoff: dict[str, float | None] = {}
     d_after: dict[str, float] = {}
     failures: list[dict[str, Any]] = []
@@ -94,15 +94,16 @@ def run(
             pstate.rebound(b.U_ps, b.L_ps)
             price_cost = wstate.dual_cost() + pstate.dual_cost()
             bound_updates += 1
-        best = best_schedule(spec, wstate.price, pstate.price, wstate.free, pstate.free)
+        best = best_schedule(spec, wstate.price, pstate.price, wstate.free, pstate.free,
+                             pr.slot_classes(wstate, pstate))
         dP = 0.0
         admitted = best.payoff > ADMIT_TOL
         if admitted:
-            workers[i], pss[i] = best.workers, best.ps
-            wstate.add(best.workers, spec.worker_demand)
-            pstate.add(best.ps, spec.ps_demand)
+            workers[i], pss[i] = best.worker_counts, best.ps_counts
+            wstate.add_counts(best.worker_counts, spec.worker_demand)
+            pstate.add_counts(best.ps_counts, spec.ps_demand)
             u_sum += best.payoff
-            dP = _earned(instance, i, best.workers)
+            dP = _earned(instance, i, best.worker_counts)
             P += dP
             price_cost = wstate.dual_cost() + pstate.dual_cost()
         decision_s.append(time.perf_counter() - start)
@@ -120,7 +121,9 @@ def run(
     cert_s = 0.0
     if certificate:
         start = time.perf_counter()
-        D_cert = price_cost + sum(_certified_payoff(instance, i, wstate.price, pstate.price)
+        classes = pr.slot_classes(wstate, pstate)
+        D_cert = price_cost + sum(_certified_payoff(instance, i, wstate.price, pstate.price,
+                                                    classes)
                                   for i in range(instance.num_jobs))
         cert_s = time.perf_counter() - start
 
@@ -145,29 +148,29 @@ def run(
         "decision_seconds": float(sum(decision_s)),
         "certificate_seconds": cert_s,
     }
-    return Schedule.from_arrays(instance, "oasis", workers, pss, extras)
+    return Schedule.from_counts(instance, "oasis", workers, pss, extras)
 
 
 def _certified_payoff(instance: Instance, i: int, worker_price: np.ndarray,
-                      ps_price: np.ndarray) -> float:
+                      ps_price: np.ndarray, classes: np.ndarray | None = None) -> float:
     """``u*_i = max(0, best payoff at these prices against the full capacities)``; the exact
     subroutine runs only when a cheap upper bound leaves room for a positive payoff."""
     spec = JobSpec.from_instance(instance, i)
     args = (spec, worker_price, ps_price, instance.worker_capacity, instance.ps_capacity)
-    if payoff_upper_bound(*args) <= 0.0:
+    if payoff_upper_bound(*args, classes) <= 0.0:
         return 0.0
-    return max(0.0, best_schedule(*args).payoff)
+    return max(0.0, best_schedule(*args, classes).payoff)
 
 
-def _earned(instance: Instance, i: int, y: np.ndarray) -> float:
+def _earned(instance: Instance, i: int, y: SlotCounts) -> float:
     """f_i at the slot where the work first reaches V_i."""
-    done = np.cumsum(y.sum(axis=1))
-    slot = int(np.flatnonzero(done >= instance.jobs[i].workload)[0])
+    slots, work = y.per_slot()
+    slot = int(slots[np.flatnonzero(np.cumsum(work) >= instance.jobs[i].workload)[0]])
     return instance.utility_at(i, slot)
 
 
-def _max_job_share(instance: Instance, workers: Mapping[int, np.ndarray],
-                   pss: Mapping[int, np.ndarray]) -> float:
+def _max_job_share(instance: Instance, workers: Mapping[int, SlotCounts],
+                   pss: Mapping[int, SlotCounts]) -> float:
     """Largest share of one server resource one admitted job holds in one slot:
     ``max α_i[r]·y_ih(t)/C_h[r]`` (and alike for PSs). The 2α guarantee assumes it is small."""
     out = 0.0
@@ -175,7 +178,8 @@ def _max_job_share(instance: Instance, workers: Mapping[int, np.ndarray],
                                 (pss, instance.ps_demand, instance.ps_capacity)):
         inv = np.divide(1.0, cap, out=np.zeros_like(cap), where=cap > 0)  # (S, R)
         for i, c in counts.items():
-            peak = c.max(axis=0)  # (S,)
+            peak = np.zeros(cap.shape[0], dtype=np.int64)  # (S,) most units in one slot
+            np.maximum.at(peak, c.server, c.count)
             out = max(out, float((peak[:, None] * demand[i][None, :] * inv).max(initial=0.0)))
     return out
 

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..model import Instance, ps_needed
+from ..model import Instance, SlotCounts, ps_needed
 from ..utility import value as utility_value
 
 POOLS = ("worker", "ps")
@@ -162,7 +162,7 @@ def job_bound_terms(instance: Instance, i: int) -> JobBoundTerms:
     if w > 0:
         d = math.ceil(job.workload / w)
         if job.arrival + d - 1 <= instance.horizon - 1:
-            lb = float(instance.utility_table[i, d - 1])
+            lb = instance.utility_at(i, job.arrival + d - 1)
     return JobBoundTerms(per_unit(instance.worker_demand[i]), per_unit(instance.ps_demand[i]),
                          lb)
 
@@ -264,7 +264,8 @@ class PriceState:
 
     ``used`` (T, S, R) is ``g[t][s][r]``, ``price`` (T, S, R) the price
     ``L[r]·exp(ln(U[r]/L[r]) · g/C[s][r])`` (0 on unpriced pairs; ``L`` on a server whose own
-    capacity for r is 0), ``free`` (T, S, R) is ``C − g``.
+    capacity for r is 0), ``free`` (T, S, R) is ``C − g``. ``touched`` (T,) marks the slots
+    any admission used; all other slots hold the same prices (``L``) and free capacity (``C``).
     """
 
     def __init__(self, capacity: np.ndarray, U: np.ndarray, L: np.ndarray, horizon: int) -> None:
@@ -275,6 +276,7 @@ class PriceState:
         self.log_ratio = np.log(ratio)  # (R,); 0 on unpriced pairs
         self.inv_cap = np.divide(1.0, capacity, out=np.zeros_like(capacity, dtype=float),
                                  where=capacity > 0)  # (S, R); 0 where a server lacks r
+        self.touched = np.zeros(horizon, dtype=bool)  # slots some admitted job uses
         self.used = np.zeros((horizon, S, R))
         self.free = np.broadcast_to(capacity, (horizon, S, R)).copy()
         self.price = np.broadcast_to(L, (horizon, S, R)).copy()
@@ -285,7 +287,21 @@ class PriceState:
         slots = np.flatnonzero(counts.any(axis=1))
         if slots.size == 0:
             return
+        self.touched[slots] = True
         load = counts[slots, :, None] * demand[None, None, :]  # (t, S, R)
+        self.used[slots] += load
+        self.free[slots] = self.capacity[None] - self.used[slots]
+        self.price[slots] = self.L * np.exp(self.log_ratio * self.used[slots] * self.inv_cap)
+
+    def add_counts(self, counts: SlotCounts, demand: np.ndarray) -> None:
+        """``add`` for sparse counts: the same arithmetic on the slots they touch only."""
+        if counts.slot.size == 0:
+            return
+        slots, row = np.unique(counts.slot, return_inverse=True)
+        self.touched[slots] = True
+        dense = np.zeros((slots.size, self.capacity.shape[0]), dtype=np.int64)
+        dense[row, counts.server] = counts.count
+        load = dense[:, :, None] * demand[None, None, :]  # (t, S, R)
         self.used[slots] += load
         self.free[slots] = self.capacity[None] - self.used[slots]
         self.price[slots] = self.L * np.exp(self.log_ratio * self.used[slots] * self.inv_cap)
@@ -301,3 +317,11 @@ class PriceState:
     def dual_cost(self) -> float:
         """``Σ_t Σ_s Σ_r price·C``."""
         return float(np.einsum("tsr,sr->", self.price, self.capacity))
+
+
+def slot_classes(*states: PriceState) -> np.ndarray:
+    """(T,) labels for ``best_schedule(classes=...)``: a slot some pool's admissions touched is
+    its own class (its index); all untouched slots share the class −1 (same prices and free
+    capacity in every pool)."""
+    touched = np.logical_or.reduce([s.touched for s in states])
+    return np.where(touched, np.arange(touched.size), -1)

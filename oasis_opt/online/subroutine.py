@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from ..model import Instance, ps_needed
+from ..model import Instance, SlotCounts, ps_needed
 
 #: Two costs or payoffs are equal when they differ by at most ``TIE_TOL·max(1, |x|)`` (SPEC §3).
 TIE_TOL = 1e-9
@@ -66,7 +67,7 @@ class JobSpec:
     def from_instance(cls, instance: Instance, i: int) -> JobSpec:
         job = instance.jobs[i]
         return cls(job.arrival, job.workload, job.max_workers, float(job.ps_ratio),
-                   instance.worker_demand[i], instance.ps_demand[i], instance.utility_table[i],
+                   instance.worker_demand[i], instance.ps_demand[i], instance.utility_row(i),
                    f"jobs[{i}]")
 
 
@@ -74,22 +75,33 @@ class JobSpec:
 class BestSchedule:
     """The subroutine's answer.
 
-    ``workers`` (T, H) and ``ps`` (T, K) int64 counts (all zero when nothing fits); ``cost`` the
-    priced cost ``best_t̂[V]`` (inf when nothing fits); ``t_hat`` the chosen last slot (None when
-    nothing fits; the work may complete earlier only at a cost tie, never later); ``utility``
-    ``f(t̂ − a + 1)``; ``payoff = utility − cost`` (−inf when nothing fits).
+    ``worker_counts`` / ``ps_counts``: the schedule as sparse (slot, server, count) entries
+    (empty when nothing fits); ``workers`` (T, H) and ``ps`` (T, K) are the same as dense int64
+    arrays, built on first use. ``cost`` the priced cost ``best_t̂[V]`` (inf when nothing
+    fits); ``t_hat`` the chosen last slot (None when nothing fits; the work may complete earlier
+    only at a cost tie, never later); ``utility`` ``f(t̂ − a + 1)``; ``payoff = utility − cost``
+    (−inf when nothing fits).
     """
 
     payoff: float
     cost: float
     t_hat: int | None
     utility: float
-    workers: np.ndarray
-    ps: np.ndarray
+    worker_counts: SlotCounts
+    ps_counts: SlotCounts
+    shape: tuple[int, int, int]  # (T, H, K)
 
     @property
     def fits(self) -> bool:
         return self.t_hat is not None
+
+    @cached_property
+    def workers(self) -> np.ndarray:
+        return self.worker_counts.to_dense(self.shape[0], self.shape[1])
+
+    @cached_property
+    def ps(self) -> np.ndarray:
+        return self.ps_counts.to_dense(self.shape[0], self.shape[2])
 
 
 def _tol(x: np.ndarray | float) -> np.ndarray | float:
@@ -147,10 +159,17 @@ class _Greedy:
     before: np.ndarray  # (S, H)
     table: np.ndarray  # (S, W+1)
 
-    def place(self, units: np.ndarray, out: np.ndarray) -> None:
-        """Write ``units[s]`` units per slot, filled in order, into ``out`` (S, H)."""
-        take = np.minimum(np.maximum(units[:, None] - self.before, 0), self.counts)
-        out[np.arange(out.shape[0])[:, None], self.order] = take
+    def place(self, units: np.ndarray, first_slot: int,
+              classes: np.ndarray | None = None) -> SlotCounts:
+        """``units[s]`` units in slot ``first_slot + s``, filled in order, as sparse counts;
+        ``classes[s]``: the row of slot s in these tables (None: row s)."""
+        used = np.flatnonzero(units)
+        row = used if classes is None else classes[used]
+        take = np.minimum(np.maximum(units[used, None] - self.before[row], 0),
+                          self.counts[row])
+        rows = np.zeros_like(take)
+        rows[np.arange(used.size)[:, None], self.order[row]] = take
+        return SlotCounts.from_rows(used + first_slot, rows)
 
 
 def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
@@ -184,6 +203,7 @@ def best_schedule(
     ps_price: np.ndarray,
     worker_free: np.ndarray,
     ps_free: np.ndarray,
+    classes: np.ndarray | None = None,
 ) -> BestSchedule:
     """The payoff-maximising schedule of ``job`` at fixed prices (SPEC §3 steps 1–4).
 
@@ -195,67 +215,83 @@ def best_schedule(
         worker_free: (T, H, R) free worker capacity, or (H, R) when the same in every slot
             (full capacities for column generation).
         ps_free: (T, K, R) or (K, R) free PS capacity.
+        classes: optional (T,) labels; slots with equal labels must have equal prices and free
+            capacity in both pools (OASiS labels every slot no job uses alike). The per-slot
+            tables are then built once per label, so a decision costs O(labels·(H+K)) rather
+            than O(slots·(H+K)), and the DP ends V slots into the run of alike slots that ends
+            the horizon. The answer is the same as without labels (up to the last bits of a
+            payoff where two schedules tie exactly).
 
     Returns:
-        ``BestSchedule`` with (T, H) and (T, K) integer counts, the cost, t̂ and the payoff;
-        payoff −inf and t̂ None when no schedule finishes by slot T − 1 within the capacity.
+        ``BestSchedule`` with the counts (sparse, and as (T, H) and (T, K) arrays), the cost,
+        t̂ and the payoff; payoff −inf and t̂ None when no schedule finishes by slot T − 1
+        within the capacity.
     """
     T, H, _ = worker_price.shape
     K = ps_price.shape[1]
     a, V, N = job.arrival, int(job.workload), int(job.max_workers)
-    y = np.zeros((T, H), dtype=np.int64)
-    z = np.zeros((T, K), dtype=np.int64)
-    none = BestSchedule(-math.inf, math.inf, None, 0.0, y, z)
+    none = BestSchedule(-math.inf, math.inf, None, 0.0, SlotCounts.empty(), SlotCounts.empty(),
+                        (T, H, K))
     S = T - a
     if S <= 0 or N <= 0:
         return none
-    if min(worker_price.min(initial=0.0), ps_price.min(initial=0.0)) < -TIE_TOL:
+    S_all = S
+    # One representative slot per class among a … a+S−1; ``inv[s]`` is slot a+s's class.
+    if classes is None:
+        reps = np.arange(a, T)
+        inv = None
+    else:
+        # A run of alike slots at the end (slots no job uses yet): a schedule's units in it can
+        # be moved to the run's first V slots at the same cost, so best_t[V] stops falling V
+        # slots into the run, and with f non-increasing no later last slot pays more. The DP
+        # stops there.
+        lab = classes[a:]
+        other = np.flatnonzero(lab != lab[-1])
+        S = int(min(S, (other[-1] + 1 if other.size else 0) + V))
+        _, first, inv = np.unique(lab[:S], return_index=True, return_inverse=True)
+        reps = a + first
+    wprice, pprice = worker_price[reps], ps_price[reps]  # the prices this job can pay
+    if min(wprice.min(initial=0.0), pprice.min(initial=0.0)) < -TIE_TOL:
         raise ValueError("prices must be non-negative")
+    wfree = worker_free[reps] if worker_free.ndim == 3 else worker_free
+    pfree = ps_free[reps] if ps_free.ndim == 3 else ps_free
     # No slot takes more workers than fit on all servers together: cost_t(w) = +inf beyond,
     # so W = min(N, V, that) gives the same tables and DP, and bounds their size by what the
     # cluster can hold rather than by the job's numbers (a workload of 10^12 costs nothing
     # when it cannot finish).
-    fw = fit_counts(worker_free, job.worker_demand, min(N, V), a, T)  # (S, H)
+    fw = fit_counts(wfree, job.worker_demand, min(N, V), 0, reps.size)  # (classes, H)
     wmax = int(min(N, V, fw.sum(axis=1).max(initial=0)))
-    if wmax == 0 or wmax * S < V:
+    if wmax == 0 or wmax * S_all < V:
         return none  # nothing fits, or the work cannot be done by the horizon
     _check_size(job, S, wmax, V, H, K)
     psn = np.asarray(ps_needed(np.arange(wmax + 1), job.ps_ratio), dtype=np.int64)
     zmax = int(psn[-1])
 
-    # Step 1: per-slot cost tables, all slots at once.
-    cw = np.maximum(worker_price[a:] @ job.worker_demand, 0.0)  # (S, H)
-    cp = np.maximum(ps_price[a:] @ job.ps_demand, 0.0)  # (S, K)
+    # Step 1: per-slot cost tables, all classes at once, then one row per slot.
+    cw = np.maximum(wprice @ job.worker_demand, 0.0)  # (classes, H)
+    cp = np.maximum(pprice @ job.ps_demand, 0.0)  # (classes, K)
+    fp = fit_counts(pfree, job.ps_demand, zmax, 0, reps.size)
     gw = _greedy(cw, fw, wmax)
-    gp = _greedy(cp, fit_counts(ps_free, job.ps_demand, zmax, a, T), zmax)
+    gp = _greedy(cp, fp, zmax)
     cost = gw.table + gp.table[:, psn]  # (S, W+1), cost_t(w); inf where it does not fit
-
-    # Step 2: DP over slots. Row s of ``bp`` holds best_{a+s−1}[v] at column P + v, after P = W
-    # columns of +inf, so that ``view[s, j, v] = best_{a+s−1}[v − (W − j)]``: one slot's update
-    # is one add and one min-reduction over j (w = W − j), vectorised over v. Only states that
-    # can still reach V by slot T−1 (v ≥ V − (S−1−s)·W) and that s+1 slots reach
-    # (v ≤ (s+1)·W) are computed.
+    util = np.asarray(job.utility[:S], dtype=float)
+    if inv is not None:
+        cost = cost[inv]
     W = wmax
-    bp = np.full((S + 1, W + V + 1), np.inf)
-    bp[0, W] = 0.0
-    view = np.lib.stride_tricks.as_strided(
-        bp, shape=(S + 1, W + 1, V + 1), strides=(bp.strides[0], bp.strides[1], bp.strides[1]),
-        writeable=False)
-    cost_rev = np.ascontiguousarray(cost[:, ::-1])  # cost_rev[s, j] = cost_t(W − j)
-    tmp = np.empty((W + 1, V + 1))
-    hi = 0
-    for s in range(S):
-        lo = max(0, V - (S - 1 - s) * W)
-        hi = min(V, hi + W)
-        if lo > hi:
-            continue
-        t = tmp[:, : hi - lo + 1]
-        np.add(view[s, :, lo:hi + 1], cost_rev[s][:, None], out=t)
-        np.minimum.reduce(t, axis=0, out=bp[s + 1, W + lo:W + hi + 1])
+    if V <= S:
+        bp = _dp_by_units(cost, S, W, V)
+    else:
+        # A big table is filled row by row as the DP reaches it (the early stop may leave
+        # most rows untouched); a small one at once, which is one call instead of S.
+        lazy = (S + 1) * (W + V + 1) > 1 << 20
+        bp = np.empty((S + 1, W + V + 1)) if lazy else np.full((S + 1, W + V + 1), np.inf)
+        bp[0] = np.inf
+        bp[0, W] = 0.0
+        stop = _stop_after(job, util, cw, fw, cp, fp, inv, S, V)
+        _dp_by_slots(bp, cost, S, W, V, util, stop, lazy)
 
     # Step 3: the best last slot, ties to the earliest.
     done = bp[1:, W + V]  # (S,) best_t̂[V] for t̂ = a … T−1
-    util = np.asarray(job.utility[:S], dtype=float)
     pay = util - done  # −inf where nothing fits (done = +inf)
     if not np.isfinite(pay).any():
         return none
@@ -264,21 +300,115 @@ def best_schedule(
 
     # Step 4: backtrack from t̂, fewest workers at (tolerance-)equal cost, then place all slots
     # at once.
+    # (Python floats on short rows: the same IEEE sums and comparisons as numpy, without a
+    # numpy call per candidate.)
     ws = np.zeros(S, dtype=np.int64)
     v = V
     for s in range(s_hat, -1, -1):
         if v == 0:
             break
         k = min(W, v)
-        vals = bp[s, W + v - k:W + v + 1][::-1] + cost[s, :k + 1]  # w = 0 … k
+        prev = bp[s, W + v - k:W + v + 1].tolist()  # best_{a+s−1}[v−k … v]
+        step = cost[s, :k + 1].tolist()  # cost_{a+s}(0 … k)
         target = float(bp[s + 1, W + v])
-        w = int(np.argmax(vals <= target + TIE_TOL * max(1.0, abs(target))))
+        limit = target + TIE_TOL * max(1.0, abs(target))
+        w = next((w for w in range(k + 1) if prev[k - w] + step[w] <= limit), 0)
         ws[s] = w
         v -= w
-    gw.place(ws, y[a:])
-    gp.place(psn[ws], z[a:])
     return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat, float(util[s_hat]),
-                        y, z)
+                        gw.place(ws, a, inv), gp.place(psn[ws], a, inv), (T, H, K))
+
+
+def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
+                 util: np.ndarray, stop: np.ndarray, lazy: bool) -> None:
+    """Step 2, one slot at a time: ``best_t[v] = min_w best_{t−1}[v−w] + cost_t(w)``.
+
+    Row s of ``bp`` holds best_{a+s−1}[v] at column W + v, after W columns of +inf, so that
+    ``view[s, j, v] = best_{a+s−1}[v − (W − j)]``: one slot's update is one add and one
+    min-reduction over j (w = W − j), vectorised over v. Only states that can still reach V by
+    slot T−1 (v ≥ V − (S−1−s)·W) and that s+1 slots reach (v ≤ (s+1)·W) are computed.
+    After slot s, if no later last slot can beat the best payoff so far by more than the
+    rounding margin (``stop[s+1]``, an upper bound on those payoffs, below it), the later rows
+    are left unfilled but for ``best[V] = +inf``: those last slots cannot be chosen, so the
+    answer is the same. ``bp`` row 0 is set by the caller; rows 1 … are +inf already, or
+    with ``lazy`` are set to +inf here as they are reached."""
+    view = np.lib.stride_tricks.as_strided(
+        bp, shape=(S + 1, W + 1, V + 1), strides=(bp.strides[0], bp.strides[1], bp.strides[1]),
+        writeable=False)
+    cost_rev = np.ascontiguousarray(cost[:, ::-1])  # cost_rev[s, j] = cost_t(W − j)
+    tmp = np.empty((W + 1, V + 1))
+    best = -math.inf
+    hi = 0
+    utl, stp = util.tolist(), stop.tolist()  # Python floats: the checks cost no numpy call
+    # The margin scales with the largest utility and cost: a sum of V costs carries a rounding
+    # error of about V·2⁻⁵³ of itself, far below 1e-7 of the larger of the two.
+    finite = cost[np.isfinite(cost)]
+    scale = float(np.abs(util).max(initial=0.0)) + V * float(finite.max(initial=0.0))
+    done = bp[:, W + V]
+    for s in range(S):
+        lo = max(0, V - (S - 1 - s) * W)
+        hi = min(V, hi + W)
+        if lazy:
+            bp[s + 1] = np.inf
+        if lo > hi:
+            continue
+        t = tmp[:, : hi - lo + 1]
+        np.add(view[s, :, lo:hi + 1], cost_rev[s][:, None], out=t)
+        np.minimum.reduce(t, axis=0, out=bp[s + 1, W + lo:W + hi + 1])
+        if hi < V:
+            continue  # V not reached yet: no payoff, no stop
+        pay = utl[s] - float(done[s + 1])
+        if pay > best:
+            best = pay
+        if s + 1 < S and stp[s + 1] < best - 1e-7 * max(1.0, abs(best), scale):
+            done[s + 2:] = np.inf  # the later last slots: never reached
+            return
+
+
+def _dp_by_units(cost: np.ndarray, S: int, W: int, V: int) -> np.ndarray:
+    """Step 2, one unit of work at a time (fewer steps when V ≤ S): with cost_t(0) = 0,
+    ``best_t[v] = min(best_{t−1}[v], min_{1≤w≤min(W,v)} best_{t−1}[v−w] + cost_t(w))``, so
+    state v over all slots is a running minimum of candidates from states v−W … v−1, which
+    are complete by then. Same sums and minima as ``_dp_by_slots``, hence the same table on
+    every state that can reach V. Returns the (S+1, W+V+1) table of ``_dp_by_slots`` as a view
+    of one stored state-major (each state's slots contiguous)."""
+    bq = np.empty((W + V + 1, S + 1))
+    bq[:W] = np.inf  # padding: negative states
+    bq[W] = 0.0  # nothing done costs nothing, in every slot
+    bq[W + 1:, 0] = np.inf  # before the first slot nothing is done
+    ct = np.ascontiguousarray(cost.T)  # (W+1, S)
+    for v in range(1, V + 1):
+        k = min(W, v)
+        # candidates best_{a+s−1}[v−w] + cost_{a+s}(w), w = 1 … k, for every slot s
+        if k == 1:
+            cand = bq[W + v - 1, :S] + ct[1]
+        else:
+            cand = (bq[W + v - k:W + v, :S][::-1] + ct[1:k + 1]).min(axis=0)
+        np.minimum.accumulate(cand, out=bq[W + v, 1:])
+    return bq.T
+
+
+def _stop_after(job: JobSpec, util: np.ndarray, cw: np.ndarray, fw: np.ndarray,
+                cp: np.ndarray, fp: np.ndarray, inv: np.ndarray | None, S: int,
+                V: int) -> np.ndarray:
+    """(S + 1,) ``stop[s]``: an upper bound on the payoff of any schedule whose last slot is
+    a + s or later (−inf past the end): ``max_{s' ≥ s} f(s'+1) − V·m_w(s') − ceil(V/γ)·m_ps(s')``
+    with ``m(s')`` the least unit cost of a usable server in slots a … a+s' (as in
+    ``payoff_upper_bound``)."""
+    lower = np.zeros(S)
+    for c, f, units in ((cw, fw, V), (cp, fp, int(ps_needed(V, job.ps_ratio)))):
+        if not units:
+            continue
+        unit = np.where(f > 0, c, np.inf).min(axis=1, initial=np.inf)
+        if inv is not None:
+            unit = unit[inv]
+        lower += units * np.minimum.accumulate(unit)
+    d_min = max(1, -(-V // max(1, job.max_workers)))
+    ub = util - lower
+    ub[:d_min - 1] = -np.inf
+    out = np.full(S + 1, -np.inf)
+    out[:S] = np.maximum.accumulate(ub[::-1])[::-1]
+    return out
 
 
 def _check_size(job: JobSpec, S: int, W: int, V: int, H: int, K: int) -> None:
@@ -299,6 +429,7 @@ def payoff_upper_bound(
     ps_price: np.ndarray,
     worker_free: np.ndarray,
     ps_free: np.ndarray,
+    classes: np.ndarray | None = None,
 ) -> float:
     """A cheap upper bound on ``best_schedule(...).payoff`` (same arguments), used to skip
     jobs that cannot have a positive payoff:
@@ -318,11 +449,20 @@ def payoff_upper_bound(
     if a + d_min > T:
         return -math.inf
     lower = np.zeros(T - a)
+    # ``classes`` as in ``best_schedule``: the per-slot minima once per class.
+    if classes is None:
+        reps, inv = np.arange(a, T), None
+    else:
+        _, first, inv = np.unique(classes[a:], return_index=True, return_inverse=True)
+        reps = a + first
     for price, free, demand, units in (
             (worker_price, worker_free, job.worker_demand, V),
             (ps_price, ps_free, job.ps_demand, int(ps_needed(V, job.ps_ratio)))):
-        usable = fit_counts(free, demand, 1, a, T) > 0  # (S, servers)
-        unit = np.where(usable, price[a:] @ demand, np.inf).min(axis=1, initial=np.inf)
+        usable = fit_counts(free[reps] if free.ndim == 3 else free, demand, 1, 0,
+                            reps.size) > 0  # (classes, servers)
+        unit = np.where(usable, price[reps] @ demand, np.inf).min(axis=1, initial=np.inf)
+        if inv is not None:
+            unit = unit[inv]
         lower += units * np.maximum(np.minimum.accumulate(unit), 0.0)
     bound = np.asarray(job.utility[d_min - 1:T - a], dtype=float) - lower[d_min - 1:]
     return float(bound.max())

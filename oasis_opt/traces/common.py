@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..io import CELL_BYTES, JOB_BYTES, SERVER_BYTES
 from ..limits import check_allocation, check_count
 from ..model import Instance, Job, ServerGroup
 from ..utility import Deadline, Linear, Sigmoid, Utility
@@ -63,7 +64,7 @@ class Policy:
     """The mapping parameters (the command line's options; defaults give a contended instance
     the exact engine can bound)."""
 
-    jobs: int = 40
+    jobs: int | None = 40  # None: every usable job from ``start`` on (``--jobs all``)
     start: int = 0
     slot_seconds: float | None = None  # None: ceil((A + D75) / T)
     horizon: int = 100
@@ -80,7 +81,7 @@ class Policy:
 
     def check(self) -> None:
         """Refuse impossible parameters with the option's name."""
-        if self.jobs < 1:
+        if self.jobs is not None and self.jobs < 1:
             raise InputError("jobs", f"must be at least 1, got {self.jobs}")
         if self.start < 0:
             raise InputError("start", f"must be at least 0, got {self.start}")
@@ -476,10 +477,11 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
     if policy.start >= len(ordered):
         raise InputError("start", f"{policy.start} is past the {len(ordered)} usable jobs "
                                     f"of {trace}")
-    jobs = ordered[policy.start: policy.start + policy.jobs]
+    jobs = ordered[policy.start:] if policy.jobs is None else \
+        ordered[policy.start: policy.start + policy.jobs]
     T = policy.horizon
-    # the (J, T) utility table every algorithm reads
-    check_allocation("--horizon", 8.0 * len(jobs) * T, f"{len(jobs)} jobs × {T} slots")
+    # what loading the instance keeps per job (sparse schedules: nothing per job × slot)
+    check_allocation("--jobs", float(JOB_BYTES) * len(jobs), f"{len(jobs)} jobs")
     S = policy.slot_seconds or slot_seconds(jobs, T)
     t0 = jobs[0].submit
     gpu = spec.resources.index("gpu")
@@ -499,7 +501,7 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
         V = max(1, math.ceil(work - 1e-9))
         N = max_workers(j, policy)
         # OASiS's dynamic programme holds about T × (V + N) numbers for this job
-        check_allocation("--slot-seconds", 8.0 * T * (V + N),
+        check_allocation("--horizon" if T >= V + N else "--slot-seconds", 8.0 * T * (V + N),
                          f"{trace}:{j.line}: a workload of {V} worker-slots × {T} slots")
         slots = max(1, math.ceil(j.duration / S - 1e-9))
         value = V if policy.value == "work" else 1
@@ -520,8 +522,9 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
                                           f"{spec.source}")
     else:
         H = server_count(spec, max(total_gpu_work / (policy.load * T), biggest_gang))
-    check_allocation("--servers", 8.0 * len(built) * T * H,
-                     f"{len(built)} jobs × {T} slots × {H} servers")
+    # the per-(slot, server, resource) state the algorithms keep, as loading checks it
+    check_allocation("--servers", H * SERVER_BYTES + T * H * len(spec.resources) * CELL_BYTES,
+                     f"{H} servers × {T} slots × {len(spec.resources)} resources")
     servers = choose_servers(spec, H)
     lines = [j.line for j in jobs]
     peak = peak_gpus(jobs, gpu)

@@ -1,0 +1,126 @@
+"""Sparse allocations (issue 21): ``SlotCounts`` and ``Schedule.from_counts`` give the schedule
+``from_arrays`` gives; the size checks count per-job and per-(slot, server, resource) state,
+not jobs × slots × servers; ``import --jobs all``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from conftest import INSTANCES, ROOT
+
+from oasis_opt.errors import InputError
+from oasis_opt.io import check_instance_size, load_instance, schedule_to_dict
+from oasis_opt.model import Schedule, ServerGroup, SlotCounts
+from oasis_opt.validate import validate
+
+PHILLY = ROOT / "instances" / "traces" / "adaptdl" / "philly.csv"
+
+
+def _random_counts(inst, rng):
+    T, H, K = inst.horizon, len(inst.worker_names), len(inst.ps_names)
+    workers, ps = {}, {}
+    for i in range(inst.num_jobs):
+        if rng.random() < 0.3:
+            continue  # did not run
+        y = rng.integers(0, 3, size=(T, H)) * (rng.random((T, H)) < 0.3)
+        z = rng.integers(0, 2, size=(T, K)) * (rng.random((T, K)) < 0.3)
+        workers[i], ps[i] = y.astype(np.int64), z.astype(np.int64)
+    return workers, ps
+
+
+@pytest.mark.parametrize("name", ["small-s0.json", "testbed-s1.json", "paper-s1.json"])
+@pytest.mark.parametrize("trim", [False, True])
+def test_from_counts_equals_from_arrays(name: str, trim: bool) -> None:
+    inst = load_instance(INSTANCES / name)
+    rng = np.random.default_rng(len(name) + trim)
+    workers, ps = _random_counts(inst, rng)
+    dense = Schedule.from_arrays(inst, "x", workers, ps, {"k": 1}, trim=trim)
+    sparse = Schedule.from_counts(inst, "x", {i: SlotCounts.from_dense(y)
+                                              for i, y in workers.items()},
+                                  {i: SlotCounts.from_dense(z) for i, z in ps.items()},
+                                  {"k": 1}, trim=trim)
+    assert json.dumps(schedule_to_dict(sparse)) == json.dumps(schedule_to_dict(dense))
+    assert validate(inst, sparse).to_dict() == validate(inst, dense).to_dict()
+    # and both are what the arrays say, slot by slot (the dense reading, written out here)
+    for i, jr in enumerate(sparse.jobs):
+        if i not in workers:
+            assert not jr.completed and jr.allocations == ()
+            continue
+        y, z = workers[i], ps[i]
+        hit = np.flatnonzero(np.cumsum(y.sum(axis=1)) >= inst.jobs[i].workload)
+        slot = int(hit[0]) if hit.size else None
+        assert jr.completion_slot == slot
+        if trim and slot is not None:
+            y, z = y[:slot + 1], z[:slot + 1]
+        want = [(t, {inst.worker_names[h]: int(y[t, h]) for h in np.flatnonzero(y[t])},
+                 {inst.ps_names[k]: int(z[t, k]) for k in np.flatnonzero(z[t])})
+                for t in np.flatnonzero(y.any(axis=1) | z.any(axis=1))]
+        assert [(a.slot, dict(a.workers), dict(a.ps)) for a in jr.allocations] == want
+
+
+def test_slot_counts_round_trip() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 3, size=(7, 5)) * (rng.random((7, 5)) < 0.4)
+    c = SlotCounts.from_dense(a, first_slot=0)
+    assert np.array_equal(c.to_dense(7, 5), a)
+    slots, per = c.per_slot()
+    assert slots.tolist() == np.flatnonzero(a.sum(axis=1)).tolist()
+    assert per.tolist() == a.sum(axis=1)[slots].tolist()
+    cut = c.through(3)
+    assert np.array_equal(cut.to_dense(7, 5)[:4], a[:4]) and not cut.to_dense(7, 5)[4:].any()
+    rows = SlotCounts.from_rows(np.array([2, 5]), a[[2, 5]])
+    assert rows.to_dense(7, 5)[[2, 5]].tolist() == a[[2, 5]].tolist()
+    assert SlotCounts.concat([]).total == 0
+
+
+def test_trace_sized_instance_passes_the_size_check() -> None:
+    """20 000 jobs × 1 000 slots × 62 servers was refused as 9.24 GiB; what is built is the
+    per-(slot, server, resource) state and a few KB per job."""
+    servers = [ServerGroup("n", (4.0,), 62)]
+    check_instance_size(1000, 20_000, 1, servers, [ServerGroup("ps", (0.0,))])
+    check_instance_size(2700, 82_247, 1, servers, [ServerGroup("ps", (0.0,))])
+
+
+def test_oversize_is_still_refused(monkeypatch) -> None:
+    monkeypatch.setenv("OASIS_MAX_MEMORY", "64M")
+    with pytest.raises(InputError, match=r"^jobs: 100000 jobs is too large"):
+        check_instance_size(10, 100_000, 1, [ServerGroup("n", (4.0,), 2)], [])
+    with pytest.raises(InputError, match=r"horizon: 2 servers × 1000000 slots"):
+        check_instance_size(1_000_000, 10, 1, [ServerGroup("n", (4.0,), 2)], [])
+    inst = load_instance(INSTANCES / "paper-s1.json")
+    big = dataclasses.replace(inst, horizon=100_000)
+    with pytest.raises(InputError, match=r"the utility table of 200 jobs × 100000 slots"):
+        _ = big.utility_table
+    assert big.utility_row(0).shape == (100_000,)  # one job's row is fine
+
+
+def test_utility_row_is_the_table_row() -> None:
+    inst = load_instance(INSTANCES / "paper-s1.json")
+    fresh = dataclasses.replace(inst)
+    rows = np.vstack([fresh.utility_row(i) for i in range(fresh.num_jobs)])
+    assert np.array_equal(rows, inst.utility_table)  # bit for bit
+    assert fresh.utility_at(3, inst.jobs[3].arrival + 2) == inst.utility_table[3, 2]
+
+
+def test_import_all_jobs(tmp_path) -> None:
+    from oasis_opt import import_trace
+    every = import_trace("philly", PHILLY, jobs="all", start=1500, slot_seconds=3600,
+                         horizon=2000)
+    assert every.num_jobs == 2000 - 1500
+    with pytest.raises(InputError, match="jobs: expected a number of jobs or 'all'"):
+        import_trace("philly", PHILLY, jobs="most")
+
+
+def test_import_all_jobs_cli(tmp_path, capfd) -> None:
+    from oasis_opt.cli import main
+    out = tmp_path / "all.json"
+    rc = main(["import", "philly", str(PHILLY), "--jobs", "all", "--slot-seconds", "3600",
+               "--horizon", "2000", "-o", str(out), "--json"])
+    data = json.loads(capfd.readouterr().out)
+    assert rc == 0 and data["jobs"] == 2000 and load_instance(out).num_jobs == 2000
+    with pytest.raises(SystemExit) as exit_:
+        main(["import", "philly", str(PHILLY), "--jobs", "some", "-o", str(out)])
+    assert exit_.value.code == 2 and "--jobs must be an integer" in capfd.readouterr().err
