@@ -495,6 +495,16 @@ class AdversaryResult:
     upper_ratio: float | None = None  # the solver's bound on OPT / ALG, for ``instance``
     random_upper_ratio: float | None = None
 
+    def to_records(self) -> list[dict[str, Any]]:
+        """The trajectory, one row per evaluated candidate (``TRAJECTORY_COLUMNS``)."""
+        from dataclasses import asdict
+        return [asdict(r) for r in self.trajectory]
+
+    def to_dataframe(self) -> Any:
+        """``to_records()`` as a pandas DataFrame (needs pandas)."""
+        from .records import dataframe
+        return dataframe(self.to_records())
+
     def summary(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "seed": self.seed, "ratio": self.ratio,
                 "opt": self.opt, "alg": self.alg, "evaluations": self.evaluations,

@@ -135,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--solver", default="highs", metavar="NAME",
                    help="MILP solver: highs (default), cbc, scip, or gurobi, cplex, xpress, "
                         "copt when installed (all but highs take the compact model)")
+    s.add_argument("--floor", metavar="A,B,…", default=None,
+                   help="with --time-limit: the online algorithms whose best schedule is the "
+                        "floor of the answer (default the built-in ones; '' for none): "
+                        + names_help)
     s.add_argument("-o", "--output", metavar="FILE", help="schedule file to write")
 
     r = cmd("run", "run one online algorithm or baseline")
@@ -392,9 +396,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if not 0 <= args.mip_gap < 1:
         raise InputError("--mip-gap", f"must be in [0, 1), got {args.mip_gap}")
     inst = load_instance(args.instance)
+    floor = None if args.floor is None else \
+        [n.strip() for n in args.floor.split(",") if n.strip()]
     sched, report = solve(inst, modeler=args.modeler, time_limit=args.time_limit,
                           mip_gap=args.mip_gap, method=args.method, solver=args.solver,
-                          on_progress=None if args.json else _solve_progress())
+                          on_progress=None if args.json else _solve_progress(), floor=floor)
     if report.status.value == "error":  # never exit 0 on a solver failure (SPEC §6)
         raise SolverError(f"the solver failed on {inst.name} without a usable result")
     if args.output:

@@ -461,6 +461,24 @@ class VerifyResult:
     ratios: np.ndarray = field(repr=False)  # finite ratios, index order
     bound_check: dict[str, Any] | None = None
     seconds: float = 0.0
+    store: str | None = None  # the per-instance CSV (``to_records``)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One row per instance of the space, in index order, from the store ``verify``
+        wrote (``index, status, opt, alg, ratio, opt_method, job_share, two_alpha``; numbers
+        as numbers, empty cells as None); ``summary()`` has the maximum."""
+        if self.store is None:
+            return []
+        import csv
+        keep = COLUMNS[COLUMNS.index("index"):]
+        with open(self.store, encoding="utf-8", newline="") as f:
+            rows = [{k: _value(k, r[k]) for k in keep} for r in csv.DictReader(f)]
+        return sorted(rows, key=lambda r: r["index"])
+
+    def to_dataframe(self) -> Any:
+        """``to_records()`` as a pandas DataFrame (needs pandas)."""
+        from .records import dataframe
+        return dataframe(self.to_records())
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -480,6 +498,16 @@ class VerifyResult:
             ],
             "bound_check": self.bound_check, "seconds": self.seconds,
         }
+
+
+def _value(column: str, text: str) -> Any:
+    if text == "":
+        return None
+    if column == "index":
+        return int(text)
+    if column in ("status", "opt_method"):
+        return text
+    return float(text)
 
 
 def check_algorithm(name: str) -> None:
@@ -539,8 +567,9 @@ def verify(space: Space, algorithm: str, *, out: str | Path,
     run_tasks(tasks, partial(evaluate_chunk, space, algorithm, pitems, time_limit), store,
               executor, progress, f"verify {algorithm}")
     evaluated = len(store.rows) - before
-    return reduce_rows(space, algorithm, params, store.rows, evaluated, max_share,
-                       time.perf_counter() - start)
+    result = reduce_rows(space, algorithm, params, store.rows, evaluated, max_share,
+                         time.perf_counter() - start)
+    return replace(result, store=str(store_path))
 
 
 def reduce_rows(space: Space, algorithm: str, params: dict[str, Any],

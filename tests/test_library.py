@@ -349,3 +349,23 @@ def test_bench_times_an_external_algorithm(mysched, small) -> None:
         run_bench(quick=True, algorithms=["nope"])  # refused before anything is measured
     with pytest.raises(AlgorithmError, match="mysched:cheat"):
         bench_baseline("mysched:cheat", small, runs=1)
+
+
+def test_verify_and_adversary_results_as_records(tmp_path) -> None:
+    space = json.loads((INSTANCES / "spaces" / "tiny-2jobs.json").read_text())
+    res = oasis_opt.verify(space, "oasis", out=tmp_path / "v")
+    rows = res.to_records()
+    assert [r["index"] for r in rows] == list(range(len(rows))) and len(rows) == 576
+    finite = [r["ratio"] for r in rows if r["status"] == "ok"]
+    assert max(finite) == pytest.approx(res.max_ratio)
+    worst = oasis_opt.adversary("fifo", jobs=2, horizon=3, evaluations=4, seed=2)
+    assert len(worst.to_records()) == len(worst.trajectory) > 0
+
+
+def test_solve_floor_takes_named_algorithms(mysched, small, tmp_path) -> None:
+    r = _cli("solve", str(INSTANCES / "small-s1.json"), "--time-limit", "20", "--floor",
+             "mysched:scaled", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = _cli("solve", str(INSTANCES / "small-s1.json"), "--time-limit", "20", "--floor",
+             "nope", cwd=tmp_path)
+    assert r.returncode == 2 and "--floor: unknown algorithm 'nope'" in r.stderr
