@@ -413,7 +413,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     aggregate = any(len(set(server_groups(c).tolist())) < len(c)
                     for c in (inst.worker_capacity, inst.ps_capacity))
     budget = time_limit
-    # Leave room to build and hand back the schedule (and for offline.py to validate it).
+    # Leave room to build and hand back the schedule (and for oasis_opt/offline to validate it).
     end = None if budget is None else start + 0.97 * budget - min(1.0, 0.02 * budget)
     hard = (deadline or Deadline()).earlier(end)
     end = hard.at
