@@ -48,6 +48,7 @@ from . import lns
 from .deadline import Deadline
 from .highs import new_highs
 from .pattern_master import ENTER_TOL, PatternMaster, dive, generate, trim
+from .status import SolveStatus
 
 
 @dataclass
@@ -66,7 +67,7 @@ class ColgenResult:
     lp_value: float  # last restricted-master LP value
     proven: bool  # pricing found no improving column: bound is the LP optimum
     incumbent: Schedule
-    mip_status: str
+    mip_status: SolveStatus  # of the MIP stage: optimal, time_limit or no_solution
     iterations: int
     columns: int
     lp_seconds: float = 0.0
@@ -412,7 +413,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     aggregate = any(len(set(server_groups(c).tolist())) < len(c)
                     for c in (inst.worker_capacity, inst.ps_capacity))
     budget = time_limit
-    # Leave room to build and hand back the schedule (and for offline.py to validate it).
+    # Leave room to build and hand back the schedule (and for oasis_opt/offline to validate it).
     end = None if budget is None else start + 0.97 * budget - min(1.0, 0.02 * budget)
     hard = (deadline or Deadline()).earlier(end)
     end = hard.at
@@ -427,7 +428,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
 
     # The trivial bound Σ_i f_i(1) (utilities are non-increasing) until the LP gives one.
     trivial = float(inst.utility_table[:, 0].sum()) if inst.num_jobs else 0.0
-    res = ColgenResult(trivial, 0.0, False, None, "", 0, 0)  # type: ignore[arg-type]
+    res = ColgenResult(trivial, 0.0, False, None, SolveStatus.NO_SOLUTION, 0, 0)  # type: ignore[arg-type]
     track = _Tracker(start, res, on_progress)
     pool: list[Column] = []
     best_sched = Schedule.from_arrays(inst, "colgen", {}, {})
@@ -465,7 +466,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         return res
 
     if not master.columns or track.gap() <= mip_gap or left() <= 0.5:
-        res.mip_status = "optimal" if track.gap() <= mip_gap else "no_solution"
+        res.mip_status = SolveStatus.OPTIMAL if track.gap() <= mip_gap \
+            else SolveStatus.NO_SOLUTION
         res.columns = len(master.columns)
         return finish(best_sched)
 
@@ -536,14 +538,14 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         else:
             stall += 1
         # adapt the window: solved quickly → wider; stopped by the limit → narrower
-        if move.status == "optimal" and move.seconds < 0.5 * slice_s:
+        if move.status == SolveStatus.OPTIMAL and move.seconds < 0.5 * slice_s:
             width = min(T, width + max(1, width // 4))
-        elif move.status != "optimal":
+        elif move.status != SolveStatus.OPTIMAL:
             width = max(2, int(width * 0.75))
         if end is None and stall >= max(2, T // max(1, width)):
             break  # no time limit: stop once a sweep of windows finds nothing
     if end is not None and track.gap() > mip_gap:
-        res.mip_status = "time_limit"  # the limit, not the search, ended it
+        res.mip_status = SolveStatus.TIME_LIMIT  # the limit, not the search, ended it
     res.columns = len(pm.columns)
     res.integer_slots = len(pm.integer_slots)
     res.mip_seconds = time.perf_counter() - t2

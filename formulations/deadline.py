@@ -36,6 +36,10 @@ class Deadline:
     def passed(self) -> bool:
         return self.at is not None and time.perf_counter() >= self.at
 
+    def before(self, seconds: float) -> Deadline:
+        """The same deadline less ``seconds`` (a reserve kept for the steps after a phase)."""
+        return self if self.at is None else Deadline(self.at - seconds)
+
     def earlier(self, at: float | None) -> Deadline:
         """The earlier of this deadline and ``at`` (a phase's own end)."""
         if at is None:

@@ -23,6 +23,7 @@ import numpy as np
 from oasis_opt.online.subroutine import JobSpec, best_schedule
 
 from .pattern_master import ENTER_TOL, PatternMaster, column_slots, trim
+from .status import SolveStatus
 
 
 @dataclass
@@ -32,7 +33,7 @@ class Move:
     x: np.ndarray
     lam: np.ndarray
     value: float
-    status: str
+    status: SolveStatus  # of the window's MIP
     free_jobs: int
     new_columns: int
     seconds: float

@@ -50,6 +50,7 @@ from oasis_opt.model import Instance, Schedule
 from .common import binding_resources, maximal_patterns
 from .deadline import Deadline
 from .highs import new_highs
+from .status import SolveStatus
 
 #: A column enters when its reduced cost exceeds this, relative to max(1, |μ_i|).
 ENTER_TOL = 1e-7
@@ -398,7 +399,7 @@ class PatternMaster:
 
     def solve_mip(self, time_limit: float, gap: float, start: list[int], lam0: np.ndarray,
                   on_incumbent: Callable[[float, float], None] | None = None
-                  ) -> tuple[np.ndarray, np.ndarray, str, float]:
+                  ) -> tuple[np.ndarray, np.ndarray, SolveStatus, float]:
         """x integer over the columns, from the MIP start ``start`` (columns of a feasible
         schedule) with its λ ``lam0`` (``lambda_of``). Returns (x, λ, status, dual bound of
         the MILP restricted to these columns — not a bound on OPT).
@@ -420,7 +421,7 @@ class PatternMaster:
         while True:
             left = stop.left()
             if left <= 0:
-                return x0, lam0, "no_solution", bound
+                return x0, lam0, SolveStatus.NO_SOLUTION, bound
             x, lam_lp, tag, bound, packed = self._mip_once(left, gap, x0, lam0, on_incumbent)
             if x is not None:
                 lam, failed = self._integral_lambda(x, lam_lp)
@@ -428,13 +429,13 @@ class PatternMaster:
                     return x, lam, tag, bound
                 self.integer_slots |= failed
             if packed is not None:  # the best solution seen that packs
-                return packed[0], packed[1], "time_limit", bound
+                return packed[0], packed[1], SolveStatus.TIME_LIMIT, bound
             if x is None or stop.left() < 0.5:
-                return x0, lam0, "no_solution", bound
+                return x0, lam0, SolveStatus.NO_SOLUTION, bound
 
     def _mip_once(self, time_limit: float, gap: float, x0: np.ndarray, lam0: np.ndarray,
                   on_incumbent: Callable[[float, float], None] | None
-                  ) -> tuple[np.ndarray | None, np.ndarray, str, float,
+                  ) -> tuple[np.ndarray | None, np.ndarray, SolveStatus, float,
                              tuple[np.ndarray, np.ndarray] | None]:
         h = self.h
         n = len(self.columns)
@@ -485,8 +486,9 @@ class PatternMaster:
         h.setOptionValue("time_limit", highspy.kHighsInf)
         best = packed[0] if packed else None
         if not sol.value_valid or x.size != total:
-            return None, lam0, "no_solution", bound, best
-        tag = "optimal" if status == highspy.HighsModelStatus.kOptimal else "time_limit"
+            return None, lam0, SolveStatus.NO_SOLUTION, bound, best
+        tag = SolveStatus.OPTIMAL if status == highspy.HighsModelStatus.kOptimal \
+            else SolveStatus.TIME_LIMIT
         return np.round(x[self.n_lam:]), x[:self.n_lam], tag, bound, best
 
     def lam_key(self) -> list[tuple[int, int, int]]:

@@ -1,6 +1,6 @@
 """Other MILP solvers for the compact model (SPEC §6 ``solve --solver NAME``).
 
-HiGHS stays in ``oasis_opt/offline.py``; this is the one module that talks to every other
+HiGHS stays in ``oasis_opt/offline/``; this is the one module that talks to every other
 solver. Each solver gets the compact MILP exactly as a modeller builds it
 (``formulations/compact_pyomo.py`` or ``compact_pulp.py``) through a maintained interface:
 
@@ -18,7 +18,8 @@ Pyomo's own ``cbc`` wants a ``cbc`` executable that no wheel installs, hence PuL
 What comes back (``SolverRun``) is read from each solver's own status, never from a summary
 string that hides a stop on a limit (/work/shared/SOLVERS.md):
 
-- ``status``: ``optimal`` when the solver proved optimality (within ``mip_gap``),
+- ``status`` (``SolveStatus``, the offline solve's own type, ``formulations/status.py``):
+  ``optimal`` when the solver proved optimality (within ``mip_gap``),
   ``time_limit`` when it stopped on the time limit or another limit (an incumbent may exist),
   ``error`` otherwise. PuLP's ``LpStatus`` says "Optimal" after a time limit: CBC's status is
   ``problem.sol_status`` (1 optimal, 2 solution found on a limit);
@@ -47,8 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError, SolverError
+from .formulations.status import SolveStatus, pyomo_status
 
-OPTIMAL, TIME_LIMIT, ERROR = "optimal", "time_limit", "error"
+OPTIMAL, TIME_LIMIT, ERROR = SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT, SolveStatus.ERROR
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class SolverRun:
     seconds for the model build, the hand-over (model to solver and values back) and the
     solver's own run."""
 
-    status: str
+    status: SolveStatus
     objective: float | None
     bound: float | None
     values: tuple[dict, ...]
@@ -185,7 +187,7 @@ def _solve_contrib(name: str, prep: Any, time_limit: float | None, mip_gap: floa
     stop on a limit, not an error."""
     import pyomo.environ  # noqa: F401
     from pyomo.contrib.solver.common.factory import SolverFactory
-    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+    from pyomo.contrib.solver.common.results import SolutionStatus
 
     from .formulations import compact_pyomo
 
@@ -198,16 +200,8 @@ def _solve_contrib(name: str, prep: Any, time_limit: float | None, mip_gap: floa
     own = res.timing_info.value().get(f"{name}_time") if hasattr(res.timing_info, "value") \
         else None
     solve_s = float(own) if own is not None else elapsed
-    tc = res.termination_condition
     has_solution = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
-    if tc == TerminationCondition.convergenceCriteriaSatisfied and has_solution:
-        status = OPTIMAL
-    elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit,
-                TerminationCondition.objectiveLimit, TerminationCondition.interrupted) or (
-                tc == TerminationCondition.unknown and has_solution):
-        status = TIME_LIMIT
-    else:
-        status = ERROR
+    status = pyomo_status(res.termination_condition, has_solution)
     values: tuple[dict, ...] = ()
     t2 = time.perf_counter()
     if has_solution and res.incumbent_objective is not None:

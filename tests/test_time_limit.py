@@ -149,7 +149,7 @@ def test_solver_failure_is_an_error_not_a_status(monkeypatch, capsys):
     """A HiGHS status other than optimal or a limit raises ``SolverError``; the CLI exits 1
     with one line."""
     from oasis_opt import cli
-    monkeypatch.setattr(offline, "_status_of", lambda _s: SolveStatus.ERROR)
+    monkeypatch.setattr(offline.backends, "status_of", lambda _s: SolveStatus.ERROR)
     instance = load_instance(INSTANCES / "small-s0.json")
     with pytest.raises(SolverError, match="HiGHS failed on small-s0"):
         solve(instance)
@@ -214,7 +214,7 @@ def test_racers_killed_at_the_deadline_keep_their_incumbent(monkeypatch):
     parent kills the racer at the deadline and answers with the best incumbent it sent (or the
     floor), within 1.1·S + 10 s, with a bound ≥ the utility."""
     instance = generate("hard", seed=6)
-    monkeypatch.setattr(offline, "_highs_budget", lambda _clock, _prep: 1000.0)
+    monkeypatch.setattr(offline.backends, "highs_budget", lambda _clock, _prep: 1000.0)
     start = time.perf_counter()
     sched, rep = solve(instance, time_limit=2.0)
     assert time.perf_counter() - start <= 1.1 * 2.0 + 10
@@ -274,7 +274,7 @@ def test_colgen_in_process_keeps_the_deadline(monkeypatch):
     """Without a child process (a sweep's daemonic worker cannot fork) column generation stops
     by itself: every loop checks the one deadline, every HiGHS run is interrupted there."""
     instance = nine_shapes(seed=1)
-    monkeypatch.setattr(offline, "_can_fork", lambda: False)
+    monkeypatch.setattr(offline.race, "can_fork", lambda: False)
     start = time.perf_counter()
     sched, rep = solve(instance, time_limit=8.0, method="colgen")
     assert time.perf_counter() - start <= 1.1 * 8.0 + 10

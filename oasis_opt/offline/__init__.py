@@ -1,0 +1,194 @@
+"""The exact offline optimum (SPEC §2): pick a route by its predicted cost, build the compact
+MILP (or run column generation), hand it to HiGHS, read back a schedule and a typed report.
+
+This package (with ``formulations/`` and ``solvers.py``) talks to solver APIs:
+highspy directly (``formulations/compact_highspy.py``, the default), Pyomo's maintained HiGHS
+interface (``pyomo.contrib.solver``) and PuLP's ``pulp.HiGHS`` (through highspy). Its parts:
+``plan`` (the route, from the instance), ``clock`` (the one deadline, the progress),
+``compact``, ``colgen_route`` and ``custom`` (the routes), ``backends`` (the three media of
+the compact MILP), ``race`` (forked solves stopped at the deadline) and ``report``.
+
+Time limits bound the whole call (SPEC §6). ``solve`` fixes a deadline ``start + time_limit``
+at its first line and every step gets what is left of it:
+
+1. the online algorithms of the registry run first (well under a second at the paper's
+   scale); the best of their schedules is the *floor*: the answer is never worse;
+2. the route is picked from predicted costs, before anything large is built: the compact
+   MILP's columns, rows and nonzeros are counted from the index sets (``Prep.model_size``),
+   turned into seconds with a per-nonzero cost measured for each modeller, and compared with
+   the budget. The cut rows whose size grows with the square of the horizon (the PS cuts;
+   the cumulative rows and completion cuts too unless chained) are dropped when they would
+   eat the budget; Pyomo or PuLP hand over to highspy when their build would; column generation
+   takes instances too large for the compact model;
+3. HiGHS gets the time left minus a reserve for extraction and validation, and a callback
+   interrupts it at the deadline if it overshoots (a long root LP);
+4. the better of the solver's schedule and the floor is returned; the bound is the least of
+   the solver's dual bound and ``Σ_i max_t f_i``, and never below the utility returned.
+
+What the report means:
+
+- ``total_utility`` (``objective``) is the utility of the returned schedule, recomputed from
+  the instance after trimming every job after the first slot at which its work reaches V_i. For
+  a proven optimum it equals the solver's objective (1e-6 rel.). For a time-limited incumbent
+  it can only be higher: the MILP may have chosen a completion slot ``c_it`` later than the one
+  the work reaches, and ``f_i`` is non-increasing; the trimmed schedule is itself a feasible
+  MILP point, so the solver's bound still covers it;
+- ``bound`` ≥ OPT ≥ ``total_utility``; ``gap = (bound − total_utility) / total_utility``
+  (relative to the incumbent, as Gurobi's ``MIPGap``); 0 when both are 0, ``None`` when the
+  incumbent is 0 and the bound is not;
+- ``history``: ``(seconds, incumbent, bound)`` whenever either side improved (incumbent
+  ``None`` before the first one), from the floor to the end;
+- seconds: ``build_seconds`` (preprocessing and the model), ``handover_seconds`` (model to
+  HiGHS and the solution back), ``solve_seconds`` (HiGHS run time), ``seconds`` (the whole
+  call: floor, extraction and validation included).
+
+A failure of the solver on valid input raises ``SolverError`` (the CLI: exit 1, one line).
+"""
+
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import InputError
+from ..model import Instance, Schedule
+from .backends import THREADS
+from .clock import MAX_TIME_LIMIT, Clock, Progress, Tracker
+from .colgen_route import COLGEN_RESERVE, COLGEN_SEEDS, colgen_inputs, solve_colgen
+from .compact import solve_compact
+from .custom import customize_route, solve_custom
+from .plan import (
+    BUILD_BYTES_PER_NNZ,
+    BUILD_SECONDS_PER_NNZ,
+    BUILD_SHARE,
+    CELLS_PER_SECOND,
+    COMPACT_SIZE_LIMIT,
+    CUT_NNZ_LIMIT,
+    CUT_SHARE,
+    METHODS,
+    MODELERS,
+    PORTFOLIO,
+    PORTFOLIO_LONG_BUDGET,
+    PORTFOLIO_MIN_NONZEROS,
+    choose_method,
+    instance_features,
+    route_options,
+)
+from .report import SolveReport, SolveStatus, relative_gap
+
+__all__ = [
+    "BUILD_BYTES_PER_NNZ", "BUILD_SECONDS_PER_NNZ", "BUILD_SHARE", "CELLS_PER_SECOND",
+    "COLGEN_RESERVE", "COLGEN_SEEDS", "COMPACT_SIZE_LIMIT", "CUT_NNZ_LIMIT", "CUT_SHARE",
+    "MAX_TIME_LIMIT", "METHODS", "MODELERS", "PORTFOLIO", "PORTFOLIO_LONG_BUDGET",
+    "PORTFOLIO_MIN_NONZEROS", "THREADS", "Progress", "SolveReport", "SolveStatus",
+    "colgen_inputs", "instance_features", "relative_gap", "route_options", "solve",
+]
+
+
+def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = None,
+          mip_gap: float = 0.0, method: str = "auto",
+          options: Any = None, solver: str = "highs",
+          on_progress: Progress | None = None, *,
+          customize: Callable[[Any], Any] | None = None,
+          floor: Sequence[str] | None = None) -> tuple[Schedule, SolveReport]:
+    """Solve the offline problem of ``instance`` exactly, or within ``time_limit`` seconds of
+    wall time for the whole call (module docstring), and return the validated schedule and
+    its report.
+
+    ``method``: ``compact`` (the time-indexed MILP), ``colgen`` (column generation: LP bound and
+    price-and-branch schedule), ``auto`` (by predicted cost). ``modeler``: ``auto`` (highspy
+    directly), ``highspy``, ``pyomo`` or ``pulp`` for the compact MILP (Pyomo and PuLP hand
+    over to highspy when their build would not fit the time limit). ``options``:
+    ``formulations.common.Options`` (tightenings). ``solver``: ``highs``, or another MILP solver
+    for the compact model (``oasis_opt.solvers``; forces ``compact``). ``on_progress(seconds,
+    incumbent, bound)`` is called whenever either side improves.
+
+    ``customize(model)``: your own rows, added to the compact MILP after it is built (the
+    Pyomo ``ConcreteModel`` with ``modeler`` ``pyomo`` or ``auto``, the ``pulp.LpProblem``
+    with ``pulp``); its job-level components are in docs/offline.md ("Your own
+    constraints"). The tightenings valid only for the unmodified model are off
+    (``formulations/custom.py``), the returned schedule is the solver's solution as solved
+    (it keeps every row you added), and the floor is used only if it keeps them too.
+
+    ``floor``: the online algorithms whose best schedule is the floor of a time-limited solve
+    (default: the built-in ones, ``algorithms.REGISTRY``; ``()`` for none).
+
+    Errors name the parameter (``InputError("time_limit", …)``), not a command-line flag.
+    """
+    clock = Clock(time_limit)
+    if modeler not in MODELERS:
+        raise InputError("modeler", f"unknown modeler {modeler!r}; choose from "
+                                    f"{', '.join(MODELERS)}")
+    if method not in METHODS:
+        raise InputError("method", f"unknown method {method!r}; choose from "
+                                   f"{', '.join(METHODS)}")
+    if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
+        raise InputError("time_limit", f"must be a positive number, got {time_limit}")
+    if time_limit is not None and time_limit > MAX_TIME_LIMIT:  # timeouts past this overflow
+        raise InputError("time_limit", f"{time_limit:g} s is too long (limit "
+                                       f"{MAX_TIME_LIMIT:g} s, about 115 days)")
+    if not 0 <= mip_gap < 1:
+        raise InputError("mip_gap", f"must be in [0, 1), got {mip_gap}")
+    names = _floor_names(floor)
+    if customize is not None:
+        modeler = customize_route(customize, modeler, method, solver)
+    elif solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)
+        from .. import solvers
+        modeler, method = solvers.check(solver), "compact"
+    tracker = Tracker(clock, on_progress)
+    # f_i is non-increasing: no job earns more than f_i(1), the bound until a better one
+    tracker.update(bound=float(instance.utility_table[:, 0].clip(min=0).sum())
+                   if instance.num_jobs else 0.0)
+    # a customized model's floor counts only once it keeps the user's rows (solve_custom)
+    best = _floor(instance, tracker, names, report=customize is None) \
+        if time_limit is not None else None
+    if customize is not None:
+        return solve_custom(instance, modeler, clock, tracker, mip_gap, options, best,
+                            customize)
+    method = choose_method(instance, method, clock)
+    if method == "colgen":
+        return solve_colgen(instance, clock, tracker, mip_gap, best)
+    return solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, best)
+
+
+# --- the floor: the best online schedule ------------------------------------------------
+
+
+def _floor_names(floor: Sequence[str] | None) -> tuple[str, ...]:
+    """The floor's algorithms: the built-in ones (``algorithms.REGISTRY``) unless named; a
+    user's algorithm, slow or not, never slows every solve unasked."""
+    from .. import algorithms
+    if floor is None:
+        return tuple(algorithms.REGISTRY)
+    if isinstance(floor, str):
+        floor = [floor]
+    for name in floor:
+        try:
+            algorithms.check(name)  # any name the registry resolves, module:function too
+        except InputError as err:
+            raise InputError("floor", err.message) from None
+    return tuple(floor)
+
+
+def _floor(instance: Instance, tracker: Tracker, names: Sequence[str],
+           report: bool = True) -> Schedule | None:
+    """The best schedule of the online algorithms ``names`` (each validated by
+    ``algorithms.run``): all of them, since the answer must not be worse than any; together
+    the built-in ones take well under a second at the paper's scale (docs/offline.md). An
+    algorithm that fails (its bug, or its own size guard) is left out: the floor is a safety
+    net for the exact answer, not a test of the algorithms (their own tests are). With
+    ``report`` its utility goes to the tracker at once."""
+    from .. import algorithms
+    best: Schedule | None = None
+    for name in names:
+        try:
+            schedule = algorithms.run(name, instance)
+        except Exception:  # noqa: BLE001 — see the docstring
+            continue
+        if best is None or schedule.total_utility > best.total_utility:
+            best = schedule
+    if best is not None and report:
+        tracker.update(incumbent=best.total_utility)
+    return best

@@ -1,0 +1,241 @@
+"""The three media of the compact MILP on HiGHS: highspy directly (with callbacks for
+progress and the deadline), Pyomo's ``pyomo.contrib.solver`` and PuLP's ``pulp.HiGHS``; and
+HiGHS's share of the time left (``highs_budget``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import SolverError
+from ..formulations.highs import new_highs, quiet_stdout, threads_for
+from ..formulations.status import pyomo_status
+from ..model import Schedule
+from .clock import Clock, Tracker
+from .report import Raw, SolveStatus
+
+#: HiGHS threads: the machine's cores are shared with other work, and HiGHS's MIP search is
+#: essentially serial; one thread avoids oversubscription.
+THREADS = 1
+
+
+def highs_budget(clock: Clock, prep: Any) -> float | None:
+    """HiGHS's share of the time left: all but a reserve for extraction and validation
+    (measured ≈ 2 µs per allocation cell, plus a margin)."""
+    left = clock.remaining()
+    if left is None:
+        return None
+    cells = len(prep.y_index) + len(prep.z_index)
+    # whole workers from continuous ones: a transportation MILP over the y cells
+    flow = 0.2 + 2e-5 * len(prep.y_index) if prep.flow_workers else 0.0
+    # HiGHS finishes its current step after the limit (seen: 7 % late on a loaded machine)
+    return max(0.05, 0.95 * left - 0.3 - 5e-6 * cells - flow)
+
+
+# --- the three media of the compact MILP ---------------------------------------------------
+
+
+def status_of(model_status: Any) -> SolveStatus:
+    """HiGHS model status → ours; anything but optimal or a limit is a solver failure."""
+    import highspy
+    s = highspy.HighsModelStatus
+    if model_status == s.kOptimal:
+        return SolveStatus.OPTIMAL
+    limits = {s.kTimeLimit, s.kIterationLimit, s.kInterrupt}
+    if hasattr(s, "kSolutionLimit"):
+        limits.add(s.kSolutionLimit)
+    if model_status in limits:
+        return SolveStatus.TIME_LIMIT
+    return SolveStatus.ERROR
+
+
+def watch(h: Any, clock: Clock, tracker: Tracker, sense: float,
+          on_solution: Callable[[float, Any], None] | None = None) -> None:
+    """Callbacks on a ``Highs`` object: every improving incumbent and, at most twice a second,
+    the dual bound go to the tracker (``sense`` −1 where the model is ``min −utility``); HiGHS
+    is interrupted once the wall-clock deadline has passed (its own time limit counts only
+    its run, and can overshoot in a long root LP)."""
+    last = [0.0]
+
+    def improving(e: Any) -> None:
+        out = e.data_out
+        tracker.update(sense * out.objective_function_value, sense * out.mip_dual_bound)
+        if on_solution is not None:
+            on_solution(sense * out.objective_function_value, out.mip_solution)
+
+    def interrupt(e: Any) -> None:
+        now = time.perf_counter()
+        if clock.deadline.passed():
+            e.interrupt()
+        if now - last[0] >= 0.5 and e.data_out is not None:
+            last[0] = now
+            bound = sense * e.data_out.mip_dual_bound
+            tracker.update(bound=bound)
+
+    def lp_interrupt(e: Any) -> None:
+        if clock.deadline.passed():
+            e.interrupt()
+    h.cbMipImprovingSolution.subscribe(improving)
+    h.cbMipInterrupt.subscribe(interrupt)
+    h.cbSimplexInterrupt.subscribe(lp_interrupt)
+    h.cbIpmInterrupt.subscribe(lp_interrupt)
+
+
+def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
+                  random_seed: int = 0, start: Schedule | None = None,
+                  on_values: Callable[[float, tuple[dict, ...]], None] | None = None) -> Raw:
+    """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
+    callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start;
+    ``on_values(objective, values)`` gets every improving incumbent's values."""
+    import highspy
+    import numpy as np
+
+    from ..formulations import compact_highspy
+
+    t0 = time.perf_counter()
+    m = compact_highspy.build(prep.instance, prep=prep)
+    build = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    h = new_highs()
+    h.setOptionValue("threads", THREADS)
+    h.setOptionValue("mip_rel_gap", float(mip_gap))
+    h.setOptionValue("random_seed", int(random_seed))
+    budget = highs_budget(clock, prep)
+    if budget is not None:
+        h.setOptionValue("time_limit", float(budget))
+    h.passModel(m.lp())
+    x = compact_highspy.start_vector(m, start) if start is not None else None
+    if x is not None:  # HiGHS checks it and starts from it (or ignores an infeasible one)
+        sol = highspy.HighsSolution()
+        sol.col_value = x.tolist()
+        sol.value_valid = True
+        h.setSolution(sol)
+
+    def solution(obj: float, x: Any) -> None:
+        if on_values is not None:
+            on_values(obj, compact_highspy.values(m, np.asarray(x)))
+    watch(h, clock, tracker, 1.0, solution if on_values is not None else None)
+    handover = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    h.run()
+    highs_seconds = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    status = status_of(h.getModelStatus())
+    if status is SolveStatus.ERROR:
+        raise SolverError(f"HiGHS failed on {prep.instance.name}: "
+                          f"{h.modelStatusToString(h.getModelStatus())}")
+    info = h.getInfo()
+    values: tuple[dict, ...] = ()
+    incumbent = None
+    if info.primal_solution_status == 2:
+        incumbent = float(info.objective_function_value)
+        values = compact_highspy.values(m, np.asarray(h.getSolution().col_value))
+    bound = float(info.mip_dual_bound) if info.mip_node_count >= 0 else None
+    handover += time.perf_counter() - t3
+    return Raw(status, incumbent, bound, values, build, handover, highs_seconds)
+
+
+def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
+                start: Schedule | None = None,
+                customize: Callable[[Any], None] | None = None) -> Raw:
+    """Pyomo model → ``pyomo.contrib.solver`` HiGHS (persistent interface). Pyomo's interface
+    takes no callbacks: the history has the end points only, and the deadline rests on the
+    predicted build (``plan_route``) and HiGHS's own time limit. ``customize(model)`` runs after
+    the build (``solve_custom``); the values then carry ``c`` as a fifth dict."""
+    from pyomo.common.timing import HierarchicalTimer
+    from pyomo.contrib.solver.common.factory import SolverFactory
+    from pyomo.contrib.solver.common.results import SolutionStatus
+
+    from ..formulations import compact_pyomo
+
+    t0 = time.perf_counter()
+    m = compact_pyomo.build(prep.instance, prep=prep)
+    if customize is not None:
+        customize(m)
+    build = time.perf_counter() - t0
+    opt = SolverFactory("highs")
+    timer = HierarchicalTimer()
+    t1 = time.perf_counter()
+    # set_instance captures HiGHS output itself; quiet_stdout is belt and braces
+    with threads_for(THREADS), quiet_stdout():
+        res = opt.solve(m, time_limit=highs_budget(clock, prep), rel_gap=mip_gap,
+                        threads=THREADS, raise_exception_on_nonoptimal_result=False,
+                        load_solutions=False, timer=timer)
+    highs_seconds = float(res.timing_info.highs_time)
+    tc = res.termination_condition
+    status = pyomo_status(tc, res.solution_status in (SolutionStatus.optimal,
+                                                      SolutionStatus.feasible))
+    if status is SolveStatus.ERROR:
+        raise SolverError(f"HiGHS (through Pyomo) failed on {prep.instance.name}: {tc.name}")
+    values: tuple[dict, ...] = ()
+    incumbent = res.incumbent_objective
+    if incumbent is not None:
+        res.solution_loader.load_vars()
+        values = compact_pyomo.values(m)
+        if customize is not None:
+            values = (*values, {k: v.value for k, v in m.c.items()})
+    handover = time.perf_counter() - t1 - highs_seconds
+    return Raw(status, _float(incumbent), _float(res.objective_bound), values, build, handover,
+               highs_seconds)
+
+
+def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
+               start: Schedule | None = None,
+               customize: Callable[[Any], None] | None = None) -> Raw:
+    """PuLP problem → ``pulp.HiGHS`` (highspy). The steps of ``HiGHS.actualSolve`` are run one
+    by one to time the hand-over and to put callbacks on PuLP's ``Highs`` object; status and
+    bound come from HiGHS itself, not ``LpStatus`` (which says "Optimal" after a time limit).
+    PuLP hands HiGHS ``min −objective``, so objective and dual bound come back negated.
+    ``customize(model)`` runs after the build, as in ``solve_pyomo``."""
+    import pulp
+
+    from ..formulations import compact_pulp
+
+    t0 = time.perf_counter()
+    m = compact_pulp.build(prep.instance, prep=prep)
+    if customize is not None:
+        customize(m)
+    build = time.perf_counter() - t0
+    problem = m.problem
+    solver = pulp.HiGHS(msg=False, timeLimit=highs_budget(clock, prep), gapRel=mip_gap,
+                        threads=THREADS)
+    t1 = time.perf_counter()
+    with quiet_stdout():  # the first Highs() of a process prints a banner on stdout
+        solver.createAndConfigureSolver(problem)
+    solver.buildSolverModel(problem)
+    h = problem.solverModel
+    watch(h, clock, tracker, -1.0)
+    handover = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    with threads_for(THREADS):
+        solver.callSolver(problem)
+    highs_seconds = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    st, sol_st = solver.findSolutionValues(problem)
+    problem.assignStatus(st, sol_st)
+    info = h.getInfo()
+    status = status_of(h.getModelStatus())
+    if status is SolveStatus.ERROR:
+        raise SolverError(f"HiGHS (through PuLP) failed on {prep.instance.name}: "
+                          f"{h.modelStatusToString(h.getModelStatus())}")
+    has_solution = info.primal_solution_status == 2
+    sense = -1.0  # maximisation handed over as min(−obj)
+    incumbent = sense * info.objective_function_value if has_solution else None
+    bound = sense * info.mip_dual_bound if info.mip_node_count >= 0 else None
+    values: tuple[dict, ...] = ()
+    if has_solution:
+        values = compact_pulp.values(m)
+        if customize is not None:
+            values = (*values, {k: v.varValue for k, v in m.c.items()})
+    handover += time.perf_counter() - t3
+    return Raw(status, incumbent, bound, values, build, handover, highs_seconds)
+
+
+ROUTES: dict[str, Callable[..., Raw]] = {  # (prep, clock, tracker, mip_gap, start=)
+  "highspy": solve_highspy, "pyomo": solve_pyomo, "pulp": solve_pulp,
+}
+
+
+def _float(x: Any) -> float | None:
+    return None if x is None else float(x)

@@ -1,0 +1,69 @@
+"""The time of one offline solve: its deadline and its progress.
+
+``Clock`` holds the call's one ``Deadline`` (``formulations/deadline.py``): the instant
+``start + time_limit`` fixed at the first line of ``solve``. Every step asks it what is left,
+the HiGHS callbacks interrupt at it, and column generation is handed the same instant (less
+its reserve for validation, ``Deadline.before``) rather than a clock of its own.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..formulations.deadline import Deadline
+from ..model import REL_TOL
+
+#: The longest time limit taken (seconds); waits and solver options overflow far beyond it.
+MAX_TIME_LIMIT = 1e7
+
+#: Progress callback: (elapsed seconds, incumbent utility or None, bound).
+Progress = Callable[[float, "float | None", float], None]
+
+
+class Clock:
+    """The start of one call and its ``deadline`` (``start + time_limit``; a ``Deadline`` that
+    never passes without a limit)."""
+
+    def __init__(self, time_limit: float | None) -> None:
+        self.start = time.perf_counter()
+        self.limit = time_limit
+        self.deadline = Deadline(None if time_limit is None else self.start + time_limit)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def remaining(self) -> float | None:
+        """Seconds left (negative once past the deadline); None without a limit."""
+        return None if self.deadline.at is None else self.deadline.left()
+
+
+
+@dataclass(eq=False)
+class Tracker:
+    """The best incumbent and the least bound seen so far; every change is appended to the
+    history and reported to ``on_progress``."""
+
+    clock: Clock
+    on_progress: Progress | None
+    incumbent: float | None = None
+    bound: float = math.inf
+    history: list[tuple[float, float | None, float]] = field(default_factory=list)
+
+    def update(self, incumbent: float | None = None, bound: float | None = None) -> None:
+        changed = False
+        if incumbent is not None and math.isfinite(incumbent) and (
+                self.incumbent is None or incumbent > self.incumbent + REL_TOL * max(
+                    1.0, abs(incumbent))):
+            self.incumbent, changed = float(incumbent), True
+        if bound is not None and math.isfinite(bound) and bound < self.bound - REL_TOL * max(
+                1.0, abs(bound)):
+            self.bound, changed = float(bound), True
+        if changed:
+            point = (round(self.clock.elapsed(), 4), self.incumbent, self.bound)
+            self.history.append(point)
+            if self.on_progress is not None:
+                self.on_progress(*point)
+

@@ -1,0 +1,100 @@
+"""The column-generation route (``formulations/colgen.py``): its inputs from outside
+``formulations/`` (``colgen_inputs``), the call's deadline handed down, a guarded child
+process under a time limit (``race.colgen_guarded``), and the report."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from ..errors import InputError, SolverError
+from ..formulations.highs import quiet_stdout
+from ..model import REL_TOL, Instance, Schedule
+from . import race
+from .clock import Clock, Tracker
+from .report import SolveReport, SolveStatus, finish, relative_gap
+
+# --- column generation ------------------------------------------------------------------
+
+
+#: The heuristics whose schedules seed column generation: its first columns and the start of
+#: its MILP (the result is never worse than the best of them).
+COLGEN_SEEDS = ("oasis", "tetris", "rrh")
+#: Seconds kept after a guarded column generation is stopped: validation and the report.
+COLGEN_RESERVE = 0.5
+
+
+def colgen_inputs(instance: Instance) -> dict[str, Any]:
+    """What ``colgen.solve`` takes from outside ``formulations/`` (which imports neither the
+    algorithm registry nor the validator): ``seeds``, the ``COLGEN_SEEDS`` heuristics'
+    schedules (OASiS without its dual certificate: only the schedule is wanted), and
+    ``check``, the validator as a predicate. ``colgen.solve(instance, **colgen_inputs(instance),
+    …)``."""
+    from .. import algorithms
+    from ..validate import validate
+    seeds = [algorithms.get(name)(instance, **({"certificate": False} if name == "oasis"
+                                               else {}))
+             for name in (COLGEN_SEEDS if instance.num_jobs else ())]
+    return {"seeds": seeds, "check": lambda schedule: validate(instance, schedule).feasible}
+
+
+def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: float,
+                 floor: Schedule | None) -> tuple[Schedule, SolveReport]:
+    """Column generation (LP bound) and price-and-branch (schedule), on highspy directly:
+    ``formulations/colgen.py``, given the time left, the heuristics' schedules, the validator
+    and a progress callback.
+
+    With a time limit it runs in a forked child (where one can be started), like the compact
+    route's racer: every loop of column generation checks the shared deadline and every HiGHS
+    run is interrupted there, but a phase that checks nothing (a root LP, a long pricing
+    round on a loaded machine) must not break the contract (issue 22: a 40-job instance of
+    nine server shapes had not answered after 300 s of a 100 s limit). The child sends every
+    improving schedule and bound; at the deadline the parent stops it and keeps the last."""
+    from ..formulations import colgen
+    from ..formulations.common import Options, prepare
+
+    kwargs: dict[str, Any] = {"mip_gap": max(mip_gap, 1e-4), **colgen_inputs(instance)}
+    left = clock.remaining()
+    deadline = None
+    if left is not None:
+        kwargs["time_limit"] = max(0.05, 0.97 * left - 1.0)  # validation and extras after it
+        # the call's own deadline, less the reserve for validation and the report
+        deadline = kwargs["deadline"] = clock.deadline.before(COLGEN_RESERVE)
+    t0 = time.perf_counter()
+    try:
+        if deadline is not None and race.can_fork():
+            res = race.colgen_guarded(instance, kwargs, deadline, tracker)
+        else:
+            with quiet_stdout():
+                res = colgen.solve(instance, on_progress=lambda _s, inc, b: tracker.update(
+                    inc, b), **kwargs)
+    except (InputError, SolverError):
+        raise
+    except Exception as exc:  # a bug or solver failure on valid input
+        raise SolverError(f"column generation failed on {instance.name}: "
+                          f"{type(exc).__name__}: {exc}") from exc
+    seconds = time.perf_counter() - t0
+    schedule = res.incumbent
+    tracker.update(incumbent=schedule.total_utility, bound=res.bound)
+    chosen = None
+    if floor is not None and floor.total_utility > schedule.total_utility:
+        schedule, chosen = floor, str(floor.algorithm)
+    utility = schedule.total_utility
+    gap = relative_gap(max(res.bound, utility), utility)
+    if gap is not None and gap <= max(mip_gap, REL_TOL):
+        status = SolveStatus.OPTIMAL
+    elif not res.proven or res.mip_status == SolveStatus.TIME_LIMIT or clock.limit is not None:
+        status = SolveStatus.TIME_LIMIT
+    else:
+        status = SolveStatus.FEASIBLE
+    trivial = prepare(instance, Options(packing="server")).upper_bound()
+    if math.isfinite(res.bound):
+        trivial = min(trivial, res.bound)
+    extra = {"lp_proven": res.proven, "lp_value": res.lp_value,
+             "iterations": res.iterations, "columns": res.columns,
+             "lp_seconds": res.lp_seconds, "pricing_seconds": res.pricing_seconds,
+             "mip_seconds": res.mip_seconds, "mip_status": SolveStatus(res.mip_status).value,
+             "bound_seconds": res.bound_seconds}
+    return finish(instance, schedule, status, tracker, clock, trivial, "highspy", "colgen",
+                  "colgen", chosen, 0.0, 0.0, seconds, utility, extra=extra)

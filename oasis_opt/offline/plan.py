@@ -1,0 +1,184 @@
+"""The route of an offline solve, chosen from the instance before anything large is built:
+compact MILP or column generation (``choose_method``), the formulation (``route_options``,
+from ``instance_features``), the rows and the modeller that fit the budget (``plan_route``),
+and whether two variants race (``portfolio_wanted``). The size and cost constants are
+measured (docs/offline.md)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Any
+
+from ..model import Instance
+from . import race
+from .clock import Clock
+
+MODELERS = ("auto", "highspy", "pyomo", "pulp")
+METHODS = ("auto", "compact", "colgen")
+
+
+# --- the route by predicted cost ----------------------------------------------------------
+
+#: Without a time limit ``auto`` takes the compact MILP while jobs × slots × servers stays
+#: below this; beyond it, column generation. Measured on the paper preset (80 servers,
+#: docs/offline.md): 40 jobs × 20 slots (64 000) and 60 × 30 (144 000) prove optimal in 1 and
+#: 5 s; 80 × 40 (256 000) is still open after 60 s (gap 0.04 %), where column generation stops
+#: by itself in 16 s.
+COMPACT_SIZE_LIMIT = 150_000
+#: With a time limit of S seconds, the compact MILP is taken up to ``CELLS_PER_SECOND · S``
+#: cells as well (at most ``COMPACT_SIZE_LIMIT``): HiGHS's root LP alone grows about linearly.
+CELLS_PER_SECOND = 5_000
+#: Seconds per (predicted) nonzero of preprocessing and model build, measured on models of
+#: 3 k–3 M nonzeros (docs/offline.md): highspy arrays 2–5 µs, Pyomo 25–40 µs plus its
+#: hand-over, PuLP 9–24 µs; rounded up, since a late answer breaks the contract.
+BUILD_SECONDS_PER_NNZ = {"highspy": 6.0e-6, "pyomo": 5.0e-5, "pulp": 3.0e-5}
+#: Bytes per nonzero while the model is built (Python lists or modelling objects).
+BUILD_BYTES_PER_NNZ = {"highspy": 120, "pyomo": 2_000, "pulp": 1_500}
+#: Share of the budget the model build may take; beyond it the cheaper medium is used.
+BUILD_SHARE = 0.25
+#: Share of the budget the quadratic cut rows may take to build (else ``LEAN``).
+CUT_SHARE = 0.10
+#: Without a time limit the cut rows are dropped beyond this many nonzeros.
+CUT_NNZ_LIMIT = 3_000_000
+
+
+def instance_features(instance: Instance) -> dict[str, Any]:
+    """What the route is chosen from (issue 22), a pure function of the instance:
+
+    - ``worker_shapes``, ``ps_shapes``: distinct capacity vectors of each pool;
+    - ``shared_workers``, ``shared_ps``: share of the pool's servers that have an identical
+      twin (a group of ≥ 2: where pattern packing removes symmetry);
+    - ``worker_classes``: distinct worker demand vectors among the jobs (demand classes);
+    - ``jobs``, ``horizon``, ``resources``;
+    - ``fill``: the largest ``Σ_i V_i·α_ir / (T·Σ_h C_hr)`` over the worker resources (above
+      1 not every job can finish);
+    - ``ps_binds``: some job's PSs demand a resource (else the PS pool never binds, as in the
+      trace imports).
+    """
+    def shapes(capacity: Any) -> tuple[int, float]:
+        if not len(capacity):
+            return 0, 0.0
+        _, counts = np.unique(capacity, axis=0, return_counts=True)
+        return int(len(counts)), float(counts[counts >= 2].sum() / len(capacity))
+
+    import numpy as np
+    w_shapes, w_shared = shapes(instance.worker_capacity)
+    p_shapes, p_shared = shapes(instance.ps_capacity)
+    J = instance.num_jobs
+    classes = int(len(np.unique(instance.worker_demand, axis=0))) if J else 0
+    cap = instance.worker_capacity.sum(axis=0) * instance.horizon
+    need = (instance.workload[:, None] * instance.worker_demand).sum(axis=0) if J else cap * 0
+    fill = float(max((need[r] / cap[r] for r in range(len(cap)) if cap[r] > 0), default=0.0))
+    return {"jobs": J, "horizon": int(instance.horizon),
+            "resources": len(instance.resources), "worker_shapes": w_shapes,
+            "ps_shapes": p_shapes, "shared_workers": w_shared, "shared_ps": p_shared,
+            "worker_classes": classes, "fill": fill,
+            "ps_binds": bool(J and instance.ps_demand.any())}
+
+
+def route_options(instance: Instance) -> Any:
+    """The formulation of the default route, from the instance's features (issue 22):
+    ``None`` (the defaults: demand-class pattern packing) or server packing.
+
+    Patterns pay where identical servers make them exact symmetry breaking: measured
+    side by side on the `hard`, `mixed`, `ps-heavy` families and hard-mix-01…06
+    (docs/offline.md, issue 22), pattern packing was faster wherever every PS server has an
+    identical twin (`hard`: 2.1–3.1x; hard-mix-03, -04, -06: 1.6–17x) and slower where the PS
+    pool holds a server of its own shape (1.3–2.6x on 8 of 9 instances), whatever the worker
+    pool; checked on `mixed-2r`, `loose`, `ps-light` and hard-mix-07…12, the rule's route
+    took less CPU on 11 of 15, about as much on 3, more on 1. PS integrality is what is hard
+    in this model (docs/offline.md, round 3), and a single PS server's patterns only enlarge
+    it. Where no job demands a PS resource the PS
+    pool cannot bind and patterns stay (they carry the continuous workers of the trace
+    imports, ``Prep.flow_workers``)."""
+    from ..formulations.common import Options
+    f = instance_features(instance)
+    if f["ps_binds"] and f["shared_ps"] < 1.0:
+        return Options(packing="server")
+    return None
+
+
+def _cells(instance: Instance) -> int:
+    """Jobs × slots from arrival × servers: an upper bound on the allocation cells."""
+    slots = int((instance.horizon - instance.arrival).sum()) if instance.num_jobs else 0
+    return slots * (len(instance.worker_names) + len(instance.ps_names))
+
+
+def choose_method(instance: Instance, method: str, clock: Clock) -> str:
+    """``auto``: compact while the allocation cells stay below ``COMPACT_SIZE_LIMIT`` (and
+    ``CELLS_PER_SECOND`` times the budget), else column generation."""
+    if method != "auto":
+        return method
+    limit = COMPACT_SIZE_LIMIT
+    if clock.limit is not None:
+        limit = min(limit, max(20_000, CELLS_PER_SECOND * clock.limit))
+    return "compact" if _cells(instance) <= limit else "colgen"
+
+
+def plan_route(prep: Any, modeler: str, clock: Clock, solver: str) -> tuple[Any, str]:
+    """(prep, modeler) of the route: the cut rows dropped (``common.LEAN``) when their
+    predicted build does not fit, the build handed to highspy when the requested modeller's
+    would not."""
+    from ..formulations.common import LEAN, prepare
+    budget = clock.remaining()
+    medium = "highspy" if modeler == "auto" else modeler
+    nnz = prep.model_size()["nonzeros"]
+    cuts = prep.cut_nonzeros()
+    if cuts and (nnz > CUT_NNZ_LIMIT if budget is None
+                 else cuts * BUILD_SECONDS_PER_NNZ["highspy"] > CUT_SHARE * budget):
+        # chained, only the PS cuts grow with the square of the horizon
+        dropped = ("ps_cuts",) if prep.options.chained else ("cumulative", "completion_cuts",
+                                                             "ps_cuts")
+        lean = replace(prep.options, **{k: getattr(LEAN, k) for k in dropped})
+        prep = prepare(prep.instance, lean)
+        nnz = prep.model_size()["nonzeros"]
+    if solver == "highs" and medium != "highspy" and budget is not None \
+            and nnz * BUILD_SECONDS_PER_NNZ[medium] > BUILD_SHARE * budget:
+        medium = "highspy"
+    return prep, medium
+
+
+# --- the portfolio: two variants race on two cores ---------------------------------------
+
+#: The variants that race (options, HiGHS random seed); the first is the planned model
+#: itself. Measured on the hard preset (docs/offline.md): the no-cut variant's proof times
+#: are least correlated with the default's, so the first proof comes earlier.
+PORTFOLIO: tuple[tuple[dict[str, Any], int], ...] = (
+    ({}, 0), ({"completion_cuts": False, "ps_cuts": False, "ps_dominance": False}, 1))
+#: Below this many nonzeros a model proves in well under a second: no processes for it.
+PORTFOLIO_MIN_NONZEROS = 3_000
+#: From this many seconds of budget on, the race runs even on a busy machine.
+PORTFOLIO_LONG_BUDGET = 100.0
+
+
+def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
+                     budget: float | None) -> bool:
+    """Race only the default model on highspy, on a model worth a process, in a top-level
+    process, while a core is idle or the time limit is long. On a busy machine two racers
+    halve each other's speed (measured: hard-s3 took 1.8x the comparator's wall time racing
+    at load 4 on 2 cores, 0.57x alone at load 7), which costs seconds on instances that prove
+    in seconds; with ``PORTFOLIO_LONG_BUDGET`` seconds or more the proof is what is at stake,
+    and the two models' proof times differ by more than that factor (the 30-job, 317-slot
+    Philly instance: the cut-free model proves it in about 200 s, the default alone leaves
+    2.9 % at 300 s). ``OASIS_PORTFOLIO=1`` races regardless, ``0`` never."""
+    import multiprocessing as mp
+    wanted = os.environ.get("OASIS_PORTFOLIO", "")
+    if wanted == "0" or not (modeler == "auto" and options is None and medium == "highspy"
+                             and prep.options.completion_cuts
+                             and prep.model_size()["nonzeros"] >= PORTFOLIO_MIN_NONZEROS):
+        return False
+    # only a top-level process races: a sweep's or Dask's workers already share the cores
+    # (and daemonic workers may not have children)
+    if mp.parent_process() is not None or not race.can_fork():
+        return False
+    cores = os.cpu_count() or 1
+    if wanted == "1" or (budget is not None and budget >= PORTFOLIO_LONG_BUDGET):
+        return cores >= 2
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # not available here: assume busy
+        return False
+    # this process counts about 1 in the load average: below cores − 0.5 the other core
+    # is mostly idle
+    return cores >= 2 and load < cores - 0.5

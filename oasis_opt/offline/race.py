@@ -1,0 +1,201 @@
+"""Solves in forked child processes, stopped at the deadline: the portfolio (variants of the
+compact MILP race; the first proof wins) and the guard of column generation (its last
+schedule and bound are kept when it is stopped)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+from ..errors import InputError, SolverError
+from ..formulations.deadline import Deadline
+from ..formulations.highs import quiet_stdout
+from ..model import Instance, Schedule
+from . import backends
+from .clock import Clock, Tracker
+from .report import Raw, SolveStatus
+
+
+def can_fork() -> bool:
+    """A child process is possible: fork exists and this process is no daemon (Dask's and
+    ``multiprocessing.Pool``'s workers may not have children)."""
+    import multiprocessing as mp
+    return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
+
+
+def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip_gap: float,
+                      start: Schedule | None, conn: Any) -> None:
+    """One racer (a forked child: ``prep`` is inherited, not pickled): build and solve its
+    variant; send ``("progress", incumbent, bound)`` on every improvement, ``("values",
+    objective, values)`` with every improving incumbent (so that the parent keeps it if it
+    has to kill this process at the deadline), and ``("done", raw)`` or ``("error", text)``
+    at the end."""
+    try:
+        # a scheduler inherited from the parent of another thread count is reset by the
+        # first run (formulations/highs.py)
+        clock = Clock(time_limit)
+        tracker = Tracker(clock, lambda _s, inc, b: conn.send(("progress", inc, b)))
+        raw = backends.solve_highspy(prep, clock, tracker, mip_gap, random_seed, start,
+                                     on_values=lambda obj, v: conn.send(("values", obj, v)))
+        conn.send(("done", raw))
+    except Exception as exc:  # reported to the parent, which decides
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: Tracker,
+                    mip_gap: float, start: Schedule | None) -> tuple[int, Raw]:
+    """Race the variants in child processes; the first proof wins and the others are
+    stopped. Without a proof (time limit) the best incumbent wins, and the bound is the least
+    of their bounds (each is a bound on the same OPT). Returns (winner, its result)."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    # fork: quick, and it re-imports nobody's main module (spawn and forkserver would run a
+    # user's script again); each child resets HiGHS's thread pool before it solves
+    ctx = mp.get_context("fork")
+    left = backends.highs_budget(clock, preps[0])
+    budget = None if left is None else max(0.05, left - 0.5)  # the processes start
+    procs, conns = [], {}
+    try:
+        for k, (prep, seed) in enumerate(zip(preps, seeds, strict=True)):
+            recv, send = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=_portfolio_worker, daemon=True, args=(
+                prep, seed, budget, mip_gap, start, send))
+            p.start()
+            send.close()
+            procs.append(p)
+            conns[recv] = k
+        done: dict[int, Raw] = {}
+        errors: dict[int, str] = {}
+        found: dict[int, tuple[float, tuple[dict, ...]]] = {}  # best incumbent of each
+        bounds: dict[int, float] = {}
+        while conns:
+            left = clock.remaining()
+            ready = wait(list(conns), timeout=None if left is None else max(0.0, left + 0.2))
+            if not ready:
+                break  # past the deadline: the racers are killed, their incumbents kept
+            for c in ready:
+                k = conns[c]
+                try:
+                    msg = c.recv()
+                except EOFError:  # the racer died without a word
+                    errors.setdefault(k, "the process ended without a result")
+                    del conns[c]
+                    continue
+                if msg[0] == "progress":
+                    tracker.update(msg[1], msg[2])
+                    if msg[2] is not None and math.isfinite(msg[2]):
+                        bounds[k] = min(bounds.get(k, math.inf), msg[2])
+                    continue
+                if msg[0] == "values":
+                    if k not in found or msg[1] > found[k][0]:
+                        found[k] = (msg[1], msg[2])
+                    continue
+                del conns[c]
+                if msg[0] == "done":
+                    done[k] = msg[1]
+                else:
+                    errors[k] = msg[1]
+            if any(r.status is SolveStatus.OPTIMAL for r in done.values()):
+                break
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(timeout=2.0)
+            if p.is_alive():
+                p.kill()
+    for k, (obj, values) in found.items():  # killed racers: their last incumbent
+        if k not in done:
+            done[k] = Raw(SolveStatus.TIME_LIMIT, obj, bounds.get(k), values, 0.0, 0.0,
+                          clock.elapsed())
+    if not done:
+        if errors:
+            raise SolverError("every racer of the portfolio failed: "
+                              + "; ".join(errors.values()))
+        return 0, Raw(SolveStatus.TIME_LIMIT, None, min(bounds.values(), default=None), (),
+                      0.0, 0.0, clock.elapsed())  # nothing found: the floor answers
+    proven = [k for k, r in done.items() if r.status is SolveStatus.OPTIMAL]
+    if proven:
+        return proven[0], done[proven[0]]
+    best = max(done, key=lambda k: -math.inf if done[k].solver_objective is None
+               else done[k].solver_objective)
+    bounds = [r.bound for r in done.values() if r.bound is not None]
+    return best, replace(done[best], bound=min(bounds) if bounds else None)
+
+
+def _colgen_worker(instance: Instance, kwargs: dict[str, Any], conn: Any) -> None:
+    """Column generation in a forked child: ``("progress", incumbent, bound)`` and
+    ``("schedule", schedule)`` on every improvement, ``("done", result)``, ``("input", place,
+    message)`` (bad input: exit 2 as in-process) or ``("error", text)`` at the end."""
+    import highspy
+
+    from ..formulations import colgen
+    try:
+        highspy.Highs.resetGlobalScheduler(True)  # a pool inherited from the parent is dead
+        with quiet_stdout():
+            res = colgen.solve(instance, on_progress=lambda _s, inc, b: conn.send(
+                ("progress", inc, b)), on_schedule=lambda s: conn.send(("schedule", s)),
+                **kwargs)
+        conn.send(("done", res))
+    except InputError as exc:  # too large an input, say: the parent raises it as such
+        conn.send(("input", exc.place, exc.message))
+    except Exception as exc:  # reported to the parent, which raises it
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+def colgen_guarded(instance: Instance, kwargs: dict[str, Any], deadline: Deadline,
+                   tracker: Tracker) -> Any:
+    """``colgen.solve`` in a child process stopped at ``deadline``; its result, or (stopped)
+    one made of the last schedule and the least bound it sent."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    from ..formulations.colgen import ColgenResult
+
+    ctx = mp.get_context("fork")  # as the portfolio: no re-import of the user's main module
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_colgen_worker, daemon=True, args=(instance, kwargs, send))
+    proc.start()
+    send.close()
+    best: Schedule | None = None
+    bound = math.inf
+    try:
+        while True:
+            left = deadline.left()
+            if left <= 0 or not wait([recv], timeout=left):
+                break  # the deadline: stop the child, keep what it sent
+            try:
+                msg = recv.recv()
+            except EOFError:
+                raise SolverError("column generation ended without a result") from None
+            if msg[0] == "progress":  # incumbents count once their schedule is here
+                tracker.update(bound=msg[2])
+                if msg[2] is not None and math.isfinite(msg[2]):
+                    bound = min(bound, msg[2])
+            elif msg[0] == "schedule":
+                if best is None or msg[1].total_utility > best.total_utility:
+                    best = msg[1]
+                    tracker.update(incumbent=best.total_utility)
+            elif msg[0] == "done":
+                return msg[1]
+            elif msg[0] == "input":
+                raise InputError(msg[1], msg[2])
+            else:
+                raise SolverError(f"column generation failed on {instance.name}: {msg[1]}")
+    finally:
+        if proc.is_alive():
+            proc.terminate()
+        proc.join(timeout=2.0)
+        if proc.is_alive():
+            proc.kill()
+        recv.close()
+    if best is None:
+        best = Schedule.from_arrays(instance, "colgen", {}, {})
+    return ColgenResult(bound, 0.0, False, best, SolveStatus.TIME_LIMIT, 0, 0)

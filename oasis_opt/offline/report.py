@@ -1,0 +1,124 @@
+"""The report of an offline solve and the settling of every route's outcome into it: the
+status (``SolveStatus``, one type for every path, defined in ``formulations/status.py``),
+``SolveReport``, the back-ends' raw result ``Raw``, ``finish`` (validation, bound, extras) and
+``extract`` (the schedule of a solver's values)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..formulations.status import SolveStatus
+from ..model import REL_TOL, Instance, Schedule
+from .clock import Clock, Tracker
+
+__all__ = ["Raw", "SolveReport", "SolveStatus", "extract", "finish", "relative_gap"]
+
+
+@dataclass(frozen=True)
+class SolveReport:
+    """The outcome of one offline solve (the package docstring, ``oasis_opt.offline``, for the
+    meaning of each figure)."""
+
+    status: SolveStatus
+    objective: float  # utility of the returned schedule = SPEC §6 total_utility
+    bound: float
+    gap: float | None
+    build_seconds: float
+    handover_seconds: float
+    solve_seconds: float
+    seconds: float
+    modeler: str
+    method: str
+    solver_objective: float | None = None  # the MILP's own objective value of the incumbent
+    history: tuple[tuple[float, float | None, float], ...] = ()
+    #: what ran: e.g. ``compact/highspy/full``, ``compact/highspy/lean``, ``colgen``; and
+    #: the online algorithm whose schedule was returned, when it beat the solver's
+    route: str = ""
+    floor: str | None = None
+
+    @property
+    def total_utility(self) -> float:
+        return self.objective
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["status"] = self.status.value
+        d["total_utility"] = d.pop("objective")
+        d["history"] = [list(h) for h in self.history]
+        return d
+
+
+@dataclass(frozen=True)
+class Raw:
+    """What a modeller route hands back: solver outcome, counts by index, timings."""
+
+    status: SolveStatus
+    solver_objective: float | None
+    bound: float | None
+    values: tuple[dict, ...]  # y, z, λ_w, λ_z by index (empty without an incumbent)
+    build: float
+    handover: float
+    solve: float
+
+
+def relative_gap(bound: float, incumbent: float) -> float | None:
+    """``(bound − incumbent) / |incumbent|``; 0 when both are 0 (to 1e-6), None when only the
+    incumbent is."""
+    if abs(incumbent) <= REL_TOL:
+        return 0.0 if abs(bound) <= REL_TOL else None
+    return max(0.0, (bound - incumbent) / abs(incumbent))
+
+
+def finish(instance: Instance, schedule: Schedule, status: SolveStatus, tracker: Tracker,
+           clock: Clock, trivial: float, modeler: str, method: str, route: str,
+           floor: str | None, build: float, handover: float, solve_seconds: float,
+           solver_objective: float | None, extra: dict[str, Any] | None = None
+          ) -> tuple[Schedule, SolveReport]:
+    """Validate the schedule, settle the bound (≤ the trivial one, ≥ the utility), and build
+    the report and the schedule's extras."""
+    from ..algorithms import InvalidScheduleError
+    from ..validate import validate
+
+    report = validate(instance, schedule)
+    if not report.feasible:
+        raise InvalidScheduleError(
+            f"the offline solver produced an infeasible schedule on {instance.name}: "
+            + "; ".join(str(v) for v in report.violations[:5]))
+    utility = schedule.total_utility
+    bound = max(min(tracker.bound, trivial), utility)
+    tracker.update(incumbent=utility, bound=bound)
+    gap = relative_gap(bound, utility)
+    if status is not SolveStatus.OPTIMAL and gap is not None and gap <= REL_TOL:
+        status = SolveStatus.OPTIMAL  # the bound met the incumbent: proven after all
+    seconds = clock.elapsed()
+    result = SolveReport(
+        status=status, objective=utility, bound=bound, gap=gap, build_seconds=build,
+        handover_seconds=handover, solve_seconds=solve_seconds, seconds=seconds,
+        modeler=modeler, method=method, solver_objective=solver_objective,
+        history=tuple(tracker.history), route=route, floor=floor)
+    if status is SolveStatus.OPTIMAL or (floor is None and method == "compact"):
+        algorithm = "optimal"
+    else:
+        algorithm = floor or method
+    extras = {**(extra or {}), "status": status.value, "bound": bound, "gap": gap,
+              "seconds": seconds, "modeler": modeler, "method": method, "route": route,
+              "solver_objective": solver_objective}
+    if floor is not None:
+        extras["floor"] = floor
+    schedule = Schedule(schedule.instance, algorithm, utility, schedule.jobs, extras)
+    return schedule, result
+
+
+def extract(prep: Any, raw: Raw) -> Schedule:
+    """The schedule of the solver's values: trimmed after completion, jobs that do not
+    complete dropped (``common.schedule_from_values``); a customized model's is taken exactly
+    as solved instead (``custom.as_solved``)."""
+    from ..formulations.common import schedule_from_values
+    if not raw.values:
+        return schedule_from_values(prep, {}, {})
+    y, z, lw, lz = raw.values
+    if prep.flow_workers:  # continuous workers: whole ones from the same completions
+        from ..formulations.flow import integral_workers
+        y, z = integral_workers(prep, y, z, lw)
+    return schedule_from_values(prep, y, z, lw, lz)
