@@ -442,10 +442,23 @@ def _json_value(text: str, place: str) -> Any:
     def refuse(const: str) -> Any:
         raise ValueError(f"{const} is not a number")
     try:
-        return json.loads(text, parse_constant=refuse)
+        value = json.loads(text, parse_constant=refuse)
     except ValueError:
         raise InputError(place, f"{text!r} is not a JSON value (quote a string: "
                                 f"KEY='\"text\"')") from None
+    if not _finite(value):  # 1e400 parses to infinity
+        raise InputError(place, f"{text!r}: numbers must be finite")
+    return value
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    return True
 
 
 def _key_value(text: str, place: str) -> tuple[str, Any]:

@@ -191,6 +191,9 @@ def test_cli_run_ratio_and_errors(mysched, small, tmp_path) -> None:
     r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "u_scale=NaN",
              cwd=tmp_path)
     assert r.returncode == 2 and "not a JSON value" in r.stderr
+    r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "u_scale=[1e400]",
+             cwd=tmp_path)
+    assert r.returncode == 2 and "numbers must be finite" in r.stderr
     r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "depth=1", cwd=tmp_path)
     assert r.returncode == 2 and "not a parameter of mysched:scaled" in r.stderr
     r = _cli("ratio", inst, "--algorithms", "oasis", "--param", "fifo", "x=1", cwd=tmp_path)
