@@ -215,12 +215,33 @@ def test_racers_killed_at_the_deadline_keep_their_incumbent(monkeypatch):
     floor), within 1.1·S + 10 s, with a bound ≥ the utility."""
     instance = generate("hard", seed=6)
     monkeypatch.setattr(offline.backends, "highs_budget", lambda _clock, _prep: 1000.0)
+    monkeypatch.setattr(offline.plan, "GUARD_MIN_NONZEROS", 0)  # the guard even on 10 k nnz
     start = time.perf_counter()
     sched, rep = solve(instance, time_limit=2.0)
     assert time.perf_counter() - start <= 1.1 * 2.0 + 10
     assert rep.status is SolveStatus.TIME_LIMIT and validate(instance, sched).feasible
     assert rep.objective >= best_online(instance) - tol(rep.objective)
     assert rep.bound >= rep.objective
+
+
+def test_small_model_solves_in_process_within_the_limit(monkeypatch):
+    """Below ``GUARD_MIN_NONZEROS`` a solve that does not race forks no guard (issue 22: the
+    fork cost more than the solve on sub-second instances): HiGHS runs in this process, told
+    to run far past the deadline, and its callbacks alone stop it there; the answer is no
+    worse than the floor and its bound covers it."""
+    instance = generate("hard", seed=6)  # ~10 k nonzeros, ~25 CPU s to prove
+    monkeypatch.setenv("OASIS_PORTFOLIO", "0")
+    monkeypatch.setattr(offline.backends, "highs_budget", lambda _clock, _prep: 1000.0)
+
+    def no_fork(*_a, **_kw):
+        raise AssertionError("a small model was solved in a child process")
+    monkeypatch.setattr(offline.race, "solve_portfolio", no_fork)
+    start = time.perf_counter()
+    sched, rep = solve(instance, time_limit=2.0)
+    assert time.perf_counter() - start <= 1.1 * 2.0 + 10
+    assert rep.status is SolveStatus.TIME_LIMIT and validate(instance, sched).feasible
+    assert rep.objective >= best_online(instance) - tol(rep.objective)
+    assert rep.bound >= rep.objective and "race" not in rep.route
 
 
 # --- issue 22: the limit on the column-generation route, on pools of many server shapes -----

@@ -67,6 +67,7 @@ from .plan import (
     COMPACT_SIZE_LIMIT,
     CUT_NNZ_LIMIT,
     CUT_SHARE,
+    GUARD_MIN_NONZEROS,
     METHODS,
     MODELERS,
     PORTFOLIO,
@@ -81,8 +82,9 @@ from .report import SolveReport, SolveStatus, relative_gap
 __all__ = [
     "BUILD_BYTES_PER_NNZ", "BUILD_SECONDS_PER_NNZ", "BUILD_SHARE", "CELLS_PER_SECOND",
     "COLGEN_RESERVE", "COLGEN_SEEDS", "COMPACT_SIZE_LIMIT", "CUT_NNZ_LIMIT", "CUT_SHARE",
-    "MAX_TIME_LIMIT", "METHODS", "MODELERS", "PORTFOLIO", "PORTFOLIO_LONG_BUDGET",
-    "PORTFOLIO_MIN_NONZEROS", "THREADS", "Progress", "SolveReport", "SolveStatus",
+    "GUARD_MIN_NONZEROS", "MAX_TIME_LIMIT", "METHODS", "MODELERS", "PORTFOLIO",
+    "PORTFOLIO_LONG_BUDGET", "PORTFOLIO_MIN_NONZEROS", "THREADS", "Progress", "SolveReport",
+    "SolveStatus",
     "colgen_inputs", "instance_features", "relative_gap", "route_options", "solve",
 ]
 

@@ -15,6 +15,7 @@ from .plan import (
     BUILD_BYTES_PER_NNZ,
     BUILD_SECONDS_PER_NNZ,
     PORTFOLIO,
+    guard_wanted,
     plan_route,
     portfolio_wanted,
     route_options,
@@ -59,10 +60,10 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
             winner, raw = race.solve_portfolio(variants, [s for _, s in PORTFOLIO], clock,
                                                tracker, mip_gap, floor)
             prep, medium = variants[winner], f"portfolio{winner}"
-        elif medium == "highspy" and clock.limit is not None and race.can_fork():
+        elif guard_wanted(prep, medium, clock.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its
             # interrupt callbacks are not called in every phase of the root), its last
-            # incumbent kept
+            # incumbent kept; small models solve in this process (plan.GUARD_MIN_NONZEROS)
             _, raw = race.solve_portfolio([prep], [0], clock, tracker, mip_gap, floor)
         else:
             raw = backends.ROUTES[medium](prep, clock, tracker, mip_gap, start=floor)

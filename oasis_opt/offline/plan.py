@@ -148,6 +148,13 @@ PORTFOLIO: tuple[tuple[dict[str, Any], int], ...] = (
     ({}, 0), ({"completion_cuts": False, "ps_cuts": False, "ps_dominance": False}, 1))
 #: Below this many nonzeros a model proves in well under a second: no processes for it.
 PORTFOLIO_MIN_NONZEROS = 3_000
+#: Below this many nonzeros a time-limited solve that does not race runs HiGHS in this
+#: process, not in a forked guard (issue 22). The guard is there for root phases that call
+#: no callback (4–16 s late on 30 jobs × 300 slots, 3 M nonzeros); on models this small the
+#: whole root LP takes about 0.1 s (measured: the `loose`, `uniform-1r`, `mixed-2r` families,
+#: 3 k–16 k nonzeros), so the in-process callbacks keep the deadline well inside the
+#: contract's 10 s slack, and the fork, the pipe and the child's first HiGHS run are saved.
+GUARD_MIN_NONZEROS = 20_000
 #: From this many seconds of budget on, the race runs even on a busy machine.
 PORTFOLIO_LONG_BUDGET = 100.0
 
@@ -182,3 +189,11 @@ def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
     # this process counts about 1 in the load average: below cores − 0.5 the other core
     # is mostly idle
     return cores >= 2 and load < cores - 0.5
+
+
+def guard_wanted(prep: Any, medium: str, budget: float | None) -> bool:
+    """Run a time-limited highspy solve in a forked child killed at the deadline: only where
+    a root phase without callbacks could overshoot it, i.e. from ``GUARD_MIN_NONZEROS``
+    nonzeros on (and where the process can fork)."""
+    return (medium == "highspy" and budget is not None
+            and prep.model_size()["nonzeros"] >= GUARD_MIN_NONZEROS and race.can_fork())
