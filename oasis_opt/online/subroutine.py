@@ -120,11 +120,18 @@ def fit_counts(free: np.ndarray, demand: np.ndarray, cap: int, start: int,
     if not need.any():
         return np.full((n_slots, S), cap, dtype=np.int64)
     f = free[start:] if free.ndim == 3 else free[None]
-    if not need.all():
-        f, demand = f[..., need], demand[need]
-    # 1e-9 absorbs float noise in g = Σ α·y (values like 2.9999999999999996).
-    n = np.floor(f / demand + 1e-9).min(axis=-1)
-    n = np.minimum(np.maximum(n, 0), cap).astype(np.int64)
+    rs = np.flatnonzero(need).tolist()
+    # min_r floor(x_r + 1e-9) = floor(min_r x_r + 1e-9): floor and adding a constant are
+    # monotone, so the minimum can come first; one pairwise minimum per resource on (T, S)
+    # planes is several times faster than a reduction over the short last axis.
+    # (1e-9 absorbs float noise in g = Σ α·y, values like 2.9999999999999996.)
+    n = f[..., rs[0]] / demand[rs[0]]
+    for r in rs[1:]:
+        np.minimum(n, f[..., r] / demand[r], out=n)
+    n += 1e-9
+    np.floor(n, out=n)
+    np.clip(n, 0, cap, out=n)
+    n = n.astype(np.int64)
     return np.broadcast_to(n, (n_slots, S)) if free.ndim == 2 else n
 
 
