@@ -135,25 +135,28 @@ def fit_counts(free: np.ndarray, demand: np.ndarray, cap: int, start: int,
     return np.broadcast_to(n, (n_slots, S)) if free.ndim == 2 else n
 
 
-def _tie_order(cost: np.ndarray) -> np.ndarray:
+def _tie_order(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """(S, H) server order per slot: ascending unit cost; costs equal within tolerance (chained
-    in sorted order) are ordered by server index."""
+    in sorted order) are ordered by server index. Also the costs in that order when the
+    stable sort is the answer (None otherwise), which the caller would gather again."""
     S, H = cost.shape
     o = np.argsort(cost, axis=1, kind="stable")  # exact ties already go to the lower index
+    sv = np.take_along_axis(cost, o, axis=1)
     if H <= 1:
-        return o
-    sv = cost[np.arange(S)[:, None], o]
+        return o, sv
     d = sv[:, 1:] - sv[:, :-1]
     # Fast exit: no positive gap within tolerance anywhere, so the stable order is the answer.
+    # (Rows are sorted, so the largest |cost| is in the first or the last column.)
     pos = d[d > 0]
-    if pos.size == 0 or pos.min() > TIE_TOL * max(1.0, float(np.abs(sv).max())):
-        return o
+    if pos.size == 0 or pos.min() > TIE_TOL * max(
+            1.0, float(np.abs(sv[:, 0]).max()), float(np.abs(sv[:, -1]).max())):
+        return o, sv
     gap = d > _tol(sv[:, 1:])
     group_sorted = np.concatenate([np.zeros((S, 1), dtype=np.int64),
                                    np.cumsum(gap, axis=1)], axis=1)
     group = np.empty_like(group_sorted)
     group[np.arange(S)[:, None], o] = group_sorted
-    return np.argsort(group * H + np.arange(H), axis=1)
+    return np.argsort(group * H + np.arange(H), axis=1), None
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,7 @@ class _Greedy:
 
     order: np.ndarray  # (S, H)
     counts: np.ndarray  # (S, H)
-    before: np.ndarray  # (S, H)
+    cum: np.ndarray  # (S, H): the counts up to and including each server (fill order)
     table: np.ndarray  # (S, W+1)
 
     def place(self, units: np.ndarray, first_slot: int,
@@ -172,8 +175,8 @@ class _Greedy:
         ``classes[s]``: the row of slot s in these tables (None: row s)."""
         used = np.flatnonzero(units)
         row = used if classes is None else classes[used]
-        take = np.minimum(np.maximum(units[used, None] - self.before[row], 0),
-                          self.counts[row])
+        n = self.counts[row]
+        take = np.minimum(np.maximum(units[used, None] - (self.cum[row] - n), 0), n)
         rows = np.zeros_like(take)
         rows[np.arange(used.size)[:, None], self.order[row]] = take
         return SlotCounts.from_rows(used + first_slot, rows)
@@ -184,24 +187,32 @@ def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
     the k-th cheapest unit sits on the first server (in fill order) whose cumulative count
     reaches k, found for every (s, k) by one ``searchsorted`` on row-offset cumulative counts."""
     S, H = unit_cost.shape
-    order = _tie_order(unit_cost)
-    rows = np.arange(S)[:, None]
-    c = unit_cost[rows, order]
-    n = counts[rows, order]
+    order, sorted_cost = _tie_order(unit_cost)
+    n = np.take_along_axis(counts, order, axis=1)
     cum = np.cumsum(n, axis=1)
-    table = np.full((S, most + 1), np.inf)
+    if not (H and most):
+        table = np.full((S, most + 1), np.inf)
+        table[:, 0] = 0.0
+        return _Greedy(order, n, cum, table)
+    # The costs in fill order with a column of +inf after each row: flat index s·(H+1) + j.
+    c = np.empty((S, H + 1))
+    c[:, H] = np.inf
+    if sorted_cost is None:
+        c[:, :H] = np.take_along_axis(unit_cost, order, axis=1)
+    else:
+        c[:, :H] = sorted_cost
+    step = most + 2  # row s lives in [s·step, s·step + most + 1]: rows never overlap
+    s_idx = np.arange(S, dtype=np.int64)[:, None]
+    off = s_idx * step
+    flat = (np.minimum(cum, most + 1) + off).ravel()
+    k = np.arange(1, most + 1, dtype=np.int64)
+    # pos = s·H + j, j the server (fill order) holding the k-th unit, j = H when slot s has
+    # fewer than k units; pos + s is then (s, j) in ``c``, whose +inf column stands for "none".
+    pos = np.searchsorted(flat, (k[None, :] + off).ravel()).reshape(S, most)
+    table = np.empty((S, most + 1))
     table[:, 0] = 0.0
-    if H and most:
-        step = most + 2  # row s lives in [s·step, s·step + most + 1]: rows never overlap
-        off = np.arange(S, dtype=np.int64)[:, None] * step
-        flat = (np.minimum(cum, most + 1) + off).ravel()
-        k = np.arange(1, most + 1, dtype=np.int64)
-        pos = np.searchsorted(flat, (k[None, :] + off).ravel()).reshape(S, most)
-        idx = pos - np.arange(S, dtype=np.int64)[:, None] * H  # H: slot s has < k units
-        kth = c[rows, np.minimum(idx, H - 1)]
-        kth[idx >= H] = np.inf
-        np.cumsum(kth, axis=1, out=table[:, 1:])
-    return _Greedy(order, n, cum - n, table)
+    np.cumsum(np.take(c, pos + s_idx), axis=1, out=table[:, 1:])
+    return _Greedy(order, n, cum, table)
 
 
 def best_schedule(
@@ -342,7 +353,8 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
     view = np.lib.stride_tricks.as_strided(
         bp, shape=(S + 1, W + 1, V + 1), strides=(bp.strides[0], bp.strides[1], bp.strides[1]),
         writeable=False)
-    cost_rev = np.ascontiguousarray(cost[:, ::-1])  # cost_rev[s, j] = cost_t(W − j)
+    # cost_rev[s, j, 0] = cost_t(W − j): a column, so that a slot's add broadcasts over v.
+    cost_rev = np.ascontiguousarray(cost[:, ::-1])[:, :, None]
     tmp = np.empty((W + 1, V + 1))
     best = -math.inf
     hi = 0
@@ -360,7 +372,7 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
         if lo > hi:
             continue
         t = tmp[:, : hi - lo + 1]
-        np.add(view[s, :, lo:hi + 1], cost_rev[s][:, None], out=t)
+        np.add(view[s, :, lo:hi + 1], cost_rev[s], out=t)
         np.minimum.reduce(t, axis=0, out=bp[s + 1, W + lo:W + hi + 1])
         if hi < V:
             continue  # V not reached yet: no payoff, no stop
@@ -422,9 +434,11 @@ def _check_size(job: JobSpec, S: int, W: int, V: int, H: int, K: int) -> None:
     """Refuse (``InputError``) a DP whose tables would not fit in the memory limit: the DP
     rows (S+1)·(W+V+1), one slot's update (W+1)·(V+1), the greedy tables and their search
     arrays, S·(W+1) and S·(Z+1) several times over."""
-    from ..limits import check_allocation
+    from ..limits import check_allocation, max_memory
     Z = int(ps_needed(W, job.ps_ratio))
     cells = (S + 1) * (W + V + 1) + (W + 1) * (V + 1) + 4 * S * (W + Z + 2) + 2 * S * (H + K)
+    if 8.0 * cells <= max_memory():
+        return  # the usual case: no message to build (this runs once per decision)
     check_allocation(f"{job.place}.workload" if job.place else "workload", 8.0 * cells,
                      f"OASiS's dynamic programme for a workload of {V} over {S} slots "
                      f"with up to {W} workers a slot")
