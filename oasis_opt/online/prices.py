@@ -297,14 +297,20 @@ class PriceState:
         """``add`` for sparse counts: the same arithmetic on the slots they touch only."""
         if counts.slot.size == 0:
             return
-        slots, row = np.unique(counts.slot, return_inverse=True)
+        # Entries are sorted by slot (SlotCounts), so the distinct slots are where it changes.
+        new = np.empty(counts.slot.size, dtype=bool)
+        new[0] = True
+        np.not_equal(counts.slot[1:], counts.slot[:-1], out=new[1:])
+        slots = counts.slot[new]
+        row = np.cumsum(new) - 1
         self.touched[slots] = True
         dense = np.zeros((slots.size, self.capacity.shape[0]), dtype=np.int64)
         dense[row, counts.server] = counts.count
         load = dense[:, :, None] * demand[None, None, :]  # (t, S, R)
-        self.used[slots] += load
-        self.free[slots] = self.capacity[None] - self.used[slots]
-        self.price[slots] = self.L * np.exp(self.log_ratio * self.used[slots] * self.inv_cap)
+        used = self.used[slots] + load
+        self.used[slots] = used
+        self.free[slots] = self.capacity[None] - used
+        self.price[slots] = self.L * np.exp(self.log_ratio * used * self.inv_cap)
 
     def rebound(self, U: np.ndarray, L: np.ndarray) -> None:
         """New bounds for the same use ``g``: every slot re-priced (oasis-adaptive, when its

@@ -141,7 +141,7 @@ def _tie_order(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     stable sort is the answer (None otherwise), which the caller would gather again."""
     S, H = cost.shape
     o = np.argsort(cost, axis=1, kind="stable")  # exact ties already go to the lower index
-    sv = np.take_along_axis(cost, o, axis=1)
+    sv = cost[np.arange(S)[:, None], o]
     if H <= 1:
         return o, sv
     d = sv[:, 1:] - sv[:, :-1]
@@ -188,7 +188,7 @@ def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
     reaches k, found for every (s, k) by one ``searchsorted`` on row-offset cumulative counts."""
     S, H = unit_cost.shape
     order, sorted_cost = _tie_order(unit_cost)
-    n = np.take_along_axis(counts, order, axis=1)
+    n = counts[np.arange(S)[:, None], order]
     cum = np.cumsum(n, axis=1)
     if not (H and most):
         table = np.full((S, most + 1), np.inf)
@@ -198,7 +198,7 @@ def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
     c = np.empty((S, H + 1))
     c[:, H] = np.inf
     if sorted_cost is None:
-        c[:, :H] = np.take_along_axis(unit_cost, order, axis=1)
+        c[:, :H] = unit_cost[np.arange(S)[:, None], order]
     else:
         c[:, :H] = sorted_cost
     step = most + 2  # row s lives in [s·step, s·step + most + 1]: rows never overlap
@@ -364,18 +364,28 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
     finite = cost[np.isfinite(cost)]
     scale = float(np.abs(util).max(initial=0.0)) + V * float(finite.max(initial=0.0))
     done = bp[:, W + V]
+    # While every state 0 … V is computed (lo = 0, hi = V), the slices are the same each slot:
+    # take them once (views; ``np.add``/``reduce`` per slot are then the only calls).
+    full_in, full_out = view[:, :, :], bp[1:, W:]
     for s in range(S):
-        lo = max(0, V - (S - 1 - s) * W)
-        hi = min(V, hi + W)
+        lo = V - (S - 1 - s) * W
+        hi += W
         if lazy:
             bp[s + 1] = np.inf
-        if lo > hi:
-            continue
-        t = tmp[:, : hi - lo + 1]
-        np.add(view[s, :, lo:hi + 1], cost_rev[s], out=t)
-        np.minimum.reduce(t, axis=0, out=bp[s + 1, W + lo:W + hi + 1])
-        if hi < V:
-            continue  # V not reached yet: no payoff, no stop
+        if lo <= 0 and hi >= V:
+            hi = V
+            np.add(full_in[s], cost_rev[s], out=tmp)
+            np.minimum.reduce(tmp, axis=0, out=full_out[s])
+        else:
+            lo = max(lo, 0)
+            hi = min(hi, V)
+            if lo > hi:
+                continue
+            t = tmp[:, : hi - lo + 1]
+            np.add(view[s, :, lo:hi + 1], cost_rev[s], out=t)
+            np.minimum.reduce(t, axis=0, out=bp[s + 1, W + lo:W + hi + 1])
+            if hi < V:
+                continue  # V not reached yet: no payoff, no stop
         pay = utl[s] - float(done[s + 1])
         if pay > best:
             best = pay
@@ -396,13 +406,16 @@ def _dp_by_units(cost: np.ndarray, S: int, W: int, V: int) -> np.ndarray:
     bq[W] = 0.0  # nothing done costs nothing, in every slot
     bq[W + 1:, 0] = np.inf  # before the first slot nothing is done
     ct = np.ascontiguousarray(cost.T)  # (W+1, S)
+    buf = np.empty((W, S))
+    cand = np.empty(S)
     for v in range(1, V + 1):
         k = min(W, v)
         # candidates best_{a+s−1}[v−w] + cost_{a+s}(w), w = 1 … k, for every slot s
         if k == 1:
-            cand = bq[W + v - 1, :S] + ct[1]
+            np.add(bq[W + v - 1, :S], ct[1], out=cand)
         else:
-            cand = (bq[W + v - k:W + v, :S][::-1] + ct[1:k + 1]).min(axis=0)
+            np.add(bq[W + v - k:W + v, :S][::-1], ct[1:k + 1], out=buf[:k])
+            np.minimum.reduce(buf[:k], axis=0, out=cand)
         np.minimum.accumulate(cand, out=bq[W + v, 1:])
     return bq.T
 
