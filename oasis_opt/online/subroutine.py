@@ -320,19 +320,26 @@ def best_schedule(
     # at once.
     # (Python floats on short rows: the same IEEE sums and comparisons as numpy, without a
     # numpy call per candidate.)
-    ws = np.zeros(S, dtype=np.int64)
+    taken = [0] * (s_hat + 1)
     v = V
+    target = float(done[s_hat])  # best_{t̂}[V]; then the state the chosen w leaves
     for s in range(s_hat, -1, -1):
         if v == 0:
             break
-        k = min(W, v)
+        k = W if W < v else v
         prev = bp[s, W + v - k:W + v + 1].tolist()  # best_{a+s−1}[v−k … v]
         step = cost[s, :k + 1].tolist()  # cost_{a+s}(0 … k)
-        target = float(bp[s + 1, W + v])
         limit = target + TIE_TOL * max(1.0, abs(target))
-        w = next((w for w in range(k + 1) if prev[k - w] + step[w] <= limit), 0)
-        ws[s] = w
+        w = 0
+        for j in range(k + 1):
+            if prev[k - j] + step[j] <= limit:
+                w = j
+                break
+        taken[s] = w
         v -= w
+        target = prev[k - w]  # best_{a+s−1}[v], the next slot's target
+    ws = np.zeros(S, dtype=np.int64)
+    ws[:s_hat + 1] = taken
     return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat, float(util[s_hat]),
                         gw.place(ws, a, inv), gp.place(psn[ws], a, inv), (T, H, K))
 
