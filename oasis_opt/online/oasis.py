@@ -165,8 +165,9 @@ def _certified_payoff(instance: Instance, i: int, worker_price: np.ndarray,
 def _earned(job: JobSpec, y: SlotCounts) -> float:
     """f_i at the slot where the work first reaches V_i (read from the job's utility row, the
     numbers ``Instance.utility_at`` gives, without building the row again)."""
-    slots, work = y.per_slot()
-    slot = int(slots[np.flatnonzero(np.cumsum(work) >= job.workload)[0]])
+    # Entries are sorted by slot, so the entry where the running total first reaches V_i is
+    # in that slot.
+    slot = int(y.slot[np.searchsorted(np.cumsum(y.count), job.workload)])
     return float(job.utility[slot - job.arrival])
 
 

@@ -146,10 +146,10 @@ def _tie_order(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         return o, sv
     d = sv[:, 1:] - sv[:, :-1]
     # Fast exit: no positive gap within tolerance anywhere, so the stable order is the answer.
-    # (Rows are sorted, so the largest |cost| is in the first or the last column.)
-    pos = d[d > 0]
-    if pos.size == 0 or pos.min() > TIE_TOL * max(
-            1.0, float(np.abs(sv[:, 0]).max()), float(np.abs(sv[:, -1]).max())):
+    # (Rows are sorted, so the largest |cost| is in the first or the last column; gaps are
+    # ≥ 0, so "a gap in (0, thr]" is "more gaps ≤ thr than gaps = 0".)
+    thr = TIE_TOL * max(1.0, -float(sv[:, 0].min()), float(sv[:, -1].max()))
+    if np.count_nonzero(d <= thr) == np.count_nonzero(d == 0):
         return o, sv
     gap = d > _tol(sv[:, 1:])
     group_sorted = np.concatenate([np.zeros((S, 1), dtype=np.int64),
