@@ -40,6 +40,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..limits import check_allocation, max_memory
 from ..model import Instance, SlotCounts, ps_needed
 
 #: Two costs or payoffs are equal when they differ by at most ``TIE_TOL·max(1, |x|)`` (SPEC §3).
@@ -281,9 +282,14 @@ def best_schedule(
     wmax = int(min(N, V, fw.sum(axis=1).max(initial=0)))
     if wmax == 0 or wmax * S_all < V:
         return none  # nothing fits, or the work cannot be done by the horizon
-    _check_size(job, S, wmax, V, H, K)
-    psn = np.asarray(ps_needed(np.arange(wmax + 1), job.ps_ratio), dtype=np.int64)
+    # PSs per worker count; for a few counts by the scalar ps_needed (the same arithmetic as
+    # its array form, without numpy's call overhead).
+    if wmax <= 64:
+        psn = np.array([ps_needed(w, job.ps_ratio) for w in range(wmax + 1)], dtype=np.int64)
+    else:
+        psn = np.asarray(ps_needed(np.arange(wmax + 1), job.ps_ratio), dtype=np.int64)
     zmax = int(psn[-1])
+    _check_size(job, S, wmax, zmax, V, H, K)
 
     # Step 1: per-slot cost tables, all classes at once, then one row per slot.
     cw = np.maximum(wprice @ job.worker_demand, 0.0)  # (classes, H)
@@ -450,12 +456,10 @@ def _stop_after(job: JobSpec, util: np.ndarray, cw: np.ndarray, fw: np.ndarray,
     return out
 
 
-def _check_size(job: JobSpec, S: int, W: int, V: int, H: int, K: int) -> None:
+def _check_size(job: JobSpec, S: int, W: int, Z: int, V: int, H: int, K: int) -> None:
     """Refuse (``InputError``) a DP whose tables would not fit in the memory limit: the DP
     rows (S+1)·(W+V+1), one slot's update (W+1)·(V+1), the greedy tables and their search
     arrays, S·(W+1) and S·(Z+1) several times over."""
-    from ..limits import check_allocation, max_memory
-    Z = int(ps_needed(W, job.ps_ratio))
     cells = (S + 1) * (W + V + 1) + (W + 1) * (V + 1) + 4 * S * (W + Z + 2) + 2 * S * (H + K)
     if 8.0 * cells <= max_memory():
         return  # the usual case: no message to build (this runs once per decision)
