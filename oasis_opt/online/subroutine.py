@@ -302,7 +302,10 @@ def best_schedule(
     if inv is not None:
         cost = cost[inv]
     W = wmax
-    if V <= S:
+    # By units: V steps of three calls over all S slots; by slots: at most S steps of two
+    # calls, often far fewer (the early stop). Units win clearly only when V is well below S
+    # (e.g. V = 1 on long traces); on the paper preset V ≈ S and slots are the cheaper pass.
+    if 2 * V <= S:
         bp = _dp_by_units(cost, S, W, V)
     else:
         # A big table is filled row by row as the DP reaches it (the early stop may leave
@@ -408,7 +411,7 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
 
 
 def _dp_by_units(cost: np.ndarray, S: int, W: int, V: int) -> np.ndarray:
-    """Step 2, one unit of work at a time (fewer steps when V ≤ S): with cost_t(0) = 0,
+    """Step 2, one unit of work at a time (fewer steps when V is well below S): with cost_t(0) = 0,
     ``best_t[v] = min(best_{t−1}[v], min_{1≤w≤min(W,v)} best_{t−1}[v−w] + cost_t(w))``, so
     state v over all slots is a running minimum of candidates from states v−W … v−1, which
     are complete by then. Same sums and minima as ``_dp_by_slots``, hence the same table on
