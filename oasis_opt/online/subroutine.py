@@ -131,7 +131,8 @@ def fit_counts(free: np.ndarray, demand: np.ndarray, cap: int, start: int,
         np.minimum(n, f[..., r] / demand[r], out=n)
     n += 1e-9
     np.floor(n, out=n)
-    np.clip(n, 0, cap, out=n)
+    np.maximum(n, 0, out=n)
+    np.minimum(n, cap, out=n)
     n = n.astype(np.int64)
     return np.broadcast_to(n, (n_slots, S)) if free.ndim == 2 else n
 
@@ -141,7 +142,7 @@ def _tie_order(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     in sorted order) are ordered by server index. Also the costs in that order when the
     stable sort is the answer (None otherwise), which the caller would gather again."""
     S, H = cost.shape
-    o = np.argsort(cost, axis=1, kind="stable")  # exact ties already go to the lower index
+    o = cost.argsort(axis=1, kind="stable")  # exact ties already go to the lower index
     sv = cost[np.arange(S)[:, None], o]
     if H <= 1:
         return o, sv
@@ -149,7 +150,8 @@ def _tie_order(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     # Fast exit: no positive gap within tolerance anywhere, so the stable order is the answer.
     # (Rows are sorted, so the largest |cost| is in the first or the last column; gaps are
     # ≥ 0, so "a gap in (0, thr]" is "more gaps ≤ thr than gaps = 0".)
-    thr = TIE_TOL * max(1.0, -float(sv[:, 0].min()), float(sv[:, -1].max()))
+    thr = TIE_TOL * max(1.0, -float(np.minimum.reduce(sv[:, 0])),
+                        float(np.maximum.reduce(sv[:, -1])))
     if np.count_nonzero(d <= thr) == np.count_nonzero(d == 0):
         return o, sv
     gap = d > _tol(sv[:, 1:])
@@ -174,7 +176,7 @@ class _Greedy:
               classes: np.ndarray | None = None) -> SlotCounts:
         """``units[s]`` units in slot ``first_slot + s``, filled in order, as sparse counts;
         ``classes[s]``: the row of slot s in these tables (None: row s)."""
-        used = np.flatnonzero(units)
+        used = units.nonzero()[0]
         row = used if classes is None else classes[used]
         n = self.counts[row]
         take = np.minimum(np.maximum(units[used, None] - (self.cum[row] - n), 0), n)
@@ -190,7 +192,7 @@ def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
     S, H = unit_cost.shape
     order, sorted_cost = _tie_order(unit_cost)
     n = counts[np.arange(S)[:, None], order]
-    cum = np.cumsum(n, axis=1)
+    cum = n.cumsum(axis=1)
     if not (H and most):
         table = np.full((S, most + 1), np.inf)
         table[:, 0] = 0.0
@@ -209,10 +211,10 @@ def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
     k = np.arange(1, most + 1, dtype=np.int64)
     # pos = s·H + j, j the server (fill order) holding the k-th unit, j = H when slot s has
     # fewer than k units; pos + s is then (s, j) in ``c``, whose +inf column stands for "none".
-    pos = np.searchsorted(flat, (k[None, :] + off).ravel()).reshape(S, most)
+    pos = flat.searchsorted((k[None, :] + off).ravel()).reshape(S, most)
     table = np.empty((S, most + 1))
     table[:, 0] = 0.0
-    np.cumsum(np.take(c, pos + s_idx), axis=1, out=table[:, 1:])
+    c.take(pos + s_idx).cumsum(axis=1, out=table[:, 1:])
     return _Greedy(order, n, cum, table)
 
 
@@ -270,7 +272,8 @@ def best_schedule(
         _, first, inv = np.unique(lab[:S], return_index=True, return_inverse=True)
         reps = a + first
     wprice, pprice = worker_price[reps], ps_price[reps]  # the prices this job can pay
-    if min(wprice.min(initial=0.0), pprice.min(initial=0.0)) < -TIE_TOL:
+    if min(np.minimum.reduce(wprice, axis=None, initial=0.0),
+           np.minimum.reduce(pprice, axis=None, initial=0.0)) < -TIE_TOL:
         raise ValueError("prices must be non-negative")
     wfree = worker_free[reps] if worker_free.ndim == 3 else worker_free
     pfree = ps_free[reps] if ps_free.ndim == 3 else ps_free
@@ -323,7 +326,7 @@ def best_schedule(
     if not np.isfinite(pay).any():
         return none
     m = float(pay.max())
-    s_hat = int(np.flatnonzero(pay >= m - _tol(m))[0])
+    s_hat = int((pay >= m - _tol(m)).nonzero()[0][0])
 
     # Step 4: backtrack from t̂, fewest workers at (tolerance-)equal cost, then place all slots
     # at once.
@@ -366,9 +369,11 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
     are left unfilled but for ``best[V] = +inf``: those last slots cannot be chosen, so the
     answer is the same. ``bp`` row 0 is set by the caller; rows 1 … are +inf already, or
     with ``lazy`` are set to +inf here as they are reached."""
-    view = np.lib.stride_tricks.as_strided(
-        bp, shape=(S + 1, W + 1, V + 1), strides=(bp.strides[0], bp.strides[1], bp.strides[1]),
-        writeable=False)
+    # (``np.ndarray`` on bp's buffer: the view ``as_strided`` makes, at a fraction of its cost;
+    # bp is a fresh C-contiguous table, and view[S, W, V] is its last element.)
+    view = np.ndarray((S + 1, W + 1, V + 1), dtype=bp.dtype, buffer=bp,
+                      strides=(bp.strides[0], bp.strides[1], bp.strides[1]))
+    view.flags.writeable = False
     # cost_rev[s, j, 0] = cost_t(W − j): a column, so that a slot's add broadcasts over v.
     cost_rev = np.ascontiguousarray(cost[:, ::-1])[:, :, None]
     tmp = np.empty((W + 1, V + 1))
@@ -447,7 +452,7 @@ def _stop_after(job: JobSpec, util: np.ndarray, cw: np.ndarray, fw: np.ndarray,
     for c, f, units in ((cw, fw, V), (cp, fp, int(ps_needed(V, job.ps_ratio)))):
         if not units:
             continue
-        unit = np.where(f > 0, c, np.inf).min(axis=1, initial=np.inf)
+        unit = np.minimum.reduce(np.where(f > 0, c, np.inf), axis=1, initial=np.inf)
         if inv is not None:
             unit = unit[inv]
         lower += units * np.minimum.accumulate(unit)
