@@ -121,7 +121,7 @@ def fit_counts(free: np.ndarray, demand: np.ndarray, cap: int, start: int,
     if not need.any():
         return np.full((n_slots, S), cap, dtype=np.int64)
     f = free[start:] if free.ndim == 3 else free[None]
-    rs = np.flatnonzero(need).tolist()
+    rs = need.nonzero()[0].tolist()
     # min_r floor(x_r + 1e-9) = floor(min_r x_r + 1e-9): floor and adding a constant are
     # monotone, so the minimum can come first; one pairwise minimum per resource on (T, S)
     # planes is several times faster than a reduction over the short last axis.
@@ -377,7 +377,7 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
     # cost_rev[s, j, 0] = cost_t(W − j): a column, so that a slot's add broadcasts over v.
     cost_rev = np.ascontiguousarray(cost[:, ::-1])[:, :, None]
     tmp = np.empty((W + 1, V + 1))
-    best = -math.inf
+    best = bar = -math.inf
     hi = 0
     utl, stp = util.tolist(), stop.tolist()  # Python floats: the checks cost no numpy call
     # The margin scales with the largest utility and cost: a sum of V costs carries a rounding
@@ -410,7 +410,8 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
         pay = utl[s] - float(done[s + 1])
         if pay > best:
             best = pay
-        if s + 1 < S and stp[s + 1] < best - 1e-7 * max(1.0, abs(best), scale):
+            bar = best - 1e-7 * max(1.0, abs(best), scale)  # changes only with best
+        if s + 1 < S and stp[s + 1] < bar:
             done[s + 2:] = np.inf  # the later last slots: never reached
             return
 
