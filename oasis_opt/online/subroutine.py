@@ -137,6 +137,20 @@ def fit_counts(free: np.ndarray, demand: np.ndarray, cap: int, start: int,
     return np.broadcast_to(n, (n_slots, S)) if free.ndim == 2 else n
 
 
+def _first_and_inverse(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(labels, return_index=True, return_inverse=True)[1:]`` by the same stable
+    sort, without its general machinery (once per decision): each distinct label's first
+    position, in label order, and every position's index into them."""
+    perm = labels.argsort(kind="stable")
+    ordered = labels[perm]
+    new = np.empty(labels.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inv = np.empty(labels.size, dtype=np.int64)
+    inv[perm] = new.cumsum() - 1
+    return perm[new], inv
+
+
 def _tie_order(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """(S, H) server order per slot: ascending unit cost; costs equal within tolerance (chained
     in sorted order) are ordered by server index. Also the costs in that order when the
@@ -269,7 +283,7 @@ def best_schedule(
         lab = classes[a:]
         other = np.flatnonzero(lab != lab[-1])
         S = int(min(S, (other[-1] + 1 if other.size else 0) + V))
-        _, first, inv = np.unique(lab[:S], return_index=True, return_inverse=True)
+        first, inv = _first_and_inverse(lab[:S])
         reps = a + first
     wprice, pprice = worker_price[reps], ps_price[reps]  # the prices this job can pay
     if min(np.minimum.reduce(wprice, axis=None, initial=0.0),
