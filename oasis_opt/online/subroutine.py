@@ -158,7 +158,7 @@ def _tie_order(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     S, H = cost.shape
     o = cost.argsort(axis=1, kind="stable")  # exact ties already go to the lower index
     sv = cost[np.arange(S)[:, None], o]
-    if H <= 1:
+    if H <= 1 or S == 0:
         return o, sv
     d = sv[:, 1:] - sv[:, :-1]
     # Fast exit: no positive gap within tolerance anywhere, so the stable order is the answer.
