@@ -103,7 +103,7 @@ def run(
             wstate.add_counts(best.worker_counts, spec.worker_demand)
             pstate.add_counts(best.ps_counts, spec.ps_demand)
             u_sum += best.payoff
-            dP = _earned(instance, i, best.worker_counts)
+            dP = _earned(spec, best.worker_counts)
             P += dP
             price_cost = wstate.dual_cost() + pstate.dual_cost()
         decision_s.append(time.perf_counter() - start)
@@ -162,11 +162,13 @@ def _certified_payoff(instance: Instance, i: int, worker_price: np.ndarray,
     return max(0.0, best_schedule(*args, classes).payoff)
 
 
-def _earned(instance: Instance, i: int, y: SlotCounts) -> float:
-    """f_i at the slot where the work first reaches V_i."""
-    slots, work = y.per_slot()
-    slot = int(slots[np.flatnonzero(np.cumsum(work) >= instance.jobs[i].workload)[0]])
-    return instance.utility_at(i, slot)
+def _earned(job: JobSpec, y: SlotCounts) -> float:
+    """f_i at the slot where the work first reaches V_i (read from the job's utility row, the
+    numbers ``Instance.utility_at`` gives, without building the row again)."""
+    # Entries are sorted by slot, so the entry where the running total first reaches V_i is
+    # in that slot.
+    slot = int(y.slot[np.searchsorted(np.cumsum(y.count), job.workload)])
+    return float(job.utility[slot - job.arrival])
 
 
 def _max_job_share(instance: Instance, workers: Mapping[int, SlotCounts],

@@ -297,14 +297,14 @@ class PriceState:
         """``add`` for sparse counts: the same arithmetic on the slots they touch only."""
         if counts.slot.size == 0:
             return
-        slots, row = np.unique(counts.slot, return_inverse=True)
-        self.touched[slots] = True
-        dense = np.zeros((slots.size, self.capacity.shape[0]), dtype=np.int64)
-        dense[row, counts.server] = counts.count
-        load = dense[:, :, None] * demand[None, None, :]  # (t, S, R)
-        self.used[slots] += load
-        self.free[slots] = self.capacity[None] - self.used[slots]
-        self.price[slots] = self.L * np.exp(self.log_ratio * self.used[slots] * self.inv_cap)
+        # Only the (slot, server) entries change (each appears once in SlotCounts): the same
+        # elementwise arithmetic as ``add`` on them, none on the servers the job leaves alone.
+        t, h = counts.slot, counts.server
+        self.touched[t] = True
+        used = self.used[t, h] + counts.count[:, None] * demand  # (entries, R)
+        self.used[t, h] = used
+        self.free[t, h] = self.capacity[h] - used
+        self.price[t, h] = self.L * np.exp(self.log_ratio * used * self.inv_cap[h])
 
     def rebound(self, U: np.ndarray, L: np.ndarray) -> None:
         """New bounds for the same use ``g``: every slot re-priced (oasis-adaptive, when its
@@ -323,5 +323,7 @@ def slot_classes(*states: PriceState) -> np.ndarray:
     """(T,) labels for ``best_schedule(classes=...)``: a slot some pool's admissions touched is
     its own class (its index); all untouched slots share the class −1 (same prices and free
     capacity in every pool)."""
-    touched = np.logical_or.reduce([s.touched for s in states])
+    touched = states[0].touched
+    for s in states[1:]:
+        touched = touched | s.touched
     return np.where(touched, np.arange(touched.size), -1)

@@ -40,6 +40,7 @@ from functools import cached_property
 
 import numpy as np
 
+from ..limits import check_allocation, max_memory
 from ..model import Instance, SlotCounts, ps_needed
 
 #: Two costs or payoffs are equal when they differ by at most ``TIE_TOL·max(1, |x|)`` (SPEC §3).
@@ -120,33 +121,59 @@ def fit_counts(free: np.ndarray, demand: np.ndarray, cap: int, start: int,
     if not need.any():
         return np.full((n_slots, S), cap, dtype=np.int64)
     f = free[start:] if free.ndim == 3 else free[None]
-    if not need.all():
-        f, demand = f[..., need], demand[need]
-    # 1e-9 absorbs float noise in g = Σ α·y (values like 2.9999999999999996).
-    n = np.floor(f / demand + 1e-9).min(axis=-1)
-    n = np.minimum(np.maximum(n, 0), cap).astype(np.int64)
+    rs = need.nonzero()[0].tolist()
+    # min_r floor(x_r + 1e-9) = floor(min_r x_r + 1e-9): floor and adding a constant are
+    # monotone, so the minimum can come first; one pairwise minimum per resource on (T, S)
+    # planes is several times faster than a reduction over the short last axis.
+    # (1e-9 absorbs float noise in g = Σ α·y, values like 2.9999999999999996.)
+    n = f[..., rs[0]] / demand[rs[0]]
+    for r in rs[1:]:
+        np.minimum(n, f[..., r] / demand[r], out=n)
+    n += 1e-9
+    np.floor(n, out=n)
+    np.maximum(n, 0, out=n)
+    np.minimum(n, cap, out=n)
+    n = n.astype(np.int64)
     return np.broadcast_to(n, (n_slots, S)) if free.ndim == 2 else n
 
 
-def _tie_order(cost: np.ndarray) -> np.ndarray:
+def _first_and_inverse(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(labels, return_index=True, return_inverse=True)[1:]`` by the same stable
+    sort, without its general machinery (once per decision): each distinct label's first
+    position, in label order, and every position's index into them."""
+    perm = labels.argsort(kind="stable")
+    ordered = labels[perm]
+    new = np.empty(labels.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inv = np.empty(labels.size, dtype=np.int64)
+    inv[perm] = new.cumsum() - 1
+    return perm[new], inv
+
+
+def _tie_order(cost: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """(S, H) server order per slot: ascending unit cost; costs equal within tolerance (chained
-    in sorted order) are ordered by server index."""
+    in sorted order) are ordered by server index. Also the costs in that order when the
+    stable sort is the answer (None otherwise), which the caller would gather again."""
     S, H = cost.shape
-    o = np.argsort(cost, axis=1, kind="stable")  # exact ties already go to the lower index
-    if H <= 1:
-        return o
+    o = cost.argsort(axis=1, kind="stable")  # exact ties already go to the lower index
     sv = cost[np.arange(S)[:, None], o]
+    if H <= 1 or S == 0:
+        return o, sv
     d = sv[:, 1:] - sv[:, :-1]
     # Fast exit: no positive gap within tolerance anywhere, so the stable order is the answer.
-    pos = d[d > 0]
-    if pos.size == 0 or pos.min() > TIE_TOL * max(1.0, float(np.abs(sv).max())):
-        return o
+    # (Rows are sorted, so the largest |cost| is in the first or the last column; gaps are
+    # ≥ 0, so "a gap in (0, thr]" is "more gaps ≤ thr than gaps = 0".)
+    thr = TIE_TOL * max(1.0, -float(np.minimum.reduce(sv[:, 0])),
+                        float(np.maximum.reduce(sv[:, -1])))
+    if np.count_nonzero(d <= thr) == np.count_nonzero(d == 0):
+        return o, sv
     gap = d > _tol(sv[:, 1:])
     group_sorted = np.concatenate([np.zeros((S, 1), dtype=np.int64),
                                    np.cumsum(gap, axis=1)], axis=1)
     group = np.empty_like(group_sorted)
     group[np.arange(S)[:, None], o] = group_sorted
-    return np.argsort(group * H + np.arange(H), axis=1)
+    return np.argsort(group * H + np.arange(H), axis=1), None
 
 
 @dataclass(frozen=True)
@@ -156,17 +183,17 @@ class _Greedy:
 
     order: np.ndarray  # (S, H)
     counts: np.ndarray  # (S, H)
-    before: np.ndarray  # (S, H)
+    cum: np.ndarray  # (S, H): the counts up to and including each server (fill order)
     table: np.ndarray  # (S, W+1)
 
     def place(self, units: np.ndarray, first_slot: int,
               classes: np.ndarray | None = None) -> SlotCounts:
         """``units[s]`` units in slot ``first_slot + s``, filled in order, as sparse counts;
         ``classes[s]``: the row of slot s in these tables (None: row s)."""
-        used = np.flatnonzero(units)
+        used = units.nonzero()[0]
         row = used if classes is None else classes[used]
-        take = np.minimum(np.maximum(units[used, None] - self.before[row], 0),
-                          self.counts[row])
+        n = self.counts[row]
+        take = np.minimum(np.maximum(units[used, None] - (self.cum[row] - n), 0), n)
         rows = np.zeros_like(take)
         rows[np.arange(used.size)[:, None], self.order[row]] = take
         return SlotCounts.from_rows(used + first_slot, rows)
@@ -177,24 +204,32 @@ def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
     the k-th cheapest unit sits on the first server (in fill order) whose cumulative count
     reaches k, found for every (s, k) by one ``searchsorted`` on row-offset cumulative counts."""
     S, H = unit_cost.shape
-    order = _tie_order(unit_cost)
-    rows = np.arange(S)[:, None]
-    c = unit_cost[rows, order]
-    n = counts[rows, order]
-    cum = np.cumsum(n, axis=1)
-    table = np.full((S, most + 1), np.inf)
+    order, sorted_cost = _tie_order(unit_cost)
+    n = counts[np.arange(S)[:, None], order]
+    cum = n.cumsum(axis=1)
+    if not (H and most):
+        table = np.full((S, most + 1), np.inf)
+        table[:, 0] = 0.0
+        return _Greedy(order, n, cum, table)
+    # The costs in fill order with a column of +inf after each row: flat index s·(H+1) + j.
+    c = np.empty((S, H + 1))
+    c[:, H] = np.inf
+    if sorted_cost is None:
+        c[:, :H] = unit_cost[np.arange(S)[:, None], order]
+    else:
+        c[:, :H] = sorted_cost
+    step = most + 2  # row s lives in [s·step, s·step + most + 1]: rows never overlap
+    s_idx = np.arange(S, dtype=np.int64)[:, None]
+    off = s_idx * step
+    flat = (np.minimum(cum, most + 1) + off).ravel()
+    k = np.arange(1, most + 1, dtype=np.int64)
+    # pos = s·H + j, j the server (fill order) holding the k-th unit, j = H when slot s has
+    # fewer than k units; pos + s is then (s, j) in ``c``, whose +inf column stands for "none".
+    pos = flat.searchsorted((k[None, :] + off).ravel()).reshape(S, most)
+    table = np.empty((S, most + 1))
     table[:, 0] = 0.0
-    if H and most:
-        step = most + 2  # row s lives in [s·step, s·step + most + 1]: rows never overlap
-        off = np.arange(S, dtype=np.int64)[:, None] * step
-        flat = (np.minimum(cum, most + 1) + off).ravel()
-        k = np.arange(1, most + 1, dtype=np.int64)
-        pos = np.searchsorted(flat, (k[None, :] + off).ravel()).reshape(S, most)
-        idx = pos - np.arange(S, dtype=np.int64)[:, None] * H  # H: slot s has < k units
-        kth = c[rows, np.minimum(idx, H - 1)]
-        kth[idx >= H] = np.inf
-        np.cumsum(kth, axis=1, out=table[:, 1:])
-    return _Greedy(order, n, cum - n, table)
+    c.take(pos + s_idx).cumsum(axis=1, out=table[:, 1:])
+    return _Greedy(order, n, cum, table)
 
 
 def best_schedule(
@@ -248,10 +283,11 @@ def best_schedule(
         lab = classes[a:]
         other = np.flatnonzero(lab != lab[-1])
         S = int(min(S, (other[-1] + 1 if other.size else 0) + V))
-        _, first, inv = np.unique(lab[:S], return_index=True, return_inverse=True)
+        first, inv = _first_and_inverse(lab[:S])
         reps = a + first
     wprice, pprice = worker_price[reps], ps_price[reps]  # the prices this job can pay
-    if min(wprice.min(initial=0.0), pprice.min(initial=0.0)) < -TIE_TOL:
+    if min(np.minimum.reduce(wprice, axis=None, initial=0.0),
+           np.minimum.reduce(pprice, axis=None, initial=0.0)) < -TIE_TOL:
         raise ValueError("prices must be non-negative")
     wfree = worker_free[reps] if worker_free.ndim == 3 else worker_free
     pfree = ps_free[reps] if ps_free.ndim == 3 else ps_free
@@ -263,9 +299,14 @@ def best_schedule(
     wmax = int(min(N, V, fw.sum(axis=1).max(initial=0)))
     if wmax == 0 or wmax * S_all < V:
         return none  # nothing fits, or the work cannot be done by the horizon
-    _check_size(job, S, wmax, V, H, K)
-    psn = np.asarray(ps_needed(np.arange(wmax + 1), job.ps_ratio), dtype=np.int64)
+    # PSs per worker count; for a few counts by the scalar ps_needed (the same arithmetic as
+    # its array form, without numpy's call overhead).
+    if wmax <= 64:
+        psn = np.array([ps_needed(w, job.ps_ratio) for w in range(wmax + 1)], dtype=np.int64)
+    else:
+        psn = np.asarray(ps_needed(np.arange(wmax + 1), job.ps_ratio), dtype=np.int64)
     zmax = int(psn[-1])
+    _check_size(job, S, wmax, zmax, V, H, K)
 
     # Step 1: per-slot cost tables, all classes at once, then one row per slot.
     cw = np.maximum(wprice @ job.worker_demand, 0.0)  # (classes, H)
@@ -278,7 +319,10 @@ def best_schedule(
     if inv is not None:
         cost = cost[inv]
     W = wmax
-    if V <= S:
+    # By units: V steps of three calls over all S slots; by slots: at most S steps of two
+    # calls, often far fewer (the early stop). Units win clearly only when V is well below S
+    # (e.g. V = 1 on long traces); on the paper preset V ≈ S and slots are the cheaper pass.
+    if 2 * V <= S:
         bp = _dp_by_units(cost, S, W, V)
     else:
         # A big table is filled row by row as the DP reaches it (the early stop may leave
@@ -296,25 +340,32 @@ def best_schedule(
     if not np.isfinite(pay).any():
         return none
     m = float(pay.max())
-    s_hat = int(np.flatnonzero(pay >= m - _tol(m))[0])
+    s_hat = int((pay >= m - _tol(m)).nonzero()[0][0])
 
     # Step 4: backtrack from t̂, fewest workers at (tolerance-)equal cost, then place all slots
     # at once.
     # (Python floats on short rows: the same IEEE sums and comparisons as numpy, without a
     # numpy call per candidate.)
-    ws = np.zeros(S, dtype=np.int64)
+    taken = [0] * (s_hat + 1)
     v = V
+    target = float(done[s_hat])  # best_{t̂}[V]; then the state the chosen w leaves
     for s in range(s_hat, -1, -1):
         if v == 0:
             break
-        k = min(W, v)
+        k = W if W < v else v
         prev = bp[s, W + v - k:W + v + 1].tolist()  # best_{a+s−1}[v−k … v]
         step = cost[s, :k + 1].tolist()  # cost_{a+s}(0 … k)
-        target = float(bp[s + 1, W + v])
         limit = target + TIE_TOL * max(1.0, abs(target))
-        w = next((w for w in range(k + 1) if prev[k - w] + step[w] <= limit), 0)
-        ws[s] = w
+        w = 0
+        for j in range(k + 1):
+            if prev[k - j] + step[j] <= limit:
+                w = j
+                break
+        taken[s] = w
         v -= w
+        target = prev[k - w]  # best_{a+s−1}[v], the next slot's target
+    ws = np.zeros(S, dtype=np.int64)
+    ws[:s_hat + 1] = taken
     return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat, float(util[s_hat]),
                         gw.place(ws, a, inv), gp.place(psn[ws], a, inv), (T, H, K))
 
@@ -332,12 +383,15 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
     are left unfilled but for ``best[V] = +inf``: those last slots cannot be chosen, so the
     answer is the same. ``bp`` row 0 is set by the caller; rows 1 … are +inf already, or
     with ``lazy`` are set to +inf here as they are reached."""
-    view = np.lib.stride_tricks.as_strided(
-        bp, shape=(S + 1, W + 1, V + 1), strides=(bp.strides[0], bp.strides[1], bp.strides[1]),
-        writeable=False)
-    cost_rev = np.ascontiguousarray(cost[:, ::-1])  # cost_rev[s, j] = cost_t(W − j)
+    # (``np.ndarray`` on bp's buffer: the view ``as_strided`` makes, at a fraction of its cost;
+    # bp is a fresh C-contiguous table, and view[S, W, V] is its last element.)
+    view = np.ndarray((S + 1, W + 1, V + 1), dtype=bp.dtype, buffer=bp,
+                      strides=(bp.strides[0], bp.strides[1], bp.strides[1]))
+    view.flags.writeable = False
+    # cost_rev[s, j, 0] = cost_t(W − j): a column, so that a slot's add broadcasts over v.
+    cost_rev = np.ascontiguousarray(cost[:, ::-1])[:, :, None]
     tmp = np.empty((W + 1, V + 1))
-    best = -math.inf
+    best = bar = -math.inf
     hi = 0
     utl, stp = util.tolist(), stop.tolist()  # Python floats: the checks cost no numpy call
     # The margin scales with the largest utility and cost: a sum of V costs carries a rounding
@@ -345,28 +399,39 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
     finite = cost[np.isfinite(cost)]
     scale = float(np.abs(util).max(initial=0.0)) + V * float(finite.max(initial=0.0))
     done = bp[:, W + V]
+    # While every state 0 … V is computed (lo = 0, hi = V), the slices are the same each slot:
+    # take them once (views; ``np.add``/``reduce`` per slot are then the only calls).
+    full_in, full_out = view[:, :, :], bp[1:, W:]
     for s in range(S):
-        lo = max(0, V - (S - 1 - s) * W)
-        hi = min(V, hi + W)
+        lo = V - (S - 1 - s) * W
+        hi += W
         if lazy:
             bp[s + 1] = np.inf
-        if lo > hi:
-            continue
-        t = tmp[:, : hi - lo + 1]
-        np.add(view[s, :, lo:hi + 1], cost_rev[s][:, None], out=t)
-        np.minimum.reduce(t, axis=0, out=bp[s + 1, W + lo:W + hi + 1])
-        if hi < V:
-            continue  # V not reached yet: no payoff, no stop
+        if lo <= 0 and hi >= V:
+            hi = V
+            np.add(full_in[s], cost_rev[s], out=tmp)
+            np.minimum.reduce(tmp, axis=0, out=full_out[s])
+        else:
+            lo = max(lo, 0)
+            hi = min(hi, V)
+            if lo > hi:
+                continue
+            t = tmp[:, : hi - lo + 1]
+            np.add(view[s, :, lo:hi + 1], cost_rev[s], out=t)
+            np.minimum.reduce(t, axis=0, out=bp[s + 1, W + lo:W + hi + 1])
+            if hi < V:
+                continue  # V not reached yet: no payoff, no stop
         pay = utl[s] - float(done[s + 1])
         if pay > best:
             best = pay
-        if s + 1 < S and stp[s + 1] < best - 1e-7 * max(1.0, abs(best), scale):
+            bar = best - 1e-7 * max(1.0, abs(best), scale)  # changes only with best
+        if s + 1 < S and stp[s + 1] < bar:
             done[s + 2:] = np.inf  # the later last slots: never reached
             return
 
 
 def _dp_by_units(cost: np.ndarray, S: int, W: int, V: int) -> np.ndarray:
-    """Step 2, one unit of work at a time (fewer steps when V ≤ S): with cost_t(0) = 0,
+    """Step 2, one unit of work at a time (fewer steps when V is well below S): with cost_t(0) = 0,
     ``best_t[v] = min(best_{t−1}[v], min_{1≤w≤min(W,v)} best_{t−1}[v−w] + cost_t(w))``, so
     state v over all slots is a running minimum of candidates from states v−W … v−1, which
     are complete by then. Same sums and minima as ``_dp_by_slots``, hence the same table on
@@ -377,13 +442,16 @@ def _dp_by_units(cost: np.ndarray, S: int, W: int, V: int) -> np.ndarray:
     bq[W] = 0.0  # nothing done costs nothing, in every slot
     bq[W + 1:, 0] = np.inf  # before the first slot nothing is done
     ct = np.ascontiguousarray(cost.T)  # (W+1, S)
+    buf = np.empty((W, S))
+    cand = np.empty(S)
     for v in range(1, V + 1):
         k = min(W, v)
         # candidates best_{a+s−1}[v−w] + cost_{a+s}(w), w = 1 … k, for every slot s
         if k == 1:
-            cand = bq[W + v - 1, :S] + ct[1]
+            np.add(bq[W + v - 1, :S], ct[1], out=cand)
         else:
-            cand = (bq[W + v - k:W + v, :S][::-1] + ct[1:k + 1]).min(axis=0)
+            np.add(bq[W + v - k:W + v, :S][::-1], ct[1:k + 1], out=buf[:k])
+            np.minimum.reduce(buf[:k], axis=0, out=cand)
         np.minimum.accumulate(cand, out=bq[W + v, 1:])
     return bq.T
 
@@ -399,7 +467,7 @@ def _stop_after(job: JobSpec, util: np.ndarray, cw: np.ndarray, fw: np.ndarray,
     for c, f, units in ((cw, fw, V), (cp, fp, int(ps_needed(V, job.ps_ratio)))):
         if not units:
             continue
-        unit = np.where(f > 0, c, np.inf).min(axis=1, initial=np.inf)
+        unit = np.minimum.reduce(np.where(f > 0, c, np.inf), axis=1, initial=np.inf)
         if inv is not None:
             unit = unit[inv]
         lower += units * np.minimum.accumulate(unit)
@@ -411,13 +479,13 @@ def _stop_after(job: JobSpec, util: np.ndarray, cw: np.ndarray, fw: np.ndarray,
     return out
 
 
-def _check_size(job: JobSpec, S: int, W: int, V: int, H: int, K: int) -> None:
+def _check_size(job: JobSpec, S: int, W: int, Z: int, V: int, H: int, K: int) -> None:
     """Refuse (``InputError``) a DP whose tables would not fit in the memory limit: the DP
     rows (S+1)·(W+V+1), one slot's update (W+1)·(V+1), the greedy tables and their search
     arrays, S·(W+1) and S·(Z+1) several times over."""
-    from ..limits import check_allocation
-    Z = int(ps_needed(W, job.ps_ratio))
     cells = (S + 1) * (W + V + 1) + (W + 1) * (V + 1) + 4 * S * (W + Z + 2) + 2 * S * (H + K)
+    if 8.0 * cells <= max_memory():
+        return  # the usual case: no message to build (this runs once per decision)
     check_allocation(f"{job.place}.workload" if job.place else "workload", 8.0 * cells,
                      f"OASiS's dynamic programme for a workload of {V} over {S} slots "
                      f"with up to {W} workers a slot")
