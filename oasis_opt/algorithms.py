@@ -151,8 +151,24 @@ def _import_target(name: str, target: str) -> Callable[..., Schedule]:
     return obj
 
 
-def get(name: str) -> Callable[..., Schedule]:
-    """The function behind a name (module docstring); ``InputError`` if none."""
+#: An algorithm as callers name it: a name (module docstring) or the function itself.
+Algorithm = str | Callable[..., Schedule]
+
+
+def label(algorithm: Algorithm) -> str:
+    """How messages and reports name an algorithm: its name, or ``module.qualname`` for a
+    function passed directly."""
+    if isinstance(algorithm, str):
+        return algorithm
+    return (f"{getattr(algorithm, '__module__', '?')}."
+            f"{getattr(algorithm, '__qualname__', type(algorithm).__name__)}")
+
+
+def get(name: Algorithm) -> Callable[..., Schedule]:
+    """The function behind a name (module docstring), or a function given directly;
+    ``InputError`` if none."""
+    if callable(name) and not isinstance(name, str):
+        return name
     if not isinstance(name, str) or not name:
         raise InputError("algorithm", f"expected an algorithm name, got {name!r}")
     if name in REGISTRY:
@@ -177,7 +193,7 @@ def get(name: str) -> Callable[..., Schedule]:
     return _import_target(name, name)
 
 
-def check(name: str) -> None:
+def check(name: Algorithm) -> None:
     """Resolve ``name`` now (``InputError`` if it does not resolve): before work starts."""
     get(name)
 
@@ -185,7 +201,7 @@ def check(name: str) -> None:
 # --- parameters --------------------------------------------------------------------------
 
 
-def parameters(name: str) -> set[str] | None:
+def parameters(name: Algorithm) -> set[str] | None:
     """The keyword parameters an algorithm takes besides the instance; None if it takes any
     (``**params``) or its signature cannot be read."""
     try:
@@ -200,7 +216,7 @@ def parameters(name: str) -> set[str] | None:
     return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 
 
-def check_params(name: str, params: Mapping[str, Any], place: str = "params") -> None:
+def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "params") -> None:
     """Refuse a parameter the algorithm does not take, naming it (before anything runs)."""
     known = parameters(name)
     if known is None:
@@ -208,7 +224,7 @@ def check_params(name: str, params: Mapping[str, Any], place: str = "params") ->
     for key in params:
         if key not in known:
             raise InputError(f"{place}.{key}" if place else key,
-                             f"not a parameter of {name} (it takes "
+                             f"not a parameter of {label(name)} (it takes "
                              f"{', '.join(sorted(known)) or 'none'})")
 
 
@@ -236,16 +252,18 @@ def _seeded(seed: int) -> Iterator[None]:
         np.random.set_state(np_state)  # noqa: NPY002
 
 
-def run(name: str, instance: Instance, **params: Any) -> Schedule:
-    """Run one algorithm, validate its schedule, and record the wall seconds in ``extras``.
+def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
+    """Run one algorithm (a name, or a function given directly), validate its schedule, and
+    record the wall seconds in ``extras``.
 
     Raises ``InputError`` for a name that does not resolve or a parameter the algorithm does
     not take, ``AlgorithmError`` (``InvalidScheduleError`` for a broken rule) for a run that
     fails."""
-    fn = get(name)
-    builtin = name in REGISTRY
+    fn = get(algorithm)
+    name = label(algorithm)
+    builtin = isinstance(algorithm, str) and algorithm in REGISTRY
     if not builtin:
-        check_params(name, params)
+        check_params(algorithm, params)
     start = time.perf_counter()
     try:
         with _seeded(seed_of(instance)):
@@ -269,6 +287,6 @@ def run(name: str, instance: Instance, **params: Any) -> Schedule:
     return schedule.with_extras(seconds=seconds)
 
 
-__all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "InvalidScheduleError", "builtin_names", "check",
-           "check_params", "describe", "get", "install", "names", "parameters", "register",
-           "registered", "run", "seed_of", "unregister"]
+__all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "Algorithm", "InvalidScheduleError",
+           "builtin_names", "check", "check_params", "describe", "get", "install", "label",
+           "names", "parameters", "register", "registered", "run", "seed_of", "unregister"]

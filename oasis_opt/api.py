@@ -95,9 +95,10 @@ def solve(instance: Instance, *, time_limit: float | None = None, mip_gap: float
     return Solution(schedule, report)
 
 
-def run(instance: Instance, algorithm: str, **params: Any) -> Schedule:
-    """Run one algorithm (a built-in name, a registered one, an installed entry point or
-    ``"module:function"``) with keyword ``params``; the schedule is validated and carries
+def run(instance: Instance, algorithm: str | Callable[..., Schedule], **params: Any
+        ) -> Schedule:
+    """Run one algorithm (a built-in name, a registered one, an installed entry point,
+    ``"module:function"``, or the function itself) with keyword ``params``; the schedule is validated and carries
     ``extras["seconds"]``."""
     from . import algorithms
     return algorithms.run(algorithm, instance, **params)

@@ -221,34 +221,6 @@ class RatioCheck:
     schedule: Any = field(repr=False, default=None)
 
 
-def _display_name(algorithm: str | Callable[..., Any]) -> str:
-    if isinstance(algorithm, str):
-        return algorithm
-    return f"{getattr(algorithm, '__module__', '?')}.{getattr(algorithm, '__qualname__', '?')}"
-
-
-def _run(algorithm: str | Callable[..., Any], instance: Any, params: Mapping[str, Any]) -> Any:
-    """``algorithms.run`` (validator, ``extras.seconds``, seeded), for a name or a function."""
-    from . import algorithms
-    if isinstance(algorithm, str):
-        return algorithms.run(algorithm, instance, **params)
-    name = _display_name(algorithm).replace(":", ".").replace(" ", "_")
-    known = algorithms.registered().get(name)
-    algorithms.register(name, algorithm, replace=True)
-    try:
-        return algorithms.run(name, instance, **params)
-    finally:
-        if known is None:
-            algorithms.unregister(name)
-        else:
-            algorithms.register(name, known, replace=True)
-
-
-def _function(algorithm: str | Callable[..., Any]) -> Callable[..., Any]:
-    from . import algorithms
-    return algorithms.get(algorithm) if isinstance(algorithm, str) else algorithm
-
-
 @dataclass
 class RatioAsserter:
     """``oasis_assert_ratio`` (module docstring)."""
@@ -283,10 +255,11 @@ class RatioAsserter:
         if not (isinstance(limit, (int, float)) and limit >= 1 and not math.isnan(limit)):
             raise ValueError(f"limit must be a number ≥ 1 (OPT/ALG is never below 1), "
                              f"got {limit!r}")
+        from . import algorithms
         from .ratio import ratio
         params = dict(params or {})
-        label = _display_name(algorithm)
-        schedule = _run(algorithm, instance, params)
+        label = algorithms.label(algorithm)
+        schedule = algorithms.run(algorithm, instance, **params)
         _, report = self.optima(instance)
         status = str(getattr(report.status, "value", report.status))
         if status not in ("optimal", "time_limit", "feasible"):
@@ -298,7 +271,7 @@ class RatioAsserter:
         q = ratio(opt, alg)
         bench = self._benchmark() if timed else None
         if bench is not None:
-            fn = _function(algorithm)
+            fn = algorithms.get(algorithm)
             bench.extra_info.update(instance=instance.name, algorithm=label, opt=opt, alg=alg,
                                     ratio=q, limit=limit, proven=proven)
             bench(fn, instance, **params)
