@@ -98,8 +98,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, mip_gap: float
 def run(instance: Instance, algorithm: str | Callable[..., Schedule], **params: Any
         ) -> Schedule:
     """Run one algorithm (a built-in name, a registered one, an installed entry point,
-    ``"module:function"``, or the function itself) with keyword ``params``; the schedule is validated and carries
-    ``extras["seconds"]``."""
+    ``"module:function"``, or the function itself) with keyword ``params``; the schedule is
+    validated and carries ``extras["seconds"]``."""
     from . import algorithms
     return algorithms.run(algorithm, instance, **params)
 
