@@ -15,7 +15,7 @@ from __future__ import annotations
 from .algorithms import register, unregister
 from .api import Solution, adversary, compare, generate, import_trace, run, solve, sweep, verify
 from .errors import AlgorithmError, InputError, SolverError
-from .io import load_instance, load_schedule, save_instance, save_schedule
+from .io import load_instance, load_schedule, save_instance, save_schedule, shipped_folder
 from .model import Allocation, Instance, Job, JobResult, Schedule, ServerGroup
 from .validate import ValidationReport, Violation, validate
 from .version import __version__
@@ -31,6 +31,6 @@ __all__ = [
     "AlgorithmError", "Allocation", "Grid", "InputError", "Instance", "Job", "JobResult",
     "Schedule", "ServerGroup", "Solution", "SolverError", "ValidationReport", "Violation",
     "__version__", "adversary", "compare", "generate", "import_trace", "load_instance",
-    "load_schedule", "register", "run", "save_instance", "save_schedule", "solve", "sweep",
-    "unregister", "validate", "verify",
+    "load_schedule", "register", "run", "save_instance", "save_schedule", "shipped_folder",
+    "solve", "sweep", "unregister", "validate", "verify",
 ]

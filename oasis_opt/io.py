@@ -599,6 +599,22 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         raise
 
 
+#: Where the repository's ``instances/`` live in an installed package (package data).
+DATA_FOLDER = Path(__file__).resolve().parent / "data" / "instances"
+#: The same folder in a source checkout or an editable install.
+SOURCE_FOLDER = Path(__file__).resolve().parent.parent / "instances"
+
+
+def shipped_folder() -> Path:
+    """The folder of the shipped instances (``small-s0.json`` …, ``manifest.json``): package
+    data when installed, the repository's ``instances/`` in a checkout."""
+    for folder in (DATA_FOLDER, SOURCE_FOLDER):
+        if (folder / "manifest.json").is_file():
+            return folder
+    raise FileNotFoundError("the shipped instances are not installed with this copy of "
+                            f"oasis-opt (looked in {DATA_FOLDER} and {SOURCE_FOLDER})")
+
+
 def ensure_folder(path: str | Path, place: str) -> Path:
     """``path`` as a folder, created if missing; ``InputError(place, …)`` when it cannot be
     (a file is there, no permission): checked before work starts, not when the first result

@@ -51,25 +51,12 @@ from typing import Any
 
 import pytest
 
-#: Where the instances of the repository's ``instances/`` folder live in an installed package.
-DATA_FOLDER = Path(__file__).resolve().parent / "data" / "instances"
-#: The same folder in a source checkout or an editable install.
-SOURCE_FOLDER = Path(__file__).resolve().parent.parent / "instances"
+from .io import shipped_folder
 
 _STATS_KEY = pytest.StashKey["SolveStats"]()
 
 
 # --- instance sets -----------------------------------------------------------------------
-
-
-def shipped_folder() -> Path:
-    """The folder of the shipped instances (``small-s0.json`` …): package data when installed,
-    the repository's ``instances/`` in a checkout."""
-    for folder in (DATA_FOLDER, SOURCE_FOLDER):
-        if (folder / "manifest.json").is_file():
-            return folder
-    raise FileNotFoundError("the shipped instances are not installed with this copy of "
-                            f"oasis-opt (looked in {DATA_FOLDER} and {SOURCE_FOLDER})")
 
 
 def _load(files: Iterable[Path]) -> list[Any]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from oasis_opt import bench, cli, offline, pytest_plugin
+from oasis_opt import bench, cli, io, offline, pytest_plugin
 from oasis_opt.generator import generate
 from oasis_opt.io import save_instance
 
@@ -203,9 +203,9 @@ def test_bad_time_limit_is_a_usage_error(pytester):
 def test_shipped_instances_come_from_package_data_when_installed(monkeypatch, tmp_path):
     """A non-editable install carries instances/ as oasis_opt/data/instances (pyproject's
     package-dir); a checkout finds the repository's folder."""
-    assert pytest_plugin.shipped_folder() == pytest_plugin.SOURCE_FOLDER
+    assert pytest_plugin.shipped_folder() == io.SOURCE_FOLDER
     (tmp_path / "manifest.json").write_text("{}")
-    monkeypatch.setattr(pytest_plugin, "DATA_FOLDER", tmp_path)
+    monkeypatch.setattr(io, "DATA_FOLDER", tmp_path)
     assert pytest_plugin.shipped_folder() == tmp_path
     with pytest.raises(ValueError, match="no shipped instance matches 'small-\\*'"):
         pytest_plugin.shipped_instances("small-*")
