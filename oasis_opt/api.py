@@ -78,7 +78,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, mip_gap: float
     result solved before with the same instance and settings. ``on_progress(seconds,
     incumbent, bound)`` is called as either side improves. Other keywords go to
     ``offline.solve`` unchanged."""
-    from . import offline, optcache
+    from . import optcache
     if customize is not None:
         if not callable(customize):
             raise InputError("customize", f"must be a function of the model, got "
@@ -89,7 +89,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, mip_gap: float
         options["customize"] = customize
     if on_progress is not None:
         options["on_progress"] = on_progress
-    schedule, report = optcache.solve(instance, opt_cache, solver_fn=offline.solve,
+    schedule, report = optcache.solve(instance, opt_cache,
                                       time_limit=time_limit, mip_gap=mip_gap, modeler=modeler,
                                       method=method, solver=solver, **options)
     return Solution(schedule, report)
@@ -189,11 +189,11 @@ def verify(space: Mapping[str, Any] | str | Path, algorithm: str, *, out: str | 
     fields of an ``oasis-space/1`` file, or its path), each OPT proven; resumable in ``out``.
     Returns a ``VerifyResult`` (``max_ratio``, ``counts``, ``argmax``, ``summary()``);
     ``max_instances`` refuses a larger space before anything runs (docs/toolbox.md)."""
-    from . import verifier
+    from . import algorithms, verifier
     s = verifier.space_from_dict(dict(space)) if isinstance(space, Mapping) \
         else verifier.load_space(space)
     limit = verifier.DEFAULT_MAX_INSTANCES if max_instances is None else max_instances
-    verifier.check_algorithm(algorithm)
+    algorithms.check(algorithm)
     verifier.check_size(s, limit)
     extra = {} if time_limit is None else {"time_limit": time_limit}
     return verifier.verify(s, algorithm, out=out, params=params, max_instances=limit,

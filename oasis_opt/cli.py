@@ -724,10 +724,10 @@ def add_verify_parser(cmd: Callable[[str, str], argparse.ArgumentParser]) -> Non
 def cmd_verify(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from . import algorithms
     from .tasks import make_executor
     from .verifier import (
         DEFAULT_MAX_INSTANCES,
-        check_algorithm,
         check_size,
         load_space,
         verify,
@@ -736,7 +736,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     limit = DEFAULT_MAX_INSTANCES if args.max_instances is None else args.max_instances
     params = _params(args.param)
     space = load_space(args.space)
-    check_algorithm(args.algorithm)
+    algorithms.check(args.algorithm)
     check_size(space, limit)  # before any folder, process or file exists
     out = Path(args.output or f"results/verify/{space.name}-{args.algorithm}")
     with make_executor(args.workers, args.dask) as ex:

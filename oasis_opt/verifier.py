@@ -510,12 +510,6 @@ def _value(column: str, text: str) -> Any:
     return float(text)
 
 
-def check_algorithm(name: str) -> None:
-    """Resolve ``name`` up front: an unknown algorithm is bad input (exit 2)."""
-    from . import algorithms
-    algorithms.check(name)
-
-
 def _count(n: int) -> str:
     return f"{n:,}" if n < 10**15 else f"{float(n):.4g}"
 
@@ -539,8 +533,9 @@ def verify(space: Space, algorithm: str, *, out: str | Path,
     ``max_instances``, a ``max_share`` outside (0, 1]."""
     import time
 
+    from . import algorithms
     from .tasks import ResultStore, Task, run_tasks
-    check_algorithm(algorithm)
+    algorithms.check(algorithm)
     check_size(space, max_instances)
     if max_share is not None and not (0 < max_share <= 1):
         raise InputError("max_share", f"must be in (0, 1], got {max_share}")
@@ -548,7 +543,6 @@ def verify(space: Space, algorithm: str, *, out: str | Path,
     pitems = tuple(sorted(params.items()))
     # the parameters tried once here, in-process, on instance 0: a bad value is refused
     # (exit 2) before any worker starts or any file exists
-    from . import algorithms
     from .io import instance_from_dict
     algorithms.run(algorithm, instance_from_dict(space.instance_dict(0)), **params)
     key_params = {"space": space.digest, "params": params, "chunk": CHUNK}
