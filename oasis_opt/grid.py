@@ -519,24 +519,14 @@ class SweepResult:
     def to_records(self) -> list[dict[str, Any]]:
         """The CSV's rows (every row of the output folder, earlier runs' included), with
         numbers as numbers and empty cells as None."""
-        import csv
-        with open(self.csv, encoding="utf-8", newline="") as f:
-            return [{k: _cell(k, v) for k, v in row.items()} for row in csv.DictReader(f)]
+        from .records import read_csv
+        return read_csv(self.csv, text=("instance", "algorithm", "params"),
+                        integers=("completed",))
 
     def to_dataframe(self) -> Any:
         """``to_records()`` as a pandas DataFrame (needs pandas)."""
         from .records import dataframe
         return dataframe(self.to_records())
-
-
-def _cell(column: str, text: str) -> Any:
-    if text == "":
-        return None
-    if column in ("instance", "algorithm", "params"):
-        return text
-    if column == "completed":
-        return int(text)
-    return float(text)
 
 
 # --- the built-in experiments' configs ---------------------------------------------------

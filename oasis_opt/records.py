@@ -4,7 +4,9 @@ extra: ``pip install 'oasis-opt[pandas]'``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import csv
+from collections.abc import Collection, Sequence
+from pathlib import Path
 from typing import Any
 
 
@@ -16,3 +18,18 @@ def dataframe(records: Sequence[dict[str, Any]]) -> Any:
         raise ImportError("to_dataframe() needs pandas: pip install 'oasis-opt[pandas]' "
                           "(or use to_records())") from None
     return pd.DataFrame.from_records(list(records))
+
+
+def read_csv(path: str | Path, *, text: Collection[str] = (), integers: Collection[str] = (),
+             columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of a results CSV with typed cells: an empty cell is None, columns in ``text``
+    stay strings, those in ``integers`` are ints, every other one a float; ``columns`` keeps
+    only those."""
+    def cell(column: str, value: str) -> Any:
+        if value == "":
+            return None
+        if column in text:
+            return value
+        return int(value) if column in integers else float(value)
+    with open(path, encoding="utf-8", newline="") as f:
+        return [{k: cell(k, row[k]) for k in (columns or row)} for row in csv.DictReader(f)]

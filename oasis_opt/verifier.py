@@ -469,10 +469,9 @@ class VerifyResult:
         as numbers, empty cells as None); ``summary()`` has the maximum."""
         if self.store is None:
             return []
-        import csv
-        keep = COLUMNS[COLUMNS.index("index"):]
-        with open(self.store, encoding="utf-8", newline="") as f:
-            rows = [{k: _value(k, r[k]) for k in keep} for r in csv.DictReader(f)]
+        from .records import read_csv
+        rows = read_csv(self.store, text=("status", "opt_method"), integers=("index",),
+                        columns=COLUMNS[COLUMNS.index("index"):])
         return sorted(rows, key=lambda r: r["index"])
 
     def to_dataframe(self) -> Any:
@@ -498,16 +497,6 @@ class VerifyResult:
             ],
             "bound_check": self.bound_check, "seconds": self.seconds,
         }
-
-
-def _value(column: str, text: str) -> Any:
-    if text == "":
-        return None
-    if column == "index":
-        return int(text)
-    if column in ("status", "opt_method"):
-        return text
-    return float(text)
 
 
 def _count(n: int) -> str:
