@@ -294,3 +294,20 @@ def test_the_examples_in_the_docs_run(monkeypatch):
     monkeypatch.chdir(ROOT)
     for block in blocks:
         exec(compile(block, "docs/offline.md", "exec"), {})
+
+
+@pytest.mark.parametrize("modeler", ["pyomo", "pulp"])
+def test_rows_that_replace_the_models_own_components_are_refused(modeler):
+    """``m.c = Constraint(…)`` replaced the completion variables c and ended in a traceback
+    inside the floor check; now one message names the component."""
+    instance = load_instance(INSTANCES / "small-s1.json")
+
+    def clobber(m):
+        if modeler == "pyomo":
+            m.c = pyo.Constraint(expr=m.done["j0"] == 0)
+        else:
+            m.workers = {}
+
+    name = "c" if modeler == "pyomo" else "workers"
+    with pytest.raises(InputError, match=f"replaced or removed the model's '{name}'"):
+        solve(instance, modeler=modeler, customize=clobber)

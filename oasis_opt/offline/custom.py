@@ -111,6 +111,7 @@ def _user_rows(customize: Callable[[Any], Any], modeler: str, candidates: list[S
     def hook(model: Any) -> None:
         target = model.problem if modeler == "pulp" else model
         objective = _objective_of(target, modeler)
+        before = _components_of(target, modeler)
         try:
             customize(target)
         except Exception as exc:  # the user's code: any failure is named, not a traceback
@@ -120,6 +121,12 @@ def _user_rows(customize: Callable[[Any], Any], modeler: str, candidates: list[S
             raise InputError("customize", f"{_name_of(customize)} changed the objective; the "
                                           f"solve maximises the total utility: add rows or "
                                           f"bounds only")
+        after = _components_of(target, modeler)
+        replaced = sorted(name for name, ident in before.items() if after.get(name) != ident)
+        if replaced:  # e.g. ``m.c = Constraint(…)`` over the model's completion variables c
+            raise InputError("customize", f"{_name_of(customize)} replaced or removed the "
+                                          f"model's {', '.join(map(repr, replaced))}; give "
+                                          f"your own rows names the model does not use")
         satisfies = compact_pulp.satisfies if modeler == "pulp" else compact_pyomo.satisfies
         for schedule in sorted(candidates, key=lambda s: -s.total_utility):
             values = point(model.prep, schedule)
@@ -128,6 +135,16 @@ def _user_rows(customize: Callable[[Any], Any], modeler: str, candidates: list[S
                 tracker.update(incumbent=schedule.total_utility)
                 break
     return hook
+
+
+def _components_of(target: Any, modeler: str) -> dict[str, int]:
+    """The model's own named parts, by identity: Pyomo's components; the attributes our
+    build put on the PuLP problem (the job-level components), not PuLP's own."""
+    if modeler == "pulp":
+        import pulp
+        own = set(vars(pulp.LpProblem()))
+        return {k: id(v) for k, v in vars(target).items() if k not in own}
+    return {c.local_name: id(c) for c in target.component_objects(descend_into=False)}
 
 
 def _objective_of(target: Any, modeler: str) -> tuple[Any, ...]:
