@@ -32,31 +32,43 @@ time limit.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 import highspy
 import numpy as np
 
 from oasis_opt.limits import check_allocation
-from oasis_opt.model import Instance, Schedule
-from oasis_opt.online.subroutine import JobSpec, best_schedule
+from oasis_opt.model import Instance, Schedule, SlotCounts, ps_needed
+from oasis_opt.online.subroutine import BestSchedule, JobSpec, best_schedule
 
 from . import lns
 from .deadline import Deadline
 from .highs import new_highs
-from .pattern_master import ENTER_TOL, PatternMaster, dive, generate, trim
+from .pattern_master import ENTER_TOL, PatternMaster, dive, generate
 from .status import SolveStatus
 
 
 @dataclass
 class Column:
+    """Job ``job``'s schedule held sparsely (per entry: slot, server, count), so that the
+    master's columns take memory with the work they do, never (T, H) each."""
+
     job: int
     value: float  # f_i at the column's actual completion slot
-    workers: np.ndarray  # (T, H)
-    ps: np.ndarray  # (T, K)
+    workers: SlotCounts
+    ps: SlotCounts
+
+    def key(self) -> tuple[int, bytes]:
+        """Equal for equal schedules of one job (the master adds a column once)."""
+        y, z = self.workers, self.ps
+        return self.job, b"".join(a.tobytes() for a in (y.slot, y.server, y.count, z.slot,
+                                                        z.server, z.count))
 
 
 @dataclass
@@ -117,6 +129,30 @@ def server_groups(capacity: np.ndarray) -> np.ndarray:
     return gid.ravel().astype(np.int64)
 
 
+#: Columns per job the master's size estimate allows for: the seeds' and some pricing rounds'.
+COLUMNS_PER_JOB = 32
+
+
+def master_bytes(instance: Instance, aggregate: bool) -> tuple[float, int]:
+    """(bytes, rows) the restricted master ``_Master(instance, aggregate)`` takes: its capacity
+    rows ``T·G·R`` (G server groups, or servers when not aggregated) and ``J`` job rows
+    (HiGHS's row data, 96 B each), the per-(slot, server, resource) maps and price arrays
+    (``T·(H+K)·R``, 8 copies of 8 B), and ``COLUMNS_PER_JOB`` columns a job, each holding
+    at most ``min(V_i, T − a_i)`` slots: 24 B per sparse entry, 12 B per HiGHS nonzero and
+    400 B of objects. Nothing grows with J·T·H."""
+    T, R, J = instance.horizon, len(instance.resources), instance.num_jobs
+    servers = len(instance.worker_names) + len(instance.ps_names)
+    groups = servers
+    if aggregate:
+        groups = sum(len(np.unique(c, axis=0)) if len(c) else 0
+                     for c in (instance.worker_capacity, instance.ps_capacity))
+    rows = T * groups * R + J
+    slots = np.minimum(instance.workload, np.maximum(T - instance.arrival, 0)).astype(float)
+    per_column = 400.0 + slots * (2 * 24.0 + 12.0 * R)
+    nbytes = 96.0 * rows + 64.0 * T * servers * R + COLUMNS_PER_JOB * float(per_column.sum())
+    return nbytes, rows
+
+
 class _Master:
     """The restricted master on one persistent ``Highs`` object (warm re-solves).
 
@@ -135,10 +171,10 @@ class _Master:
         self.deadline = deadline or Deadline()  # its LP runs stop there
         T, R = instance.horizon, len(instance.resources)
         self.H, self.K = len(instance.worker_names), len(instance.ps_names)
-        cells = T * (self.H + self.K) * R
-        check_allocation("instance", 40.0 * cells + 8.0 * instance.num_jobs * T * R,
-                         f"column-generation master of {T} slots × {self.H + self.K} servers "
-                         f"× {R} resources")
+        nbytes, rows = master_bytes(instance, aggregate)
+        check_allocation("jobs", nbytes,
+                         f"column-generation master of {instance.num_jobs} jobs × {T} slots "
+                         f"({rows} rows{' with identical servers pooled' if aggregate else ''})")
         self.n_w = T * self.H * R
         self.n_p = T * self.K * R
         row_of, row_cap, n = [], [], 0
@@ -175,13 +211,14 @@ class _Master:
         self.deadline.watch(h)
         self.h = h
         self.columns: list[Column] = []
-        self.seen: dict[tuple[int, bytes, bytes], int] = {}
+        self.x = np.zeros(0)
+        self.seen: dict[tuple[int, bytes], int] = {}
         #: per-server masters re-solve by interior point (solve_lp); aggregated ones are small
-        self.interior = not aggregate
+        self.interior = not aggregate or os.environ.get("SB_IPM") == "1"
 
     def add(self, col: Column) -> int:
         """Add a column (once); returns its index."""
-        key = (col.job, col.workers.tobytes(), col.ps.tobytes())
+        key = col.key()
         if key in self.seen:
             return self.seen[key]
         self.seen[key] = len(self.columns)
@@ -190,23 +227,26 @@ class _Master:
         idx, val = [], []
         for counts, demand, base, S in ((col.workers, a, 0, self.H),
                                         (col.ps, b, self.n_w, self.K)):
-            t, s = np.nonzero(counts)
             r = np.flatnonzero(demand > 0)
-            rows = base + ((t[:, None] * S + s[:, None]) * R + r[None, :])
+            rows = base + ((counts.slot[:, None] * S + counts.server[:, None]) * R + r[None, :])
             idx.append(rows.ravel())
-            val.append((counts[t, s][:, None] * demand[None, r]).ravel())
-        rows = self.row_of[np.concatenate(idx)]
-        v = np.concatenate(val)
+            val.append((counts.count[:, None] * demand[None, r]).ravel())
+        full = self.row_of[np.concatenate(idx)]
+        keep = full >= 0
         # Servers of one group share a row when aggregated: sum their coefficients.
-        rows, inv = np.unique(rows[rows >= 0], return_inverse=True)
-        v = np.bincount(inv.ravel(), weights=v[self.row_of[np.concatenate(idx)] >= 0],
-                        minlength=len(rows))
+        rows, inv = np.unique(full[keep], return_inverse=True)
+        v = np.bincount(inv.ravel(), weights=np.concatenate(val)[keep], minlength=len(rows))
         i = np.append(rows, self.n_kept + col.job).astype(np.int32)
         v = np.append(v, 1.0)
         # No upper bound of 1 on x: Σ_l x_il ≤ 1 holds it, so that μ_i carries the dual.
         self.h.addCol(-col.value, 0.0, highspy.kHighsInf, len(i), i, v)
         self.columns.append(col)
         return len(self.columns) - 1
+
+    def values(self) -> np.ndarray:
+        """The LP values x_il of the columns there were at the last solve (columns added
+        since come after them)."""
+        return self.x
 
     def solve_lp(self) -> tuple[float, np.ndarray]:
         """LP value, then prices over all (t, s, r) — the dual of the row each maps to, 0 where
@@ -220,28 +260,138 @@ class _Master:
         if self.interior:
             self.h.setOptionValue("solver", "ipm")
             self.h.setOptionValue("run_crossover", "off")
-        row_dual = np.maximum(-np.asarray(self.h.getSolution().row_dual), 0.0)
+        sol = self.h.getSolution()
+        self.x = np.asarray(sol.col_value, dtype=float)[:len(self.columns)]
+        row_dual = np.maximum(-np.asarray(sol.row_dual), 0.0)
         prices = np.where(self.row_of >= 0, row_dual[np.maximum(self.row_of, 0)], 0.0)
         return (-self.h.getInfo().objective_function_value,
                 np.concatenate([prices, row_dual[self.n_kept:]]))
 
 
-def _column(inst: Instance, i: int, y: np.ndarray, z: np.ndarray) -> Column | None:
-    """A column from a schedule, trimmed at its first slot reaching V_i and valued there."""
-    cut = trim(inst, i, y, z)
-    return None if cut is None else Column(i, cut[2], cut[0], cut[1])
+def _column(inst: Instance, i: int, y: SlotCounts, z: SlotCounts) -> Column | None:
+    """A column from job i's sparse counts, cut after the first slot c where its work
+    reaches V_i and valued ``f_i(c − a_i + 1)``; None when it never does."""
+    slots, work = y.per_slot()
+    hit = np.flatnonzero(np.cumsum(work) >= inst.jobs[i].workload)
+    if not hit.size:
+        return None
+    c = int(slots[hit[0]])
+    return Column(i, inst.utility_at(i, c), y.through(c), z.through(c))
 
 
 def _usage_cost(inst: Instance, col: Column, p: np.ndarray, q: np.ndarray) -> float:
     """Σ_t Σ_h y[t,h]·(α·p[t,h]) + Σ_t Σ_k z[t,k]·(β·q[t,k]): the column's priced usage."""
-    i = col.job
-    return float((col.workers * (p @ inst.worker_demand[i])).sum()
-                 + (col.ps * (q @ inst.ps_demand[i])).sum())
+    i, y, z = col.job, col.workers, col.ps
+    return float((y.count * (p[y.slot, y.server] @ inst.worker_demand[i])).sum()
+                 + (z.count * (q[z.slot, z.server] @ inst.ps_demand[i])).sum())
 
 
-def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start: float,
+class _Specs(Sequence[JobSpec]):
+    """``JobSpec.from_instance(instance, i)`` built when asked: a list of them holds J
+    utility rows of T values (1.8 GB on the whole Philly trace), this holds none."""
+
+    def __init__(self, instance: Instance) -> None:
+        self.inst = instance
+
+    def __len__(self) -> int:
+        return self.inst.num_jobs
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        return JobSpec.from_instance(self.inst, i)
+
+
+def price_chunk(instance: Instance, worker_price: np.ndarray, ps_price: np.ndarray,
+                classes: np.ndarray | None) -> list[BestSchedule]:
+    """``best_schedule`` of every job of ``instance`` at the given prices against the full
+    capacities: one pricing task (``instance`` holds one chunk of the jobs, ``Pricer``).
+    A module-level function, so that process pools and Dask workers can run it."""
+    return [best_schedule(JobSpec.from_instance(instance, k), worker_price, ps_price,
+                          instance.worker_capacity, instance.ps_capacity, classes)
+            for k in range(instance.num_jobs)]
+
+
+def slot_classes(worker_price: np.ndarray, ps_price: np.ndarray) -> np.ndarray:
+    """(T,) labels, equal for slots whose prices are equal on every server and resource of
+    both pools (with the full capacities in every slot, ``best_schedule``'s ``classes``): the
+    slots an LP leaves unpriced share one label, so pricing builds their tables once."""
+    T = worker_price.shape[0]
+    rows = np.concatenate([worker_price.reshape(T, -1), ps_price.reshape(T, -1)], axis=1)
+    if rows.shape[1] == 0:
+        return np.zeros(T, dtype=np.int64)
+    return np.unique(rows, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
+
+
+#: Jobs per pricing task handed to an executor (at least; at most 32 tasks a round).
+CHUNK_JOBS = 500
+
+
+class Pricer:
+    """One pricing round: ``best_schedule`` for every job at given prices, in job order.
+
+    Jobs price independently, so with an ``executor`` (``oasis_opt.tasks.make_executor``: a
+    process pool or Dask) the jobs go out in chunks — sub-instances of interleaved jobs, so
+    that the chunks' work is alike — and come back in order: the answers, hence the bound,
+    are the same as in-process. ``specs`` (in-process only) replaces the jobs' specs."""
+
+    def __init__(self, instance: Instance, specs: Sequence[JobSpec] | None = None,
+                 executor: Executor | None = None) -> None:
+        self.inst, self.specs, self.executor = instance, specs, executor
+        J = instance.num_jobs
+        n = max(1, min(32, J // CHUNK_JOBS)) if executor is not None else 1
+        self.parts = [np.arange(k, J, n) for k in range(n)]
+        self.subs = [dataclasses.replace(instance, jobs=tuple(instance.jobs[j] for j in part))
+                     for part in self.parts] if executor is not None else []
+
+    def price(self, p: np.ndarray, q: np.ndarray, classes: np.ndarray | None,
+              deadline: Deadline, progress: Callable[[int], None] | None = None
+              ) -> list[BestSchedule] | None:
+        """The answers of all jobs, or None when the deadline passed first (a round cut
+        short proves nothing). ``progress(jobs priced so far)`` after each chunk or 100 jobs."""
+        inst = self.inst
+        out: list[BestSchedule | None] = [None] * inst.num_jobs
+        if self.executor is None:
+            specs = self.specs if self.specs is not None else _Specs(inst)
+            cw, cp = inst.worker_capacity, inst.ps_capacity
+            for i in range(inst.num_jobs):
+                if deadline.passed():
+                    return None
+                out[i] = best_schedule(specs[i], p, q, cw, cp, classes)
+                if progress is not None and i % 100 == 99:
+                    progress(i + 1)
+            return out  # type: ignore[return-value]
+        from concurrent.futures import FIRST_COMPLETED, wait
+        futures = {self.executor.submit(price_chunk, sub, p, q, classes): part
+                   for sub, part in zip(self.subs, self.parts, strict=True)}
+        done = 0
+        try:
+            pending = set(futures)
+            while pending:
+                left = deadline.left()
+                if left <= 0:
+                    return None
+                finished, pending = wait(pending, timeout=min(left, 5.0),
+                                         return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    part = futures[fut]
+                    for j, b in zip(part.tolist(), fut.result(), strict=True):
+                        out[j] = b
+                    done += len(part)
+                if progress is not None:
+                    progress(done)
+        finally:
+            for fut in futures:
+                fut.cancel()
+        return out  # type: ignore[return-value]
+
+
+def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenResult, *, start: float,
               deadline: float | None, max_iterations: int, smoothing: float,
-              report: Callable[[float], None] | None = None) -> bool:
+              report: Callable[[float], None] | None = None,
+              pricer: Pricer | None = None,
+              progress: Callable[[int, int], None] | None = None,
+              after_round: Callable[[], bool] | None = None) -> bool:
     """Column generation rounds on ``master`` until pricing finds no column (returns True:
     the LP is optimal), the deadline or the round limit. Every round's Lagrangian bound
     updates ``res.bound``.
@@ -249,13 +399,17 @@ def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start
     Pricing uses Wentges smoothing: prices ``π = s·π_best + (1 − s)·π_LP`` where ``π_best``
     gave the least Lagrangian bound in this phase; a column found there enters when its reduced
     cost at the LP duals is positive; when none does (mispricing), the round prices at ``π_LP``
-    itself, and no column there proves the LP optimal."""
+    itself, and no column there proves the LP optimal.
+
+    ``pricer`` prices the jobs (default: in-process, ``specs``); ``progress(round, jobs
+    priced)`` is called while a round prices; ``after_round()`` after each round, True to stop
+    (e.g. the gap target is reached)."""
     inst = master.inst
     T, R = inst.horizon, len(inst.resources)
     H, K = master.H, master.K
     n_w, n_cap = master.n_w, master.n_w + master.n_p
-    cap_w, cap_p = inst.worker_capacity, inst.ps_capacity
     cap = master.capacity
+    pricer = pricer or Pricer(inst, specs)
 
     def split(pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return pi[:n_w].reshape(T, H, R), pi[n_w:n_cap].reshape(T, K, R)
@@ -278,21 +432,22 @@ def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start
         for s in ((smoothing, 0.0) if best_pi is not None and smoothing > 0 else (0.0,)):
             pi = pi_lp if s == 0.0 else s * best_pi + (1 - s) * pi_lp
             p, q = split(pi)
-            found = []
-            for spec in specs:
-                if master.deadline.passed():  # a round cut short proves nothing
-                    return False
-                found.append(best_schedule(spec, p, q, cap_w, cap_p))
-            bound = float(pi @ cap) + sum(max(0.0, b.payoff) for b in found
-                                          if math.isfinite(b.payoff))
+            tick = None if progress is None else \
+                (lambda n, it=res.iterations + 1: progress(it, n))
+            found = pricer.price(p, q, slot_classes(p, q), master.deadline, tick)
+            if found is None:  # a round cut short proves nothing
+                return False
+            # Σ in job order: the same float sum in-process or in parallel
+            bound = float(pi @ cap) + math.fsum(max(0.0, b.payoff) for b in found
+                                                if math.isfinite(b.payoff))
             if report is not None:
                 report(bound)
             res.bound = min(res.bound, bound)
             if bound < phase_best or best_pi is None:
                 phase_best, best_pi = bound, pi
             for i, best in enumerate(found):
-                col = _column(inst, i, best.workers, best.ps) if math.isfinite(best.payoff) \
-                    else None
+                col = _column(inst, i, best.worker_counts, best.ps_counts) \
+                    if math.isfinite(best.payoff) else None
                 if col is None:
                     continue
                 reduced = col.value - _usage_cost(inst, col, p_lp, q_lp) - mu[i]
@@ -311,9 +466,151 @@ def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start
                     report(lp)
                 res.bound = min(res.bound, lp)
             return True
+        if after_round is not None and after_round():
+            return False
         if deadline is not None and time.perf_counter() > deadline:
             return False
     return False
+
+
+#: Seconds between progress reports while a round prices (``on_round``).
+ROUND_EVERY = 10.0
+#: Above this many job-slot-server cells J·T·(H+K) column generation computes the bound only:
+#: its schedule phases hold dense (T, servers) arrays per job and column (12 GB at 5 000
+#: Philly jobs over 2 700 slots on 65 servers).
+SCHEDULE_CELLS = 20_000_000
+
+
+def schedule_cells(instance: Instance) -> int:
+    """J·T·(H+K): what the per-server schedule phases' dense arrays grow with."""
+    return instance.num_jobs * instance.horizon * (len(instance.worker_names)
+                                                   + len(instance.ps_names))
+
+
+@dataclass(frozen=True)
+class Round:
+    """Where column generation's bound phase is: after round ``iteration`` (``priced`` None),
+    or while it prices (``priced`` of ``jobs`` done)."""
+
+    iteration: int
+    seconds: float
+    lp: float  # last restricted-master LP value (a lower bound on the LP's)
+    bound: float  # least Lagrangian bound so far
+    incumbent: float
+    gap: float  # (bound − incumbent) / bound
+    columns: int
+    priced: int | None
+    jobs: int
+
+
+#: Start delays (slots after arrival) of the fixed-rate columns that open the trace-scale
+#: master: every one of the first eight, then spreading out.
+START_DELAYS = (0, 1, 2, 3, 4, 5, 6, 7, 10, 14, 20, 28, 40, 56, 80, 112)
+
+
+def fixed_rate_columns(inst: Instance, i: int) -> list[Column]:
+    """Job i run at its most workers that fit the whole cluster, ``w = min(N_i, Σ_h fits_h)``,
+    from ``a_i + d`` for each d in ``START_DELAYS`` while it still finishes in the horizon and
+    is worth at least 1 % of ``f_i(1)``; workers and PSs placed first-fit by server index on
+    the full capacities (a column only has to fit each server alone). These give the master
+    duals near the LP's from the first round — the rounds of column generation then only
+    refine them (on the Philly slices the bound left the trivial Σ f_i(1) only after ~18
+    rounds without them)."""
+    job, T = inst.jobs[i], inst.horizon
+    fits = _fits(inst.worker_capacity, inst.worker_demand[i])
+    w = int(min(job.max_workers, fits.sum()))
+    if w <= 0:
+        return []
+    n = -(-int(job.workload) // w)  # slots at rate w
+    units = np.full(n, w, dtype=np.int64)
+    units[-1] = int(job.workload) - w * (n - 1)
+    ps_units = np.asarray(ps_needed(units, float(job.ps_ratio)), dtype=np.int64)
+    wrow = _first_fit(fits, units)
+    prow = _first_fit(_fits(inst.ps_capacity, inst.ps_demand[i]), ps_units)
+    if wrow is None or prow is None:
+        return []
+    top = float(job.utility.at(1))
+    cols = []
+    for d in START_DELAYS:
+        first = job.arrival + d
+        if first + n > T:
+            break
+        value = float(job.utility.at(d + n))
+        if value < 0.01 * top:
+            break
+        slots = np.arange(first, first + n)
+        cols.append(Column(i, value, SlotCounts.from_rows(slots, wrow),
+                           SlotCounts.from_rows(slots, prow)))
+    return cols
+
+
+def _fits(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """(S,) units of a demand each server holds alone (a large number when it needs none)."""
+    need = demand > 0
+    if not need.any():
+        return np.full(len(capacity), 1 << 40, dtype=np.int64)
+    return np.maximum(np.floor(np.min(capacity[:, need] / demand[need], axis=1) + 1e-9),
+                      0).astype(np.int64)
+
+
+def _first_fit(fits: np.ndarray, units: np.ndarray) -> np.ndarray | None:
+    """(n, S) units per slot spread first-fit by server index, or None if some do not fit."""
+    cum = fits.cumsum()
+    if len(units) and (not len(fits) or cum[-1] < units.max()):
+        return None if units.max() > 0 else np.zeros((len(units), len(fits)), dtype=np.int64)
+    return np.minimum(np.maximum(units[:, None] - (cum - fits)[None, :], 0), fits[None, :])
+
+
+def _place(free: np.ndarray, counts: SlotCounts, demand: np.ndarray) -> SlotCounts | None:
+    """The units of ``counts`` placed per slot on the servers first-fit by index within
+    ``free`` (T, S, R), which is reduced by what they take; None (``free`` unchanged) when
+    some slot's units do not fit."""
+    slots, units = counts.per_slot()
+    if not slots.size:
+        return counts
+    f = free[slots]
+    need = demand > 0
+    if need.any():
+        n = np.floor(np.min(f[:, :, need] / demand[need], axis=2) + 1e-9).astype(np.int64)
+        n = np.maximum(n, 0)
+    else:
+        n = np.broadcast_to(units[:, None], f.shape[:2])
+    cum = n.cumsum(axis=1)
+    if (cum[:, -1] < units).any():
+        return None
+    take = np.minimum(np.maximum(units[:, None] - (cum - n), 0), n)
+    free[slots] -= take[:, :, None] * demand
+    return SlotCounts.from_rows(slots, take)
+
+
+def round_lp(inst: Instance, columns: Sequence[Column], x: np.ndarray) -> Schedule:
+    """A feasible schedule from a master LP solution: columns by decreasing ``x_il`` (ties:
+    higher value, then first added), each job's first whose per-slot units still fit on the
+    servers (first fit by server index, ``_place``), the rest of the job's columns skipped.
+    Memory: the cluster's free capacity per (slot, server, resource) and the chosen columns."""
+    T, R = inst.horizon, len(inst.resources)
+    free_w = np.broadcast_to(inst.worker_capacity, (T, len(inst.worker_names), R)).copy()
+    free_p = np.broadcast_to(inst.ps_capacity, (T, len(inst.ps_names), R)).copy()
+    columns = columns[:len(x)]
+    x = np.asarray(x, dtype=float)
+    value = np.array([c.value for c in columns])
+    order = np.lexsort((np.arange(len(columns)), -value, -x))
+    workers: dict[int, SlotCounts] = {}
+    ps: dict[int, SlotCounts] = {}
+    for k in order[x[order] > 1e-6].tolist():
+        col = columns[k]
+        i = col.job
+        if i in workers:
+            continue
+        y = _place(free_w, col.workers, inst.worker_demand[i])
+        if y is None:
+            continue
+        z = _place(free_p, col.ps, inst.ps_demand[i])
+        if z is None:  # give the workers back
+            free_w[y.slot, y.server] += y.count[:, None] * inst.worker_demand[i]
+            continue
+        workers[i], ps[i] = y, z
+    return Schedule.from_counts(inst, "colgen", workers, ps, trim=True)
 
 
 class _Tracker:
@@ -350,10 +647,31 @@ class _Tracker:
         return (b - self.incumbent) / max(abs(b), 1e-9) if math.isfinite(b) else math.inf
 
 
+def _counts(names: dict[str, int], allocs: Sequence, pool: str) -> SlotCounts:
+    """One pool's counts of a job's allocations, sparse and in (slot, server) order."""
+    entries = [(a.slot, names[n], c) for a in allocs for n, c in getattr(a, pool).items()
+               if c > 0]
+    if not entries:
+        return SlotCounts.empty()
+    e = np.array(sorted(entries), dtype=np.int64)
+    key = e[:, 0] * len(names) + e[:, 1]
+    start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])  # repeated slots add up
+    return SlotCounts(e[start, 0], e[start, 1], np.add.reduceat(e[:, 2], start))
+
+
 def _columns_of(inst: Instance, sched: Schedule) -> list[Column]:
-    y_all, z_all = sched.to_arrays(inst)
-    return [col for i in range(inst.num_jobs)
-            if (col := _column(inst, i, y_all[i], z_all[i])) is not None]
+    """The columns of a schedule's jobs, read sparsely (no (J, T, H) array)."""
+    cols = []
+    for jr in sched.jobs:
+        allocs = [a for a in jr.allocations if a.slot < inst.horizon]
+        if not allocs:
+            continue
+        i = inst.job_index[jr.id]
+        col = _column(inst, i, _counts(inst.worker_index, allocs, "workers"),
+                      _counts(inst.ps_index, allocs, "ps"))
+        if col is not None:
+            cols.append(col)
+    return cols
 
 
 def _checked(pm: PatternMaster, x: np.ndarray, lam: np.ndarray,
@@ -375,7 +693,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
           lns_window: int = 20, rng_seed: int = 0, diving: bool = True,
           check: Callable[[Schedule], bool] | None = None,
           deadline: Deadline | None = None,
-          on_schedule: Callable[[Schedule], None] | None = None) -> ColgenResult:
+          on_schedule: Callable[[Schedule], None] | None = None,
+          bound_only: bool | None = None, executor: Executor | None = None,
+          on_round: Callable[[Round], None] | None = None) -> ColgenResult:
     """LP bound by column generation, then a schedule from the pattern master, improved until
     the gap target or the time limit.
 
@@ -406,10 +726,21 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     whether a schedule read from the MILP is feasible (None: trusted); ``deadline``, a hard
     end shared with the caller (every loop and HiGHS run stops there, whatever the fractions
     above say); ``on_schedule``, called with every improving schedule (a caller that may have
-    to stop this process keeps the last one)."""
+    to stop this process keeps the last one).
+
+    At trace scale (``bound_only``; None: when ``J·T·(H+K)`` exceeds ``SCHEDULE_CELLS``, whose
+    per-server phases 2–4 hold dense per-job arrays) only step 1 runs, for the whole budget
+    but a tenth, and stops once the gap target is met: the schedule is the best of the seeds
+    and the LP rounded (``round_lp``, every few rounds). ``executor`` (a process pool or Dask,
+    ``oasis_opt.tasks.make_executor``) prices the jobs of step 1 in parallel, with the same
+    answers; ``on_round(Round)`` reports each round and, while one prices, every
+    ``ROUND_EVERY`` seconds."""
     start = time.perf_counter()
     inst = instance
-    specs = [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
+    if bound_only is None:
+        bound_only = schedule_cells(inst) > SCHEDULE_CELLS
+    specs: Sequence[JobSpec] = _Specs(inst) if bound_only else \
+        [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
     aggregate = any(len(set(server_groups(c).tolist())) < len(c)
                     for c in (inst.worker_capacity, inst.ps_capacity))
     budget = time_limit
@@ -427,7 +758,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         return math.inf if end is None else end - time.perf_counter()
 
     # The trivial bound Σ_i f_i(1) (utilities are non-increasing) until the LP gives one.
-    trivial = float(inst.utility_table[:, 0].sum()) if inst.num_jobs else 0.0
+    # (f_i(1) per job: the dense (J, T) table is 1.8 GB on the whole Philly trace)
+    trivial = math.fsum(max(0.0, j.utility.at(1)) for j in inst.jobs)
     res = ColgenResult(trivial, 0.0, False, None, SolveStatus.NO_SOLUTION, 0, 0)  # type: ignore[arg-type]
     track = _Tracker(start, res, on_progress)
     pool: list[Column] = []
@@ -453,10 +785,45 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     master = _Master(inst, aggregate=aggregate, deadline=hard)
     for col in pool:
         master.add(col)
-    res.proven = _generate(master, specs, res, start=start, deadline=at(0.35),
+    del pool
+    if bound_only:  # trace scale: open with fixed-rate columns (``fixed_rate_columns``)
+        for i in range(inst.num_jobs):
+            for col in fixed_rate_columns(inst, i):
+                master.add(col)
+    shown = [time.perf_counter()]
+    rounded = [0.0]  # seconds spent rounding
+
+    def tell(priced: int | None = None) -> None:
+        shown[0] = time.perf_counter()
+        if on_round is not None:
+            on_round(Round(res.iterations, shown[0] - start, res.lp_value, res.bound,
+                           track.incumbent, track.gap(), len(master.columns), priced,
+                           inst.num_jobs))
+
+    def pricing(_it: int, priced: int) -> None:
+        if time.perf_counter() - shown[0] >= ROUND_EVERY:
+            tell(priced)
+
+    def after_round() -> bool:
+        """A round's line; at trace scale, the LP rounded whenever rounding has taken under
+        a fifth of the time so far; True (stop) once the gap target is met."""
+        if bound_only and rounded[0] < 0.2 * (time.perf_counter() - start):
+            t0 = time.perf_counter()
+            improve(round_lp(inst, master.columns, master.values()))
+            rounded[0] += time.perf_counter() - t0
+        tell()
+        return track.gap() <= mip_gap
+
+    res.proven = _generate(master, specs, res, start=start,
+                           deadline=at(0.9 if bound_only else 0.35),
                            max_iterations=max_iterations, smoothing=smoothing,
-                           report=lambda b: track.update(bound=b))
+                           report=lambda b: track.update(bound=b),
+                           pricer=Pricer(inst, specs, executor) if executor else None,
+                           progress=pricing, after_round=after_round)
     res.bound_seconds = time.perf_counter() - start
+    if bound_only and master.columns and track.gap() > mip_gap and left() > 0.5:
+        improve(round_lp(inst, master.columns, master.values()))
+    tell()
 
     def finish(sched: Schedule) -> ColgenResult:
         res.incumbent = Schedule(sched.instance, "colgen", sched.total_utility, sched.jobs, {})
@@ -465,19 +832,28 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         track.point(force=True)  # the last point is the result
         return res
 
-    if not master.columns or track.gap() <= mip_gap or left() <= 0.5:
+    if not master.columns or track.gap() <= mip_gap or left() <= 0.5 or bound_only:
         res.mip_status = SolveStatus.OPTIMAL if track.gap() <= mip_gap \
+            else SolveStatus.TIME_LIMIT if bound_only and end is not None \
             else SolveStatus.NO_SOLUTION
         res.columns = len(master.columns)
+        if bound_only and check is not None and best_sched.jobs and not check(best_sched):
+            raise RuntimeError("the rounded LP schedule failed validation")  # a bug: say so
         return finish(best_sched)
 
     # 2. the pattern master and its own column generation
     t_pm = time.perf_counter()
     pm = PatternMaster(inst, deadline=hard)
+    H, K = master.H, master.K
+
+    def grouped(c: Column) -> int:  # small instances only: dense (T, servers) per column
+        return pm.add(pm.group_counts(c.job, c.workers.to_dense(T, H), c.ps.to_dense(T, K),
+                                      c.value))
+
+    T = inst.horizon
     for col in master.columns:
-        pm.add(pm.group_counts(col.job, col.workers, col.ps, col.value))
-    seed_cols = [pm.add(pm.group_counts(c.job, c.workers, c.ps, c.value))
-                 for c in _columns_of(inst, best_sched)]
+        grouped(col)
+    seed_cols = [grouped(c) for c in _columns_of(inst, best_sched)]
     y_all, z_all = best_sched.to_arrays(inst)
     lam0 = pm.lambda_of(y_all, z_all)
     # Its rounds re-solve the λ columns too (2-5 s each at 200 jobs) for bounds within 0.05 %
@@ -516,7 +892,6 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     track.update(incumbent=best_sched.total_utility)
 
     # 4. LNS over windows of slots until the gap target or the limit
-    T = inst.horizon
     rng = np.random.default_rng(rng_seed)
     lns_end = (time.perf_counter() + mip_time_limit) if end is None else end
     width = max(1, min(T, lns_window))

@@ -139,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --time-limit: the online algorithms whose best schedule is the "
                         "floor of the answer (default the built-in ones; '' for none): "
                         + names_help)
+    s.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+                   help="column generation at trace scale: price jobs on N local processes "
+                        "(default 0: in-process; the same bound)")
+    s.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="column generation at trace scale: price jobs on a Dask cluster "
+                        "(tcp://HOST:PORT, or 'local')")
     s.add_argument("-o", "--output", metavar="FILE", help="schedule file to write")
 
     r = cmd("run", "run one online algorithm or baseline")
@@ -393,14 +399,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_solve(args: argparse.Namespace) -> int:
     from .io import load_instance, save_schedule
     from .offline import solve
+    from .tasks import make_executor
     if not 0 <= args.mip_gap < 1:
         raise InputError("--mip-gap", f"must be in [0, 1), got {args.mip_gap}")
     inst = load_instance(args.instance)
     floor = None if args.floor is None else \
         [n.strip() for n in args.floor.split(",") if n.strip()]
-    sched, report = solve(inst, modeler=args.modeler, time_limit=args.time_limit,
-                          mip_gap=args.mip_gap, method=args.method, solver=args.solver,
-                          on_progress=None if args.json else _solve_progress(), floor=floor)
+    with make_executor(args.workers, args.dask) as ex:
+        sched, report = solve(inst, modeler=args.modeler, time_limit=args.time_limit,
+                              mip_gap=args.mip_gap, method=args.method, solver=args.solver,
+                              on_progress=None if args.json else _solve_progress(), floor=floor,
+                              executor=ex, on_round=None if args.json else _round_progress())
     if report.status.value == "error":  # never exit 0 on a solver failure (SPEC §6)
         raise SolverError(f"the solver failed on {inst.name} without a usable result")
     if args.output:
@@ -432,6 +441,19 @@ def _solve_progress() -> Callable[[float, float | None, float], None]:
             f"{max(0.0, bound - incumbent) / abs(incumbent):.2%}"
         print(f"  {seconds:8.1f} s  incumbent {inc:>10}  bound {bound:.6g}  gap {gap}",
               file=sys.stderr, flush=True)
+    return show
+
+
+def _round_progress() -> Callable[[Any], None]:
+    """One stderr line per round of column generation's bound phase (``colgen.Round``), and
+    every ``ROUND_EVERY`` seconds while a round prices."""
+
+    def show(r: Any) -> None:
+        where = f"pricing {r.priced}/{r.jobs} jobs" if r.priced is not None else \
+            f"{r.columns} columns, LP {r.lp:.8g}"
+        gap = f"{r.gap:.2%}" if math.isfinite(r.gap) else "–"
+        print(f"  {r.seconds:8.1f} s  round {r.iteration:4d}  bound {r.bound:.8g}  "
+              f"incumbent {r.incumbent:.8g}  gap {gap}  ({where})", file=sys.stderr, flush=True)
     return show
 
 

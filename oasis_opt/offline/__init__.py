@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 from ..errors import InputError
@@ -94,7 +95,8 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
           options: Any = None, solver: str = "highs",
           on_progress: Progress | None = None, *,
           customize: Callable[[Any], Any] | None = None,
-          floor: Sequence[str] | None = None) -> tuple[Schedule, SolveReport]:
+          floor: Sequence[str] | None = None, executor: Executor | None = None,
+          on_round: Callable[[Any], None] | None = None) -> tuple[Schedule, SolveReport]:
     """Solve the offline problem of ``instance`` exactly, or within ``time_limit`` seconds of
     wall time for the whole call (module docstring), and return the validated schedule and
     its report.
@@ -116,6 +118,10 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
 
     ``floor``: the online algorithms whose best schedule is the floor of a time-limited solve
     (default: the built-in ones, ``algorithms.REGISTRY``; ``()`` for none).
+
+    ``executor`` (``tasks.make_executor``: a process pool or Dask) prices column generation's
+    jobs in parallel at trace scale (the same bound); ``on_round(colgen.Round)`` reports its
+    rounds (docs/offline.md, "A certified bound at trace scale").
 
     Errors name the parameter (``InputError("time_limit", …)``), not a command-line flag.
     """
@@ -141,8 +147,8 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
         modeler, method = solvers.check(solver), "compact"
     tracker = Tracker(clock, on_progress)
     # f_i is non-increasing: no job earns more than f_i(1), the bound until a better one
-    tracker.update(bound=float(instance.utility_table[:, 0].clip(min=0).sum())
-                   if instance.num_jobs else 0.0)
+    # (per job: the dense (J, T) utility table is 1.8 GB on the whole Philly trace)
+    tracker.update(bound=math.fsum(max(0.0, j.utility.at(1)) for j in instance.jobs))
     # a customized model's floor counts only once it keeps the user's rows (solve_custom)
     best = _floor(instance, tracker, names, report=customize is None) \
         if time_limit is not None else None
@@ -151,7 +157,7 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
                             customize)
     method = choose_method(instance, method, clock)
     if method == "colgen":
-        return solve_colgen(instance, clock, tracker, mip_gap, best)
+        return solve_colgen(instance, clock, tracker, mip_gap, best, executor, on_round)
     return solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, best)
 
 

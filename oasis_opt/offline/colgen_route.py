@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import Any
 
 from ..errors import InputError, SolverError
@@ -25,22 +27,25 @@ COLGEN_SEEDS = ("oasis", "tetris", "rrh")
 COLGEN_RESERVE = 0.5
 
 
-def colgen_inputs(instance: Instance) -> dict[str, Any]:
+def colgen_inputs(instance: Instance, seeds: bool = True) -> dict[str, Any]:
     """What ``colgen.solve`` takes from outside ``formulations/`` (which imports neither the
     algorithm registry nor the validator): ``seeds``, the ``COLGEN_SEEDS`` heuristics'
     schedules (OASiS without its dual certificate: only the schedule is wanted), and
     ``check``, the validator as a predicate. ``colgen.solve(instance, **colgen_inputs(instance),
-    …)``."""
+    …)``; without ``seeds`` the heuristics do not run (the caller has a schedule)."""
     from .. import algorithms
     from ..validate import validate
-    seeds = [algorithms.get(name)(instance, **({"certificate": False} if name == "oasis"
-                                               else {}))
-             for name in (COLGEN_SEEDS if instance.num_jobs else ())]
-    return {"seeds": seeds, "check": lambda schedule: validate(instance, schedule).feasible}
+    names = COLGEN_SEEDS if instance.num_jobs and seeds else ()
+    return {"seeds": [algorithms.get(name)(instance, **({"certificate": False}
+                                                        if name == "oasis" else {}))
+                      for name in names],
+            "check": lambda schedule: validate(instance, schedule).feasible}
 
 
 def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: float,
-                 floor: Schedule | None) -> tuple[Schedule, SolveReport]:
+                 floor: Schedule | None, executor: Executor | None = None,
+                 on_round: Callable[[Any], None] | None = None
+                 ) -> tuple[Schedule, SolveReport]:
     """Column generation (LP bound) and price-and-branch (schedule), on highspy directly:
     ``formulations/colgen.py``, given the time left, the heuristics' schedules, the validator
     and a progress callback.
@@ -50,11 +55,23 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     run is interrupted there, but a phase that checks nothing (a root LP, a long pricing
     round on a loaded machine) must not break the contract (issue 22: a 40-job instance of
     nine server shapes had not answered after 300 s of a 100 s limit). The child sends every
-    improving schedule and bound; at the deadline the parent stops it and keeps the last."""
+    improving schedule and bound; at the deadline the parent stops it and keeps the last.
+
+    At trace scale (``colgen.schedule_cells`` above ``colgen.SCHEDULE_CELLS``) column
+    generation computes the bound only and runs in this process: its loops stop at the
+    deadline between pricing chunks, and its pricing may go to ``executor`` (a process pool or
+    Dask client's executor, which a forked child could not use); the floor, when there is one,
+    is its seed instead of running the heuristics again. ``on_round(colgen.Round)`` reports
+    each round and every ``colgen.ROUND_EVERY`` seconds of pricing."""
     from ..formulations import colgen
     from ..formulations.common import Options, prepare
 
-    kwargs: dict[str, Any] = {"mip_gap": max(mip_gap, 1e-4), **colgen_inputs(instance)}
+    bound_only = colgen.schedule_cells(instance) > colgen.SCHEDULE_CELLS
+    inputs = colgen_inputs(instance, seeds=False if bound_only and floor is not None else True)
+    if bound_only and floor is not None:
+        inputs["seeds"] = [floor]
+    kwargs: dict[str, Any] = {"mip_gap": max(mip_gap, 1e-4), "bound_only": bound_only,
+                              **inputs}
     left = clock.remaining()
     deadline = None
     if left is not None:
@@ -63,12 +80,12 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
         deadline = kwargs["deadline"] = clock.deadline.before(COLGEN_RESERVE)
     t0 = time.perf_counter()
     try:
-        if deadline is not None and race.can_fork():
+        if deadline is not None and race.can_fork() and not bound_only and executor is None:
             res = race.colgen_guarded(instance, kwargs, deadline, tracker)
         else:
             with quiet_stdout():
                 res = colgen.solve(instance, on_progress=lambda _s, inc, b: tracker.update(
-                    inc, b), **kwargs)
+                    inc, b), executor=executor, on_round=on_round, **kwargs)
     except (InputError, SolverError):
         raise
     except Exception as exc:  # a bug or solver failure on valid input
@@ -95,6 +112,6 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
              "iterations": res.iterations, "columns": res.columns,
              "lp_seconds": res.lp_seconds, "pricing_seconds": res.pricing_seconds,
              "mip_seconds": res.mip_seconds, "mip_status": SolveStatus(res.mip_status).value,
-             "bound_seconds": res.bound_seconds}
+             "bound_seconds": res.bound_seconds, "bound_only": bound_only}
     return finish(instance, schedule, status, tracker, clock, trivial, "highspy", "colgen",
                   "colgen", chosen, 0.0, 0.0, seconds, utility, extra=extra)
