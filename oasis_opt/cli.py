@@ -172,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--time-limit", type=_seconds("--time-limit"), metavar="S",
                    help="time limit of the offline solve")
     q.add_argument("--modeler", choices=["auto", "highspy", "pyomo", "pulp"], default="auto")
+    q.add_argument("--method", choices=["auto", "compact", "colgen"], default="auto",
+                   help="method of the offline solve (as in solve --method; colgen with "
+                        "--time-limit: the certified bound at trace scale)")
+    q.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+                   help="column generation at trace scale: price jobs on N local processes")
+    q.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="column generation at trace scale: price jobs on a Dask cluster")
     q.add_argument("--solver", default="highs", metavar="NAME",
                    help="MILP solver of the offline solve (as in solve --solver)")
     q.add_argument("--plot", metavar="FILE", default=None,
@@ -563,8 +570,11 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         from .show import format_of
         format_of(args.plot, "--plot")  # refuse a bad suffix before the solve
     inst = load_instance(args.instance)
-    report = compare(inst, table, time_limit=args.time_limit, modeler=args.modeler,
-                     solver=args.solver, opt_cache=args.opt_cache)
+    from .tasks import make_executor
+    with make_executor(args.workers, args.dask) as ex:
+        report = compare(inst, table, time_limit=args.time_limit, modeler=args.modeler,
+                         solver=args.solver, opt_cache=args.opt_cache, method=args.method,
+                         executor=ex)
     data = {**report.to_dict(), "solver": args.solver}
     if args.plot:
         from .show import ratio_figure, save_figure

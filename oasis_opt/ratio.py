@@ -5,7 +5,9 @@ For each algorithm: its utility ALG, completed jobs, ``OPT/ALG``; for OASiS also
 
 When the offline solve stops at its time limit, the true OPT lies in ``[incumbent, bound]``
 (the lower end raised to the best algorithm's validated utility): the ratio is computed with
-the bound (an upper bound on the true ratio, labelled ``OPT ≤ bound``), and each check is
+the bound (an upper bound on the true ratio, labelled ``OPT ≤ bound``) and the interval's
+lower end too: OPT/ALG ∈ [``opt_over_alg_low``, ``opt_over_alg``] = [incumbent/ALG,
+bound/ALG] (equal ends when OPT is proven). Each check is
 ``True`` when it holds for every OPT in that interval, ``False`` when it fails for every one,
 and ``None`` (undecided) otherwise.
 """
@@ -22,7 +24,8 @@ from . import algorithms
 from .errors import InputError
 from .model import REL_TOL, Instance
 
-COLUMNS = ["algorithm", "utility", "completed", "opt_over_alg", "two_alpha", "within_2alpha",
+COLUMNS = ["algorithm", "utility", "completed", "opt_over_alg_low", "opt_over_alg", "two_alpha",
+           "within_2alpha",
            "D_cert", "dcert_ge_opt", "seconds"]
 
 
@@ -72,15 +75,19 @@ class RatioReport:
 
 
 def _solve(instance: Instance, time_limit: float | None, modeler: str,
-           solver: str = "highs", opt_cache: str | Path | None = None) -> Any:
+           solver: str = "highs", opt_cache: str | Path | None = None,
+           method: str = "auto", executor: Any = None) -> Any:
     try:
         from . import optcache
     except ImportError as err:
         raise SolverUnavailableError(
             f"the offline solver is not available ({err}); `oasis-opt ratio` needs "
             "oasis_opt.offline") from err
+    extra = {} if method == "auto" else {"method": method}
+    if executor is not None:
+        extra["executor"] = executor
     return optcache.solve(instance, opt_cache, modeler=modeler, time_limit=time_limit,
-                          solver=solver)[1]
+                          solver=solver, **extra)[1]
 
 
 def algorithm_table(algorithms_: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None]
@@ -136,16 +143,19 @@ def ratio(opt: float, alg: float) -> float | None:
 def compare(instance: Instance,
             names: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
             time_limit: float | None = None, modeler: str = "pyomo", solver: str = "highs",
-            opt_cache: str | Path | None = None) -> RatioReport:
+            opt_cache: str | Path | None = None, method: str = "auto",
+            executor: Any = None) -> RatioReport:
     """Solve the offline optimum once (with ``solver``, ``oasis_opt.solvers``; through the
     cache folder ``opt_cache`` when given, ``oasis_opt.optcache``), run each algorithm, and
     compare (module docstring).
 
     ``names``: one algorithm name, a list of names, or ``{name: params}``; default every
-    algorithm ``algorithms.names()`` lists."""
+    algorithm ``algorithms.names()`` lists. ``method`` and ``executor`` go to
+    ``offline.solve`` (``method="colgen"`` with a time limit: the certified bound at trace
+    scale, its pricing on ``executor``)."""
     table = algorithm_table(algorithms.names() if names is None else names)
     names = list(table)
-    rep = _solve(instance, time_limit, modeler, solver, opt_cache)
+    rep = _solve(instance, time_limit, modeler, solver, opt_cache, method, executor)
     status = str(getattr(rep.status, "value", rep.status))
     notes: list[str] = []
     if status == "optimal":
@@ -191,6 +201,7 @@ def compare(instance: Instance,
         row.update(utility=alg, completed=sched.completed, seconds=sched.extras.get("seconds"))
         if ref is not None:
             row["opt_over_alg"] = ratio(ref, alg)
+            row["opt_over_alg_low"] = ratio(lo, alg)
             if not _le(alg, hi):
                 notes.append(f"{name}: utility {alg:.10g} exceeds OPT's upper value "
                              f"{hi:.10g}: a bug in the solver or the algorithm")

@@ -115,7 +115,8 @@ def test_pricing_oracle_is_exact_at_lp_duals(name):
     for i in range(inst.num_jobs):
         b = best_schedule(JobSpec.from_instance(inst, i), np.zeros((T, H, R)),
                           np.zeros((T, K, R)), inst.worker_capacity, inst.ps_capacity)
-        col = colgen._column(inst, i, b.workers, b.ps) if math.isfinite(b.payoff) else None
+        col = colgen._column(inst, i, b.worker_counts, b.ps_counts) \
+            if math.isfinite(b.payoff) else None
         if col is not None:
             master.add(col)
     prices = []

@@ -4,6 +4,7 @@ process under a time limit (``race.colgen_guarded``), and the report."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -79,6 +80,9 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
         # the call's own deadline, less the reserve for validation and the report
         deadline = kwargs["deadline"] = clock.deadline.before(COLGEN_RESERVE)
     t0 = time.perf_counter()
+    if on_round is not None:  # seconds of the whole call, as the progress points
+        told = on_round
+        on_round = lambda r: told(dataclasses.replace(r, seconds=clock.elapsed()))  # noqa: E731
     try:
         if deadline is not None and race.can_fork() and not bound_only and executor is None:
             res = race.colgen_guarded(instance, kwargs, deadline, tracker)

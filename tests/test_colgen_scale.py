@@ -1,0 +1,160 @@
+"""Column generation at trace scale (issue 21): the bound-only mode's bound is ≥ the proven
+optimum and ≥ its own validated schedule; pricing on a process pool gives the same bound, round
+by round, as in-process; a master above the memory limit is refused naming its size (exit 2
+from the CLI); the CLI prints a line per round on stderr; ratio reports OPT/ALG as an
+interval when the solve stops at its limit."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from bruteforce import best_utility
+from conftest import INSTANCES
+from oasis_opt.formulations import colgen
+
+from oasis_opt import algorithms
+from oasis_opt.cli import main
+from oasis_opt.errors import InputError
+from oasis_opt.generator import generate
+from oasis_opt.io import load_instance
+from oasis_opt.offline import colgen_inputs
+from oasis_opt.tasks import make_executor
+from oasis_opt.validate import validate
+
+MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
+
+
+def _tol(x: float) -> float:
+    return 1e-6 * max(1.0, abs(x))
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=[e["name"] for e in MANIFEST])
+def test_bound_only_brackets_the_optimum(entry):
+    inst = load_instance(INSTANCES / entry["file"])
+    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
+    opt = entry["optimum"]
+    assert res.bound >= opt - _tol(opt)
+    assert res.bound >= res.incumbent.total_utility - _tol(opt)
+    assert res.incumbent.total_utility <= opt + _tol(opt)
+    assert validate(inst, res.incumbent).feasible
+    # never worse than its seeds
+    best_seed = max((s.total_utility for s in colgen_inputs(inst)["seeds"]), default=0.0)
+    assert res.incumbent.total_utility >= best_seed - _tol(best_seed)
+
+
+@pytest.mark.parametrize("seed", [10, 13])
+def test_bound_only_against_brute_force(seed):
+    inst = generate("small", seed=seed, jobs=3)  # brute force in seconds
+    opt = best_utility(inst)
+    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
+    assert res.bound >= opt - _tol(opt)
+    assert res.incumbent.total_utility <= opt + _tol(opt)
+
+
+def test_rounded_lp_schedule_is_feasible():
+    inst = generate("paper", seed=0, jobs=60)
+    master = colgen._Master(inst, aggregate=True)
+    for i in range(inst.num_jobs):
+        for col in colgen.fixed_rate_columns(inst, i):
+            master.add(col)
+    master.solve_lp()
+    sched = colgen.round_lp(inst, master.columns, master.values())
+    rep = validate(inst, sched)
+    assert rep.feasible, rep.violations
+    assert sched.completed > 0
+
+
+def test_parallel_pricing_gives_the_same_bound(monkeypatch):
+    inst = generate("paper", seed=1, jobs=40)
+    kw = colgen_inputs(inst)
+    serial = colgen.solve(inst, **kw, bound_only=True, max_iterations=4)
+    monkeypatch.setattr(colgen, "CHUNK_JOBS", 8)  # several chunks even for 40 jobs
+    with make_executor(2) as ex:
+        parallel = colgen.solve(inst, **kw, bound_only=True, max_iterations=4, executor=ex)
+    assert parallel.bound == serial.bound
+    assert [r[:3] for r in parallel.rounds] == [r[:3] for r in serial.rounds]
+    assert parallel.incumbent.total_utility == serial.incumbent.total_utility
+
+
+def test_pricer_chunks_cover_every_job_once():
+    inst = generate("paper", seed=2, jobs=30)
+    with make_executor(2) as ex:
+        pricer = colgen.Pricer(inst, executor=ex)
+    seen = sorted(int(j) for part in pricer.parts for j in part)
+    assert seen == list(range(inst.num_jobs))
+
+
+def test_master_too_large_is_refused_naming_its_size(monkeypatch, tmp_path, capsys):
+    inst = load_instance(INSTANCES / "testbed-s0.json")
+    nbytes, rows = colgen.master_bytes(inst, aggregate=True)
+    monkeypatch.setenv("OASIS_MAX_MEMORY", str(int(nbytes / 2)))
+    with pytest.raises(InputError) as err:
+        colgen._Master(inst, aggregate=True)
+    assert "column-generation master" in str(err.value)
+    assert f"{rows} rows" in str(err.value)
+    assert "too large" in str(err.value)
+    out = tmp_path / "s.json"
+    code = main(["solve", str(INSTANCES / "testbed-s0.json"), "--max-memory",
+                 str(int(nbytes / 2)), "--method", "colgen", "-o", str(out)])
+    assert code == 2
+    assert "column-generation master" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_master_estimate_grows_with_the_work_not_with_jobs_slots_servers():
+    small = generate("paper", seed=0, jobs=20)
+    nbytes, _ = colgen.master_bytes(small, aggregate=True)
+    cells = small.num_jobs * small.horizon * (len(small.worker_names) + len(small.ps_names))
+    assert nbytes < 8 * cells * colgen.COLUMNS_PER_JOB  # not dense (T, H) per column
+
+
+def test_cli_prints_rounds_on_stderr(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(colgen, "SCHEDULE_CELLS", 0)  # the bound-only path on a small instance
+    out = tmp_path / "s.json"
+    code = main(["solve", str(INSTANCES / "testbed-s1.json"), "--method", "colgen",
+                 "--time-limit", "30", "-o", str(out)])
+    assert code == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if " round " in ln]
+    assert lines, err
+    assert all("bound" in ln and "incumbent" in ln and "gap" in ln for ln in lines)
+    inst = load_instance(INSTANCES / "testbed-s1.json")
+    from oasis_opt.io import load_schedule
+    assert validate(inst, load_schedule(out)).feasible
+
+
+def test_ratio_interval_on_a_time_limited_solve(monkeypatch):
+    from oasis_opt import ratio
+    inst = load_instance(INSTANCES / "testbed-s0.json")
+    monkeypatch.setattr(colgen, "SCHEDULE_CELLS", 0)
+    rep = ratio.compare(inst, ["fifo", "oasis"], time_limit=20, method="colgen")
+    opt = next(e["optimum"] for e in MANIFEST if e["name"] == "testbed-s0")
+    for row in rep.rows:
+        lo, hi = row["opt_over_alg_low"], row["opt_over_alg"]
+        alg = row["utility"]
+        if rep.status == "optimal":
+            assert lo == hi == pytest.approx(opt / alg)
+        else:
+            assert lo <= opt / alg + 1e-9 <= hi + 2e-9
+            assert hi == pytest.approx(rep.bound / alg)
+    assert math.isfinite(rep.bound)
+
+
+def test_solve_with_a_dask_local_cluster_gives_the_serial_bound(monkeypatch):
+    pytest.importorskip("distributed")
+    inst = generate("paper", seed=3, jobs=24)
+    kw = colgen_inputs(inst)
+    serial = colgen.solve(inst, **kw, bound_only=True, max_iterations=3)
+    monkeypatch.setattr(colgen, "CHUNK_JOBS", 6)
+    with make_executor(2, "local") as ex:
+        parallel = colgen.solve(inst, **kw, bound_only=True, max_iterations=3, executor=ex)
+    assert parallel.bound == serial.bound
+
+
+def test_every_algorithm_is_below_the_bound():
+    inst = generate("paper", seed=4, jobs=30)
+    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True, max_iterations=50)
+    for name in ("oasis", "fifo", "drf", "rrh", "tetris"):
+        assert algorithms.run(name, inst).total_utility <= res.bound + _tol(res.bound)
