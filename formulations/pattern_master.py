@@ -654,7 +654,7 @@ def generate(master: PatternMaster, specs: list, *, deadline: float | None = Non
     """Column generation on the pattern master until pricing finds no column (returns
     ``(True, LP value)``: the LP is optimal and its value a bound on OPT), the deadline or the
     round limit. Every round's Lagrangian bound goes to ``report``; ``stats`` (a
-    ``ColgenResult``) collects LP and pricing seconds and the rounds."""
+    ``colgen.ColgenStats``) collects LP and pricing seconds and the rounds."""
     import time
 
     inst = master.inst

@@ -350,8 +350,8 @@ def test_no_slice_past_the_deadline():
     assert (lam_out == lam).all()
     specs = [JobSpec.from_instance(instance, i) for i in range(instance.num_jobs)]
     move = lns.search(pm, specs, x, lam, 0, instance.horizon - 1, 30.0)
-    assert move.new_columns == 0 and move.status == "no_solution"
-    assert move.value == pytest.approx(sum(pm.columns[n].value for n in cols))
+    assert move.extras["new_columns"] == 0 and move.status == "no_solution"
+    assert move.objective == pytest.approx(sum(pm.columns[n].value for n in cols))
     assert pm.pack(pm.pools[0].patterns[0], np.ones(pm.pools[0].patterns[0].shape[1],
                                                     dtype=np.int64), 4) is None
 
