@@ -143,7 +143,7 @@ def test_lns_never_worsens():
     x = np.zeros(len(pm.columns))
     lam = np.zeros(pm.n_lam)  # the empty schedule: every job free in a full window
     move = lns.search(pm, specs, x, lam, 0, inst.horizon - 1, 10.0)
-    sched = pm.schedule(*move.objectives)
+    sched = pm.schedule(*move.values)
     rep = validate(inst, sched)
     assert rep.feasible, rep.violations
     assert sched.total_utility == pytest.approx(move.objective)
