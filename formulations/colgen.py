@@ -508,7 +508,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     def on_inc(value: float, _bound: float) -> None:
         track.update(incumbent=value)
 
-    x, lam, res.mip_status, _ = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
+    mip = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
+    (x, lam), res.mip_status = mip.values, mip.status
     cand = _checked(pm, x, lam, check)
     if cand is None or not improve(cand):  # keep the start as the LNS incumbent
         x = np.zeros(len(pm.columns))

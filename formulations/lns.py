@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -122,9 +123,7 @@ def search(master: PatternMaster, specs: list[JobSpec], x: np.ndarray, lam: np.n
     # no minimum slice: past the window's time (or the master's deadline) solve_mip returns
     # the start untouched
     left = time_limit - (time.perf_counter() - started)
-    xs, ls, status, bound = master.solve_mip(left, gap, start, lam)
+    mip = master.solve_mip(left, gap, start, lam)
     master.free_bounds()
-    value = float(sum(master.columns[n].value for n in np.flatnonzero(xs > 0.5)))
-    return SolveResult(status, value, bound, (xs, ls),
-                       solve_seconds=time.perf_counter() - started, solver="lns",
-                       extras={"free_jobs": len(jobs), "new_columns": added})
+    return replace(mip, solve_seconds=time.perf_counter() - started, solver="lns",
+                   extras={"free_jobs": len(jobs), "new_columns": added})

@@ -345,7 +345,8 @@ def test_no_slice_past_the_deadline():
     cols = [pm.add(pm.group_counts(i, y[i], z[i], jr.utility))
             for i, jr in enumerate(start.jobs) if jr.completed]
     lam = pm.lambda_of(y, z)
-    x, lam_out, status, _ = pm.solve_mip(30.0, 0.0, cols, lam)
+    mip = pm.solve_mip(30.0, 0.0, cols, lam)
+    (x, lam_out), status = mip.values, mip.status
     assert status == "no_solution" and sorted(np.flatnonzero(x > 0.5).tolist()) == sorted(cols)
     assert (lam_out == lam).all()
     specs = [JobSpec.from_instance(instance, i) for i in range(instance.num_jobs)]
