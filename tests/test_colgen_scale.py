@@ -36,12 +36,12 @@ def test_bound_only_brackets_the_optimum(entry):
     res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
     opt = entry["optimum"]
     assert res.bound >= opt - _tol(opt)
-    assert res.bound >= res.incumbent.total_utility - _tol(opt)
-    assert res.incumbent.total_utility <= opt + _tol(opt)
-    assert validate(inst, res.incumbent).feasible
+    assert res.bound >= res.schedule.total_utility - _tol(opt)
+    assert res.schedule.total_utility <= opt + _tol(opt)
+    assert validate(inst, res.schedule).feasible
     # never worse than its seeds
     best_seed = max((s.total_utility for s in colgen_inputs(inst)["seeds"]), default=0.0)
-    assert res.incumbent.total_utility >= best_seed - _tol(best_seed)
+    assert res.schedule.total_utility >= best_seed - _tol(best_seed)
 
 
 @pytest.mark.parametrize("seed", [10, 13])
@@ -50,7 +50,7 @@ def test_bound_only_against_brute_force(seed):
     opt = best_utility(inst)
     res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
     assert res.bound >= opt - _tol(opt)
-    assert res.incumbent.total_utility <= opt + _tol(opt)
+    assert res.schedule.total_utility <= opt + _tol(opt)
 
 
 def test_rounded_lp_schedule_is_feasible():
@@ -74,8 +74,8 @@ def test_parallel_pricing_gives_the_same_bound(monkeypatch):
     with make_executor(2) as ex:
         parallel = colgen.solve(inst, **kw, bound_only=True, max_iterations=4, executor=ex)
     assert parallel.bound == serial.bound
-    assert [r[:3] for r in parallel.rounds] == [r[:3] for r in serial.rounds]
-    assert parallel.incumbent.total_utility == serial.incumbent.total_utility
+    assert [r[:3] for r in parallel.extras["rounds"]] == [r[:3] for r in serial.extras["rounds"]]
+    assert parallel.schedule.total_utility == serial.schedule.total_utility
 
 
 def test_pricer_chunks_cover_every_job_once():

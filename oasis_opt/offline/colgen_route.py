@@ -4,11 +4,11 @@ process under a time limit (``race.colgen_guarded``), and the report."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
+from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError, SolverError
@@ -26,6 +26,9 @@ from .report import SolveReport, SolveStatus, finish, relative_gap
 COLGEN_SEEDS = ("oasis", "tetris", "rrh")
 #: Seconds kept after a guarded column generation is stopped: validation and the report.
 COLGEN_RESERVE = 0.5
+#: Column generation's extras (``colgen.result``) that its report's schedule carries.
+COLGEN_EXTRAS = ("lp_proven", "lp_value", "iterations", "columns", "lp_seconds",
+                 "pricing_seconds", "mip_seconds", "mip_status", "bound_seconds")
 
 
 def colgen_inputs(instance: Instance, seeds: bool = True) -> dict[str, Any]:
@@ -82,7 +85,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     t0 = time.perf_counter()
     if on_round is not None:  # seconds of the whole call, as the progress points
         told = on_round
-        on_round = lambda r: told(dataclasses.replace(r, seconds=clock.elapsed()))  # noqa: E731
+        on_round = lambda r: told(replace(r, seconds=clock.elapsed()))  # noqa: E731
     try:
         if deadline is not None and race.can_fork() and not bound_only and executor is None:
             res = race.colgen_guarded(instance, kwargs, deadline, tracker)
@@ -96,7 +99,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
         raise SolverError(f"column generation failed on {instance.name}: "
                           f"{type(exc).__name__}: {exc}") from exc
     seconds = time.perf_counter() - t0
-    schedule = res.incumbent
+    schedule = res.schedule
     tracker.update(incumbent=schedule.total_utility, bound=res.bound)
     chosen = None
     if floor is not None and floor.total_utility > schedule.total_utility:
@@ -105,17 +108,15 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     gap = relative_gap(max(res.bound, utility), utility)
     if gap is not None and gap <= max(mip_gap, REL_TOL):
         status = SolveStatus.OPTIMAL
-    elif not res.proven or res.mip_status == SolveStatus.TIME_LIMIT or clock.limit is not None:
+    elif res.status is SolveStatus.TIME_LIMIT or clock.limit is not None:
         status = SolveStatus.TIME_LIMIT
     else:
         status = SolveStatus.FEASIBLE
     trivial = prepare(instance, Options(packing="server")).upper_bound()
     if math.isfinite(res.bound):
         trivial = min(trivial, res.bound)
-    extra = {"lp_proven": res.proven, "lp_value": res.lp_value,
-             "iterations": res.iterations, "columns": res.columns,
-             "lp_seconds": res.lp_seconds, "pricing_seconds": res.pricing_seconds,
-             "mip_seconds": res.mip_seconds, "mip_status": SolveStatus(res.mip_status).value,
-             "bound_seconds": res.bound_seconds, "bound_only": bound_only}
-    return finish(instance, schedule, status, tracker, clock, trivial, "highspy", "colgen",
-                  "colgen", chosen, 0.0, 0.0, seconds, utility, extra=extra)
+    res = replace(res, status=status, objective=utility, solve_seconds=seconds,
+                  extras={**{k: res.extras[k] for k in COLGEN_EXTRAS},
+                          "bound_only": bound_only})
+    return finish(instance, res, schedule, tracker, clock, trivial, "highspy", "colgen",
+                  "colgen", chosen)
