@@ -139,12 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --time-limit: the online algorithms whose best schedule is the "
                         "floor of the answer (default the built-in ones; '' for none): "
                         + names_help)
-    s.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
-                   help="column generation at trace scale: price jobs on N local processes "
-                        "(default 0: in-process; the same bound)")
-    s.add_argument("--dask", metavar="ADDRESS", default=None,
-                   help="column generation at trace scale: price jobs on a Dask cluster "
-                        "(tcp://HOST:PORT, or 'local')")
+    _pricing_options(s)
     s.add_argument("-o", "--output", metavar="FILE", help="schedule file to write")
 
     r = cmd("run", "run one online algorithm or baseline")
@@ -175,10 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--method", choices=["auto", "compact", "colgen"], default="auto",
                    help="method of the offline solve (as in solve --method; colgen with "
                         "--time-limit: the certified bound at trace scale)")
-    q.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
-                   help="column generation at trace scale: price jobs on N local processes")
-    q.add_argument("--dask", metavar="ADDRESS", default=None,
-                   help="column generation at trace scale: price jobs on a Dask cluster")
+    _pricing_options(q)
     q.add_argument("--solver", default="highs", metavar="NAME",
                    help="MILP solver of the offline solve (as in solve --solver)")
     q.add_argument("--plot", metavar="FILE", default=None,
@@ -401,6 +393,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(f"  [{v.rule}] {v}")
     _emit(args, rep.to_dict(), human)
     return 0 if rep.feasible else 1
+
+
+def _pricing_options(p: argparse.ArgumentParser) -> None:
+    """``--workers`` and ``--dask`` of ``solve`` and ``ratio``: where column generation prices
+    its jobs at trace scale (docs/offline.md, "A certified bound at trace scale")."""
+    p.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+                   help="column generation at trace scale: price jobs on N local processes "
+                        "(default 0: in-process; the same bound)")
+    p.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="column generation at trace scale: price jobs on a Dask cluster "
+                        "(tcp://HOST:PORT, or 'local')")
 
 
 def cmd_solve(args: argparse.Namespace) -> int:

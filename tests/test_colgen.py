@@ -28,12 +28,19 @@ def _tol(x: float) -> float:
     return 1e-6 * max(1.0, abs(x))
 
 
+@pytest.mark.parametrize("bound_only", [False, True], ids=["full", "bound-only"])
 @pytest.mark.parametrize("entry", MANIFEST, ids=[e["name"] for e in MANIFEST])
-def test_bound_opt_incumbent_sandwich(entry):
+def test_bound_opt_incumbent_sandwich(entry, bound_only):
+    """Also the trace-scale path (``bound_only``: fixed-rate columns, the LP rounded, no
+    price-and-branch; tests/test_colgen_scale.py)."""
     inst = load_instance(INSTANCES / entry["file"])
-    res = colgen.solve(inst, **colgen_inputs(inst), mip_time_limit=5.0)
+    kw = colgen_inputs(inst)
+    res = colgen.solve(inst, **kw, mip_time_limit=5.0, bound_only=bound_only)
     opt = entry["optimum"]
     assert res.extras["lp_proven"]
+    # never worse than its seeds
+    assert res.schedule.total_utility >= max((s.total_utility for s in kw["seeds"]),
+                                             default=0.0) - _tol(opt)
     assert res.bound >= opt - _tol(opt)
     assert res.schedule.total_utility <= opt + _tol(opt)
     rep = validate(inst, res.schedule)
