@@ -793,8 +793,14 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     shown = [time.perf_counter()]
     rounded = [0.0]  # seconds spent rounding
 
+    told: list[tuple[int, int | None, float, float]] = []
+
     def tell(priced: int | None = None) -> None:
         shown[0] = time.perf_counter()
+        now = (res.iterations, priced, res.bound, track.incumbent)
+        if told and told[-1] == now and priced is None:
+            return  # the round's line is out already
+        told[:] = [now]
         if on_round is not None:
             on_round(Round(res.iterations, shown[0] - start, res.lp_value, res.bound,
                            track.incumbent, track.gap(), len(master.columns), priced,
