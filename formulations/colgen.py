@@ -33,7 +33,6 @@ time limit.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
@@ -129,6 +128,8 @@ def server_groups(capacity: np.ndarray) -> np.ndarray:
     return gid.ravel().astype(np.int64)
 
 
+#: Above this many columns the aggregated master's first LP runs by interior point.
+IPM_FIRST_COLUMNS = 50_000
 #: Columns per job the master's size estimate allows for: the seeds' and some pricing rounds'.
 COLUMNS_PER_JOB = 32
 
@@ -212,9 +213,10 @@ class _Master:
         self.h = h
         self.columns: list[Column] = []
         self.x = np.zeros(0)
+        self.solved = False
         self.seen: dict[tuple[int, bytes], int] = {}
         #: per-server masters re-solve by interior point (solve_lp); aggregated ones are small
-        self.interior = not aggregate or os.environ.get("SB_IPM") == "1"
+        self.interior = not aggregate
 
     def add(self, col: Column) -> int:
         """Add a column (once); returns its index."""
@@ -251,7 +253,18 @@ class _Master:
     def solve_lp(self) -> tuple[float, np.ndarray]:
         """LP value, then prices over all (t, s, r) — the dual of the row each maps to, 0 where
         none — followed by the μ_i. ``prices · capacity`` equals the rows' dual term."""
+        cold = not self.interior and not self.solved and len(self.columns) > IPM_FIRST_COLUMNS
+        if cold:
+            # A large first solve from no basis: dual simplex took ≈ 450 CPU s on the whole
+            # Philly trace's opening master (448 k columns, 85 k rows), interior point with
+            # crossover 94 s (18 against 25 s at 20 000 jobs); crossover leaves the basis that
+            # the next rounds' simplex re-solves start from.
+            self.h.setOptionValue("solver", "ipm")
+            self.h.setOptionValue("run_crossover", "on")
         self.h.run()
+        self.solved = True
+        if cold:
+            self.h.setOptionValue("solver", "simplex")
         # The per-server master is highly degenerate: warm simplex re-solves took 2 000–20 000
         # iterations and grew to 10–25 s at 200 jobs on the paper preset, while the
         # interior-point method without crossover took 1.4–7 s (measured side by side, 6 rounds

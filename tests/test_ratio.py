@@ -13,7 +13,8 @@ from oasis_opt.errors import InputError
 
 
 def _fake_solve(status: str, objective: float, bound: float):
-    def solve(instance, time_limit, modeler, solver="highs", opt_cache=None):
+    def solve(instance, time_limit, modeler, solver="highs", opt_cache=None, method="auto",
+              executor=None):
         return SimpleNamespace(status=status, objective=objective, bound=bound, seconds=0.1)
     return solve
 
@@ -28,7 +29,7 @@ def test_optimal_blocked_case(monkeypatch) -> None:
     rep = ratio.compare(blocked_instance(), ["oasis"])
     row = _row(rep, "oasis")
     assert row["utility"] == 20.0 and row["completed"] == 1
-    assert row["opt_over_alg"] == pytest.approx(5.0)
+    assert row["opt_over_alg"] == row["opt_over_alg_low"] == pytest.approx(5.0)
     assert row["two_alpha"] == pytest.approx(2 * math.log(4))
     assert row["within_2alpha"] is False  # large demands: the guarantee's assumption fails
     assert row["dcert_ge_opt"] is True
@@ -44,6 +45,7 @@ def test_time_limit_uses_the_bound_and_undecided_checks(monkeypatch) -> None:
     assert rep.opt_label == "OPT ≤ bound" and rep.reference == 130.0
     assert "OPT ≤ 130" in rep.headline()
     assert row["opt_over_alg"] == pytest.approx(6.5)
+    assert row["opt_over_alg_low"] == pytest.approx(4.5)  # OPT/ALG ∈ [90/20, 130/20]
     assert row["dcert_ge_opt"] is None  # 90 ≤ OPT ≤ 130 and D_cert = 125: undecided
     assert row["within_2alpha"] is False  # even OPT = 90 > 2α·20
     assert any("time limit" in n for n in rep.notes)
