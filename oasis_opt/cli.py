@@ -225,9 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip the first K usable jobs (default 0)")
     m.add_argument("--slot-seconds", type=_positive("--slot-seconds"), metavar="S",
                    help="slot length (default: ceil((arrival span + 75th-percentile "
-                        "duration) / horizon))")
-    m.add_argument("--horizon", type=_nonneg_int("--horizon"), default=100, metavar="T",
-                   help="slots (default 100)")
+                        "duration) / horizon); above 100 jobs without --horizon, the "
+                        "smallest round length >= the median duration that keeps the "
+                        "horizon within 3000 slots: docs/traces.md)")
+    m.add_argument("--horizon", type=_nonneg_int("--horizon"), default=None, metavar="T",
+                   help="slots (default 100; above 100 jobs, the slots that hold the "
+                        "arrivals and the 75th-percentile duration after them)")
     m.add_argument("--servers", type=_nonneg_int("--servers"), metavar="H",
                    help="worker servers (default: from --load, at most the trace's cluster)")
     m.add_argument("--load", type=_positive("--load"), default=1.5, metavar="X",
