@@ -4,17 +4,13 @@ tiny slices through its parameters."""
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from pathlib import Path
 
-import pytest
-
 from oasis_opt.cli import main
 from oasis_opt.traces import Policy, import_trace
-from oasis_opt.traces.common import (AUTO_MIN_JOBS, MAX_AUTO_SLOTS, SLOT_LADDER, TraceJob,
-                                     auto_slots)
+from oasis_opt.traces.common import AUTO_MIN_JOBS, MAX_AUTO_SLOTS, SLOT_LADDER, TraceJob, auto_slots
 
 PHILLY_HEADER = "timestamp,duration,num_gpus,gpu_time,cluster\n"
 
