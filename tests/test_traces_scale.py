@@ -4,10 +4,14 @@ tiny slices through its parameters."""
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from pathlib import Path
 
+import pytest
+
+from oasis_opt import algorithms
 from oasis_opt.cli import main
 from oasis_opt.traces import Policy, import_trace
 from oasis_opt.traces.common import AUTO_MIN_JOBS, MAX_AUTO_SLOTS, SLOT_LADDER, TraceJob, auto_slots
@@ -81,3 +85,44 @@ def test_cli_jobs_all_reports_the_chosen_slots(tmp_path, capfd):
     assert main(["import", "philly", str(trace), "--jobs", "all", "-o", str(out), "--json"]) == 0
     got = json.loads(capfd.readouterr().out)
     assert (got["jobs"], got["slot_seconds"], got["horizon"]) == (300, 1800.0, 600)
+
+
+# --- the research-scale experiment, on tiny slices ----------------------------------------------
+
+
+def test_scale_experiment_smoke(tmp_path, monkeypatch):
+    from oasis_opt.experiments import run_experiment
+    from oasis_opt.traces import experiment as texp
+    # the whole traces are not shipped: the same code on the shipped Philly sample, tiny slices
+    monkeypatch.setattr(texp, "SCALE_TRACES", (
+        texp.TraceSlice("philly", "philly", "samples:adaptdl/philly.csv", 300, usable=2000),))
+    res = run_experiment("trace", seeds=1, out=tmp_path, scale="12,3000", time_limit=5)
+    with open(tmp_path / "trace.csv", newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        assert tuple(reader.fieldnames) == texp.TRACE_COLUMNS
+        rows = list(reader)
+    # 3000 jobs do not fit in the sample's 2000 from job 300: only the 12-job slice ran
+    assert res["tasks_run"] == 1
+    assert {r["algorithm"] for r in rows} == {*algorithms.builtin_names(), "optimal"}
+    for r in rows:
+        assert r["validated"] == "True", r
+        assert r["scale"] == "12" and r["jobs"] == "12" and r["time_limit"] == "5.0"
+        lo, hi = float(r["ratio_lo"]), float(r["ratio_hi"])
+        assert 1 - 1e-9 <= lo <= hi * (1 + 1e-6), r  # incumbent ≥ every ALG; ≤ the bound
+        assert float(r["incumbent"]) <= float(r["opt"]) * (1 + 1e-6) + 1e-9
+    assert set(res["summary"]) == {"philly-12@1.5"}
+    assert (tmp_path / "trace.png").stat().st_size > 1000
+    # resumable: a rerun runs nothing
+    again = run_experiment("trace", seeds=1, out=tmp_path, scale="12", time_limit=5)
+    assert again["tasks_run"] == 0 and again["new_rows"] == 0
+
+
+def test_scale_options_refused_by_name():
+    from oasis_opt.errors import InputError
+    from oasis_opt.experiments import run_experiment
+    with pytest.raises(InputError, match="expected slice sizes"):
+        run_experiment("trace", scale="big")
+    with pytest.raises(InputError, match="applies to the trace experiment"):
+        run_experiment("ratio", scale="1000")
+    with pytest.raises(InputError, match="unknown method"):
+        run_experiment("trace", scale="1000", method="magic")
