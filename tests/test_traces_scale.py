@@ -126,3 +126,10 @@ def test_scale_options_refused_by_name():
         run_experiment("ratio", scale="1000")
     with pytest.raises(InputError, match="unknown method"):
         run_experiment("trace", scale="1000", method="magic")
+
+
+def test_cli_scale_flag_named(capfd):
+    assert main(["experiment", "ratio", "--scale", "1000"]) == 2
+    err = capfd.readouterr().err
+    assert "--scale: applies to the trace experiment, not ratio" in err
+    assert "Traceback" not in err
