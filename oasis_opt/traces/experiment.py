@@ -302,6 +302,13 @@ def _label(group: Group) -> str:
     return f"{trace}-{size}@{load:g}" if size else f"{trace}@{load:g}"
 
 
+def _size(by_alg: dict[str, list[dict[str, str]]]) -> str:
+    """The slice size of a group as its tasks asked (``40``, ``1000``, ``whole``)."""
+    import json
+    row = next(r for rs in by_alg.values() for r in rs)
+    return str(json.loads(row["params"])["jobs"])
+
+
 def _median(xs: list[float]) -> float | None:
     xs = sorted(x for x in xs if not math.isnan(x))
     if not xs:
@@ -396,7 +403,7 @@ def figure(rows, path: Path) -> None:
                 ax.hlines([lo, hi] if his else [lo], pos - width * 0.45, pos + width * 0.45,
                           color=color, linewidth=1.5)
         ax.axhline(1.0, color="grey", linewidth=0.6, linestyle="--")
-        ax.set_xticks(range(len(keys)), [(f"{k[1]} jobs\n" if k[1] else "") + f"load {k[2]:g}"
+        ax.set_xticks(range(len(keys)), [f"{_size(groups[k])} jobs\nload {k[2]:g}"
                                          for k in keys], fontsize=7)
         ax.set_title(trace)
         ax.grid(axis="y", linewidth=0.3)
