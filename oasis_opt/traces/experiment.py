@@ -74,7 +74,7 @@ TRACES = (
 #: with the default mapping (a slice past them is left out).
 SCALE_TRACES = (
     TraceSlice("philly", "philly", "shared:adaptdl/philly.csv", 1000, usable=82247),
-    TraceSlice("gavel", "gavel", "shared:gavel/msr/seed=0/6214e9.trace", 0, usable=1999),
+    TraceSlice("gavel", "gavel", "shared:gavel/msr/seed=0/6214e9.trace", 0, usable=2000),
     TraceSlice("tiresias", "tiresias", "shared:tiresias/yarn-gput1000.csv", 0, usable=1001),
     TraceSlice("alibaba", "alibaba", "shared:alibaba-gpu-v2023/openb_pod_list_default.csv",
                1000, usable=6203),
