@@ -184,9 +184,10 @@ def instance_for(params: dict[str, Any], k: int):
 
 @dataclass(frozen=True)
 class OptInterval:
-    """What the offline solve says of OPT: ``incumbent ≤ OPT ≤ bound`` (``bound`` None when
-    the solve was refused or failed; ``incumbent`` is then the best online utility, a
-    schedule the validator accepted). ``status``: the solve's, or ``refused``/``failed``."""
+    """What the offline solve says of OPT: ``incumbent ≤ OPT ≤ bound``, ``validated`` the
+    validator's verdict on the solve's schedule. When the solve was refused or failed
+    (``status`` ``refused``/``failed``, the reason in ``note``) ``bound`` is None and
+    ``incumbent`` 0: :func:`execute` then takes the best online schedule as the incumbent."""
 
     incumbent: float
     bound: float | None
