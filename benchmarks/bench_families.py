@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oasis_opt.formulations.common import Options
+from oasis_opt.formulations.common import PLAIN, Options
 
 from oasis_opt.generator import generate
 from oasis_opt.io import load_instance
@@ -70,6 +70,7 @@ VARIANTS: dict[str, Options | None] = {
     "server-nocuts": Options(packing="server", completion_cuts=False, ps_cuts=False,
                              ps_dominance=False),
     "server-nodom": Options(packing="server", ps_dominance=False),
+    "plain": PLAIN,
 }
 
 

@@ -131,6 +131,15 @@ SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
                        cumulative=False, completion_cuts=False, ps_cuts=False,
                        ps_dominance=False, chained=False, flow_workers=False,
                        symmetry="none", packing="server")
+#: The plain exact model (issue 22): one variable per server, the SPEC rows with the running
+#: indicators, the aggregate rate bound, the PS linking, exact work and the cumulative rows
+#: summed over earlier slots; none of the cuts, the no-idle-PS dominance row or the
+#: per-server linking. It is what ``benchmarks/direct_highspy.py`` writes, proven to gap 0:
+#: on loose instances, where the bound of the root LP is already (near) the optimum and the
+#: time goes into finding the incumbent, the extra rows only slow the root down
+#: (``offline.plan.route_options``).
+PLAIN = Options(packing="server", server_linking=False, completion_cuts=False, ps_cuts=False,
+                ps_dominance=False, chained=False)
 #: The default without the rows whose size grows with the square of a job's window (the
 #: cumulative rows, the completion and PS cuts: ``Σ_{t' ≤ t}`` over every slot t): what long
 #: horizons get when those rows would not fit the time limit (``Prep.cut_nonzeros``).

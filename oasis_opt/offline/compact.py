@@ -26,11 +26,12 @@ from .report import Raw, SolveReport, SolveStatus, extract, finish
 def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Tracker,
                   mip_gap: float, options: Any, solver: str,
                   floor: Schedule | None) -> tuple[Schedule, SolveReport]:
-    from ..formulations.common import prepare
+    from ..formulations.common import PLAIN, prepare
     from ..limits import check_allocation
 
     t0 = time.perf_counter()
-    prep = prepare(instance, options if options is not None else route_options(instance))
+    prep = prepare(instance, options if options is not None else route_options(
+        instance, None if floor is None else floor.total_utility))
     if not prep.active:  # no job can earn anything: the empty schedule is optimal
         raw, medium = Raw(SolveStatus.OPTIMAL, 0.0, 0.0, (), 0.0, 0.0, 0.0), \
             ("highspy" if modeler == "auto" else modeler)
@@ -83,7 +84,8 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     raced = medium.startswith("portfolio")
     medium = "highspy" if raced else medium
     o = prep.options
-    rows = "full" if o.completion_cuts else "nocuts" if o.cumulative else "lean"
+    rows = "plain" if o == PLAIN else "full" if o.completion_cuts else \
+        "nocuts" if o.cumulative else "lean"
     route = f"compact/{solver if solver != 'highs' else medium}/{rows}" + ("+race" if raced
                                                                            else "")
     return finish(instance, schedule, status, tracker, clock, prep.upper_bound(),

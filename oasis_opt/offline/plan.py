@@ -77,9 +77,32 @@ def instance_features(instance: Instance) -> dict[str, Any]:
             "ps_binds": bool(J and instance.ps_demand.any())}
 
 
-def route_options(instance: Instance) -> Any:
+#: From this share of the trivial bound ``Σ_i f_i(1)`` reached by the floor (the best online
+#: schedule) on, an instance is *loose*: nearly every job can finish in its first slots, the
+#: root LP bound is at or near the optimum, and the time goes into finding the incumbent,
+#: which extra rows only slow down (``floor_share``). Fitted on `loose` s0, s1, s4, s5 and
+#: `mixed-2r`-s0 (0.92–0.99); the benchmark's other instances are at most 0.88
+#: (hard-mix-open-01, a hard one with identical PS servers, kept on patterns). Checked on
+#: held-out seeds (docs/offline.md, issue 22): faster on 5 of 6.
+LOOSE_FLOOR_SHARE = 0.9
+
+
+def floor_share(instance: Instance, floor_utility: float | None) -> float | None:
+    """``floor / Σ_{i active} f_i(1)``: how close the best online schedule comes to the
+    trivial bound ``Prep.upper_bound`` (``f_i`` is non-increasing, so ``f_i(1)`` is the most
+    job i can earn; jobs that cannot finish on the empty cluster count 0); None without a
+    floor."""
+    from ..formulations.common import PLAIN, prepare
+    if floor_utility is None or not instance.num_jobs:
+        return None
+    bound = prepare(instance, PLAIN).upper_bound()  # server packing: no patterns built
+    return float(floor_utility) / bound if bound > 0 else None
+
+
+def route_options(instance: Instance, floor_utility: float | None = None) -> Any:
     """The formulation of the default route, from the instance's features (issue 22):
-    ``None`` (the defaults: demand-class pattern packing) or server packing.
+    ``None`` (the defaults: demand-class pattern packing), server packing, or the plain
+    server model ``common.PLAIN``.
 
     Patterns pay where identical servers make them exact symmetry breaking: measured
     side by side on the `hard`, `mixed`, `ps-heavy` families and hard-mix-01…06
@@ -91,10 +114,21 @@ def route_options(instance: Instance) -> Any:
     in this model (docs/offline.md, round 3), and a single PS server's patterns only enlarge
     it. Where no job demands a PS resource the PS
     pool cannot bind and patterns stay (they carry the continuous workers of the trace
-    imports, ``Prep.flow_workers``)."""
-    from ..formulations.common import Options
+    imports, ``Prep.flow_workers``).
+
+    Where the PS pool binds, loose instances (the floor, when there is one, reaches
+    ``LOOSE_FLOOR_SHARE`` of the trivial bound) take ``PLAIN`` whatever the pools: on them
+    the cuts, the dominance rows and the patterns cost root time and find nothing (fitted on
+    `loose` s0, s1, s4, s5 and `mixed-2r`-s0, checked on `loose`-s2 and fresh seeds;
+    docs/offline.md)."""
+    from ..formulations.common import PLAIN, Options
     f = instance_features(instance)
-    if f["ps_binds"] and f["shared_ps"] < 1.0:
+    if not f["ps_binds"]:
+        return None
+    share = floor_share(instance, floor_utility)
+    if share is not None and share >= LOOSE_FLOOR_SHARE:
+        return PLAIN
+    if f["shared_ps"] < 1.0:
         return Options(packing="server")
     return None
 
