@@ -18,8 +18,27 @@ from oasis_opt.validate import validate
 
 
 def test_patterns_stay_on_identical_ps_servers():
-    for preset in ("hard", "testbed", "uniform-1r"):
+    for preset in ("hard", "testbed"):
         assert route_options(generate(preset, seed=1)) is None, preset
+
+
+def test_integral_servers_take_the_plain_model():
+    """½- and 1-GPU jobs on 4-GPU servers, no PS resource demanded: each server's capacity
+    row is its knapsack's integer hull, patterns add nothing; one demand class (the trace
+    imports) keeps patterns, which make the workers continuous."""
+    instance = generate("uniform-1r", seed=1)
+    f = instance_features(instance)
+    assert f["integral_servers"] and not f["ps_binds"] and f["worker_classes"] == 2
+    assert route_options(instance) == PLAIN
+    base = tiny_heterogeneous()
+    one_class = instance_from_dict({**base, "resources": ["gpu"],
+                                    "worker_servers": [{"name": "w", "capacity": [4]}],
+                                    "ps_servers": [{"name": "p", "capacity": [1]}],
+                                    "jobs": [{**j, "worker_demand": [1], "ps_demand": [0]}
+                                             for j in base["jobs"]]})
+    assert instance_features(one_class)["integral_servers"]
+    assert route_options(one_class) is None
+    assert not instance_features(generate("hard", seed=1))["integral_servers"]
 
 
 def test_server_packing_where_ps_servers_differ():
