@@ -131,9 +131,9 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     pool; checked on `mixed-2r`, `loose`, `ps-light` and hard-mix-07…12, the rule's route
     took less CPU on 11 of 15, about as much on 3, more on 1. PS integrality is what is hard
     in this model (docs/offline.md, round 3), and a single PS server's patterns only enlarge
-    it. Where no job demands a PS resource the PS
-    pool cannot bind and patterns stay (they carry the continuous workers of the trace
-    imports, ``Prep.flow_workers``).
+    it. Where no job demands a PS resource the PS pool cannot bind and patterns stay (they
+    carry the continuous workers of the trace imports, ``Prep.flow_workers``) unless they
+    have nothing to add (below).
 
     Where the PS pool cannot bind, a server's knapsack already integral
     (``integral_servers``) and two or more demand classes (so the workers cannot be
