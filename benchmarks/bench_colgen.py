@@ -33,15 +33,16 @@ def test_colgen_bound(benchmark, case: str) -> None:
     inst: Instance = CASES[case]()
     r = benchmark.pedantic(colgen.solve, args=(inst,), kwargs={"time_limit": TIME_LIMIT},
                            rounds=1, iterations=1)
-    report = validate(inst, r.incumbent)
+    report = validate(inst, r.schedule)
     assert report.feasible, report.violations[:3]
-    inc = r.incumbent.total_utility
+    inc, x = r.objective, r.extras
     assert r.bound >= inc - 1e-6 * max(1.0, abs(inc))
     benchmark.extra_info.update(
         instance=inst.name, jobs=inst.num_jobs, horizon=inst.horizon,
         worker_servers=len(inst.worker_names), ps_servers=len(inst.ps_names),
         bound=r.bound, incumbent=inc, gap=(r.bound - inc) / max(abs(r.bound), 1e-9),
-        proven=r.proven, mip_status=r.mip_status, iterations=r.iterations, columns=r.columns,
-        lp_seconds=r.lp_seconds, pricing_seconds=r.pricing_seconds, mip_seconds=r.mip_seconds,
-        bound_seconds=r.bound_seconds, pattern_seconds=r.pattern_seconds,
-        lns_moves=r.lns_moves, history=[list(p) for p in r.history])
+        status=r.status.value,
+        **{k: x[k] for k in ("lp_proven", "mip_status", "iterations", "columns", "lp_seconds",
+                             "pricing_seconds", "mip_seconds", "bound_seconds",
+                             "pattern_seconds", "lns_moves")},
+        history=[list(p) for p in x["history"]])

@@ -38,15 +38,14 @@ def run(args: argparse.Namespace) -> dict:
     t = time.perf_counter()
     r = colgen.solve(inst, **colgen_inputs(inst), time_limit=args.limit, on_progress=show)
     took = time.perf_counter() - t
-    rep = validate(inst, r.incumbent)
-    inc = r.incumbent.total_utility
+    rep = validate(inst, r.schedule)
+    inc, x = r.objective, r.extras
     return {"instance": inst.name, "jobs": inst.num_jobs, "horizon": inst.horizon,
             "limit": args.limit, "seconds": took, "incumbent": inc, "bound": r.bound,
             "gap": (r.bound - inc) / max(r.bound, 1e-9), "feasible": rep.feasible,
-            "lp_proven": r.proven, "bound_seconds": r.bound_seconds,
-            "pattern_seconds": r.pattern_seconds, "lns_moves": r.lns_moves,
-            "columns": r.columns, "integer_slots": r.integer_slots,
-            "history": [list(p) for p in r.history]}
+            **{k: x[k] for k in ("lp_proven", "bound_seconds", "pattern_seconds",
+                                 "lns_moves", "columns", "integer_slots")},
+            "history": [list(p) for p in x["history"]]}
 
 
 def plot(lines: list[dict], path: Path) -> None:

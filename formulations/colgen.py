@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import highspy
 import numpy as np
@@ -48,6 +48,7 @@ from . import lns
 from .deadline import Deadline
 from .highs import new_highs
 from .pattern_master import ENTER_TOL, PatternMaster, dive, generate, trim
+from .result import SolveResult
 from .status import SolveStatus
 
 
@@ -60,13 +61,13 @@ class Column:
 
 
 @dataclass
-class ColgenResult:
-    """What column generation found; ``bound ≥ OPT`` always."""
+class ColgenStats:
+    """Column generation's running tally, updated by its stages; ``bound ≥ OPT`` always.
+    ``solve`` returns it as a ``SolveResult`` (``result``): its extras are these fields."""
 
     bound: float  # least Lagrangian bound seen (= LP value when ``proven``)
     lp_value: float  # last restricted-master LP value
     proven: bool  # pricing found no improving column: bound is the LP optimum
-    incumbent: Schedule
     mip_status: SolveStatus  # of the MIP stage: optimal, time_limit or no_solution
     iterations: int
     columns: int
@@ -239,7 +240,7 @@ def _usage_cost(inst: Instance, col: Column, p: np.ndarray, q: np.ndarray) -> fl
                  + (col.ps * (q @ inst.ps_demand[i])).sum())
 
 
-def _generate(master: _Master, specs: list[JobSpec], res: ColgenResult, *, start: float,
+def _generate(master: _Master, specs: list[JobSpec], res: ColgenStats, *, start: float,
               deadline: float | None, max_iterations: int, smoothing: float,
               report: Callable[[float], None] | None = None) -> bool:
     """Column generation rounds on ``master`` until pricing finds no column (returns True:
@@ -320,7 +321,7 @@ class _Tracker:
     """Best incumbent value and bound so far; ``history`` and ``on_progress`` get a point
     (seconds since the start, incumbent, bound) whenever either improves."""
 
-    def __init__(self, start: float, res: ColgenResult,
+    def __init__(self, start: float, res: ColgenStats,
                  on_progress: Callable[[float, float, float], None] | None) -> None:
         self.start, self.res, self.on_progress = start, res, on_progress
         self.incumbent = 0.0
@@ -375,7 +376,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
           lns_window: int = 20, rng_seed: int = 0, diving: bool = True,
           check: Callable[[Schedule], bool] | None = None,
           deadline: Deadline | None = None,
-          on_schedule: Callable[[Schedule], None] | None = None) -> ColgenResult:
+          on_schedule: Callable[[Schedule], None] | None = None) -> SolveResult:
     """LP bound by column generation, then a schedule from the pattern master, improved until
     the gap target or the time limit.
 
@@ -397,8 +398,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     rest; the result is returned within the limit (HiGHS may overshoot a MILP limit by a little
     inside presolve). Without a limit the MILP gets ``mip_time_limit`` and so does the LNS.
     ``on_progress(seconds, incumbent, bound)`` is called whenever either side improves; the
-    same points are ``ColgenResult.history``. ``mip_status`` is ``time_limit`` when the limit
-    ended the search with the gap open.
+    same points are ``extras["history"]`` of the result (``result``). ``extras["mip_status"]``
+    is ``time_limit`` when the limit ended the search with the gap open.
 
     Given by the caller (``formulations/`` knows neither the algorithm registry nor the
     validator): ``seeds``, feasible schedules of the instance (the heuristics': the first
@@ -428,7 +429,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
 
     # The trivial bound Σ_i f_i(1) (utilities are non-increasing) until the LP gives one.
     trivial = float(inst.utility_table[:, 0].sum()) if inst.num_jobs else 0.0
-    res = ColgenResult(trivial, 0.0, False, None, SolveStatus.NO_SOLUTION, 0, 0)  # type: ignore[arg-type]
+    res = ColgenStats(trivial, 0.0, False, SolveStatus.NO_SOLUTION, 0, 0)
     track = _Tracker(start, res, on_progress)
     pool: list[Column] = []
     best_sched = Schedule.from_arrays(inst, "colgen", {}, {})
@@ -458,12 +459,12 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                            report=lambda b: track.update(bound=b))
     res.bound_seconds = time.perf_counter() - start
 
-    def finish(sched: Schedule) -> ColgenResult:
-        res.incumbent = Schedule(sched.instance, "colgen", sched.total_utility, sched.jobs, {})
-        res.bound = max(res.bound, res.incumbent.total_utility)  # float noise
-        track.update(incumbent=res.incumbent.total_utility)
+    def finish(sched: Schedule) -> SolveResult:
+        incumbent = Schedule(sched.instance, "colgen", sched.total_utility, sched.jobs, {})
+        res.bound = max(res.bound, incumbent.total_utility)  # float noise
+        track.update(incumbent=incumbent.total_utility)
         track.point(force=True)  # the last point is the result
-        return res
+        return result(res, incumbent, time.perf_counter() - start, track.gap() <= mip_gap)
 
     if not master.columns or track.gap() <= mip_gap or left() <= 0.5:
         res.mip_status = SolveStatus.OPTIMAL if track.gap() <= mip_gap \
@@ -507,7 +508,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     def on_inc(value: float, _bound: float) -> None:
         track.update(incumbent=value)
 
-    x, lam, res.mip_status, _ = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
+    mip = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
+    (x, lam), res.mip_status = mip.values, mip.status
     cand = _checked(pm, x, lam, check)
     if cand is None or not improve(cand):  # keep the start as the LNS incumbent
         x = np.zeros(len(pm.columns))
@@ -530,15 +532,15 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             break
         move = lns.search(pm, specs, x, lam, t0, t1, slice_s, gap=1e-6)
         res.lns_moves += 1
-        if move.value > best_sched.total_utility + 1e-9 * max(1.0, move.value):
-            cand = _checked(pm, move.x, move.lam, check)
+        if move.objective > best_sched.total_utility + 1e-9 * max(1.0, move.objective):
+            cand = _checked(pm, *move.values, check)
             if cand is not None and improve(cand):
-                x, lam = move.x, move.lam
+                x, lam = move.values
                 stall = 0
         else:
             stall += 1
         # adapt the window: solved quickly → wider; stopped by the limit → narrower
-        if move.status == SolveStatus.OPTIMAL and move.seconds < 0.5 * slice_s:
+        if move.status == SolveStatus.OPTIMAL and move.solve_seconds < 0.5 * slice_s:
             width = min(T, width + max(1, width // 4))
         elif move.status != SolveStatus.OPTIMAL:
             width = max(2, int(width * 0.75))
@@ -550,3 +552,22 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     res.integer_slots = len(pm.integer_slots)
     res.mip_seconds = time.perf_counter() - t2
     return finish(best_sched)
+
+
+def result(stats: ColgenStats, schedule: Schedule, seconds: float,
+           closed: bool = False) -> SolveResult:
+    """Column generation's outcome as the one result record: ``schedule`` and ``stats.bound``;
+    status ``time_limit`` when a limit stopped a stage (the LP bound not proven — time or
+    rounds —, or the MIP stage stopped on its limit), else ``optimal`` when the gap is
+    ``closed`` (≤ ``mip_gap``), else ``feasible``; the extras are the stats' fields
+    (``proven`` as ``lp_proven``, ``mip_status`` as its value)."""
+    if not stats.proven or stats.mip_status == SolveStatus.TIME_LIMIT:
+        status = SolveStatus.TIME_LIMIT
+    else:
+        status = SolveStatus.OPTIMAL if closed else SolveStatus.FEASIBLE
+    extras = asdict(stats)
+    del extras["bound"]
+    extras = {"lp_proven": extras.pop("proven"), **extras,
+              "mip_status": SolveStatus(stats.mip_status).value}
+    return SolveResult(status, schedule.total_utility, stats.bound, schedule=schedule,
+                       solve_seconds=seconds, solver="colgen", extras=extras)

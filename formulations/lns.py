@@ -9,34 +9,23 @@ drops the rest. Before the sub-MILP, a few rounds of column generation price the
 against the window's residual capacity (the LP with the fixings gives the duals, OASiS's
 subroutine the columns, with no capacity outside the window), so the sub-MILP can use
 schedules that no global LP dual ever priced. The incumbent is the sub-MILP's start: the
-result is never worse.
+result is never worse. A window's outcome is the one result record of every solve
+(``result.SolveResult``): ``values`` are the pattern master's ``(x, λ)``, ``objective`` their
+utility.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 
 from oasis_opt.online.subroutine import JobSpec, best_schedule
 
 from .pattern_master import ENTER_TOL, PatternMaster, column_slots, trim
-from .status import SolveStatus
-
-
-@dataclass
-class Move:
-    """One neighbourhood's outcome."""
-
-    x: np.ndarray
-    lam: np.ndarray
-    value: float
-    status: SolveStatus  # of the window's MIP
-    free_jobs: int
-    new_columns: int
-    seconds: float
+from .result import SolveResult
 
 
 def window_jobs(master: PatternMaster, x: np.ndarray, t0: int, t1: int) -> list[int]:
@@ -87,8 +76,11 @@ def _price_window(master: PatternMaster, specs: list[JobSpec], jobs: list[int], 
 
 def search(master: PatternMaster, specs: list[JobSpec], x: np.ndarray, lam: np.ndarray,
            t0: int, t1: int, time_limit: float, pricing_rounds: int = 3,
-           gap: float = 1e-6) -> Move:
-    """Re-optimise the window ``[t0, t1]`` around the incumbent (x, λ) (module docstring)."""
+           gap: float = 1e-6) -> SolveResult:
+    """Re-optimise the window ``[t0, t1]`` around the incumbent (x, λ) (module docstring):
+    ``values`` the new ``(x, λ)``, never worse; ``status`` the window MIP's; ``bound`` its dual
+    bound (of the window, not of the instance); ``extras`` ``free_jobs`` and
+    ``new_columns``."""
     started = time.perf_counter()
     jobs = window_jobs(master, x, t0, t1)
     free = set(jobs)
@@ -131,7 +123,7 @@ def search(master: PatternMaster, specs: list[JobSpec], x: np.ndarray, lam: np.n
     # no minimum slice: past the window's time (or the master's deadline) solve_mip returns
     # the start untouched
     left = time_limit - (time.perf_counter() - started)
-    xs, ls, status, _ = master.solve_mip(left, gap, start, lam)
+    mip = master.solve_mip(left, gap, start, lam)
     master.free_bounds()
-    value = float(sum(master.columns[n].value for n in np.flatnonzero(xs > 0.5)))
-    return Move(xs, ls, value, status, len(jobs), added, time.perf_counter() - started)
+    return replace(mip, solve_seconds=time.perf_counter() - started, solver="lns",
+                   extras={"free_jobs": len(jobs), "new_columns": added})

@@ -50,6 +50,7 @@ from oasis_opt.model import Instance, Schedule
 from .common import binding_resources, maximal_patterns
 from .deadline import Deadline
 from .highs import new_highs
+from .result import SolveResult
 from .status import SolveStatus
 
 #: A column enters when its reduced cost exceeds this, relative to max(1, |μ_i|).
@@ -399,10 +400,11 @@ class PatternMaster:
 
     def solve_mip(self, time_limit: float, gap: float, start: list[int], lam0: np.ndarray,
                   on_incumbent: Callable[[float, float], None] | None = None
-                  ) -> tuple[np.ndarray, np.ndarray, SolveStatus, float]:
+                  ) -> SolveResult:
         """x integer over the columns, from the MIP start ``start`` (columns of a feasible
-        schedule) with its λ ``lam0`` (``lambda_of``). Returns (x, λ, status, dual bound of
-        the MILP restricted to these columns — not a bound on OPT).
+        schedule) with its λ ``lam0`` (``lambda_of``). Returns the one result record:
+        ``values`` (x, λ), ``objective`` their utility, ``status``, ``bound`` the dual bound
+        of the MILP restricted to these columns — not a bound on OPT.
 
         λ is integer lazily: a (unit, slot) whose λ is continuous is a cutting-stock LP, and
         after the solve its class counts are packed into integer patterns (``pack``); where
@@ -418,25 +420,32 @@ class PatternMaster:
         x0 = np.zeros(n)
         x0[start] = 1.0
         bound = np.inf
+
+        def done(status: SolveStatus, x: np.ndarray, lam: np.ndarray) -> SolveResult:
+            value = float(sum(self.columns[k].value for k in np.flatnonzero(x > 0.5)))
+            return SolveResult(status, value, bound, (x, lam), solver="pattern-master")
         while True:
             left = stop.left()
             if left <= 0:
-                return x0, lam0, SolveStatus.NO_SOLUTION, bound
-            x, lam_lp, tag, bound, packed = self._mip_once(left, gap, x0, lam0, on_incumbent)
-            if x is not None:
+                return done(SolveStatus.NO_SOLUTION, x0, lam0)
+            run, packed = self._mip_once(left, gap, x0, lam0, on_incumbent)
+            bound = run.bound
+            if run.values:
+                x, lam_lp = run.values
                 lam, failed = self._integral_lambda(x, lam_lp)
                 if not failed:
-                    return x, lam, tag, bound
+                    return done(run.status, x, lam)
                 self.integer_slots |= failed
             if packed is not None:  # the best solution seen that packs
-                return packed[0], packed[1], SolveStatus.TIME_LIMIT, bound
-            if x is None or stop.left() < 0.5:
-                return x0, lam0, SolveStatus.NO_SOLUTION, bound
+                return done(SolveStatus.TIME_LIMIT, *packed)
+            if not run.values or stop.left() < 0.5:
+                return done(SolveStatus.NO_SOLUTION, x0, lam0)
 
     def _mip_once(self, time_limit: float, gap: float, x0: np.ndarray, lam0: np.ndarray,
                   on_incumbent: Callable[[float, float], None] | None
-                  ) -> tuple[np.ndarray | None, np.ndarray, SolveStatus, float,
-                             tuple[np.ndarray, np.ndarray] | None]:
+                  ) -> tuple[SolveResult, tuple[np.ndarray, np.ndarray] | None]:
+        """One HiGHS run of the MILP: its result (``values`` the rounded x and the LP's λ,
+        empty without a solution) and the best improving solution whose λ packed."""
         h = self.h
         n = len(self.columns)
         total = self.n_lam + n
@@ -486,10 +495,11 @@ class PatternMaster:
         h.setOptionValue("time_limit", highspy.kHighsInf)
         best = packed[0] if packed else None
         if not sol.value_valid or x.size != total:
-            return None, lam0, SolveStatus.NO_SOLUTION, bound, best
-        tag = SolveStatus.OPTIMAL if status == highspy.HighsModelStatus.kOptimal \
+            return SolveResult(SolveStatus.NO_SOLUTION, bound=bound), best
+        solved = SolveStatus.OPTIMAL if status == highspy.HighsModelStatus.kOptimal \
             else SolveStatus.TIME_LIMIT
-        return np.round(x[self.n_lam:]), x[:self.n_lam], tag, bound, best
+        return SolveResult(solved, bound=bound, values=(np.round(x[self.n_lam:]),
+                                                         x[:self.n_lam])), best
 
     def lam_key(self) -> list[tuple[int, int, int]]:
         """(pool, unit, slot) of every λ column."""
@@ -654,7 +664,7 @@ def generate(master: PatternMaster, specs: list, *, deadline: float | None = Non
     """Column generation on the pattern master until pricing finds no column (returns
     ``(True, LP value)``: the LP is optimal and its value a bound on OPT), the deadline or the
     round limit. Every round's Lagrangian bound goes to ``report``; ``stats`` (a
-    ``ColgenResult``) collects LP and pricing seconds and the rounds."""
+    ``colgen.ColgenStats``) collects LP and pricing seconds and the rounds."""
     import time
 
     inst = master.inst

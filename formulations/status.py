@@ -1,7 +1,7 @@
 """How a solve ended: one status type for every path (issue 22) — the offline solve's report
-(``oasis_opt.offline.SolveStatus`` is this type), the back-ends' raw results, the other MILP
-solvers' runs (``oasis_opt.solvers.SolverRun``) and column generation's MIP stage
-(``ColgenResult.mip_status``, ``Move.status``).
+(``oasis_opt.offline.SolveStatus`` is this type) and the one result record of every solve
+(``result.SolveResult``: the back-ends', the other MILP solvers', column generation's and an
+LNS window's), whose extras carry column generation's MIP stage (``mip_status``).
 
 It lives in ``formulations/`` because column generation sets it and ``formulations/`` imports
 nothing of the offline solve. A ``str`` enum: it compares equal to its value and is written

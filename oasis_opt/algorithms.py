@@ -20,15 +20,19 @@ in-process, on the process pool and on Dask. A run that raises, returns somethin
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import inspect
+import numbers
 import os
 import random
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+import numpy as np
 
 from .errors import AlgorithmError, InputError
 from .model import Instance, Schedule
@@ -201,12 +205,31 @@ def check(name: Algorithm) -> None:
 # --- parameters --------------------------------------------------------------------------
 
 
+def _read_signature(fn: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+_cached_signature = functools.lru_cache(maxsize=256)(_read_signature)
+
+
+def _signature(fn: Callable[..., Any]) -> inspect.Signature | None:
+    """``fn``'s signature, read once (``run`` checks parameters on every call, and the
+    verifier makes 100 000 calls); None where it cannot be read. A callable object that
+    cannot be hashed is read every time."""
+    try:
+        return _cached_signature(fn)
+    except TypeError:
+        return _read_signature(fn)
+
+
 def parameters(name: Algorithm) -> set[str] | None:
     """The keyword parameters an algorithm takes besides the instance; None if it takes any
     (``**params``) or its signature cannot be read."""
-    try:
-        sig = inspect.signature(get(name))
-    except (TypeError, ValueError):
+    sig = _signature(get(name))
+    if sig is None:
         return None
     params = list(sig.parameters.values())[1:]
     # ``**params`` takes anything; ``**_`` (a leading underscore) only swallows what the
@@ -216,8 +239,37 @@ def parameters(name: Algorithm) -> set[str] | None:
     return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 
 
-def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "params") -> None:
-    """Refuse a parameter the algorithm does not take, naming it (before anything runs)."""
+#: Plain annotations ``check_params`` enforces, by their written name: what a value must be.
+#: ``bool`` is an ``int`` in Python, so it is refused where a number is wanted (a JSON
+#: ``true`` for a weight is a mistake, not 1).
+#: NumPy's scalars count as what they are (``np.int64`` an integer, ``np.bool_`` a flag).
+_PLAIN_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "bool": ("true or false", lambda v: isinstance(v, (bool, np.bool_))),
+    "int": ("an integer", lambda v: isinstance(v, numbers.Integral)
+            and not isinstance(v, (bool, np.bool_))),
+    "float": ("a number", lambda v: isinstance(v, numbers.Real)
+              and not isinstance(v, (bool, np.bool_))),
+    "str": ("a string", lambda v: isinstance(v, str)),
+}
+
+
+def _annotation_text(annotation: Any) -> str:
+    """An annotation as written: a string under ``from __future__ import annotations``,
+    else the type's name (``float``) or its repr (``typing.Callable[...]``)."""
+    if isinstance(annotation, str):
+        return annotation.strip()
+    return getattr(annotation, "__name__", None) or repr(annotation)
+
+
+def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "params", *,
+                 values: bool = True) -> None:
+    """Refuse a parameter the algorithm does not take, or (``values``) a value its annotation
+    rules out, naming it (before anything runs). A grid, whose values are lists of values,
+    checks its keys here with ``values=False`` and each combination's values after.
+
+    Only plain annotations are enforced (``bool``, ``int``, ``float``, ``str``, and a
+    ``Callable``: a value from the command line or a file is never one); anything richer
+    (``float | None``, a mapping) is the algorithm's own to check."""
     known = parameters(name)
     if known is None:
         return
@@ -226,6 +278,20 @@ def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "param
             raise InputError(f"{place}.{key}" if place else key,
                              f"not a parameter of {label(name)} (it takes "
                              f"{', '.join(sorted(known)) or 'none'})")
+    if not values:
+        return
+    sig = _signature(get(name))
+    assert sig is not None  # ``known`` came from it
+    for key, value in params.items():
+        text = _annotation_text(sig.parameters[key].annotation)
+        where = f"{place}.{key}" if place else key
+        if text in _PLAIN_TYPES:
+            what, ok = _PLAIN_TYPES[text]
+            if not ok(value):
+                raise InputError(where, f"{label(name)} takes {what} here, got {value!r:.60}")
+        elif "Callable" in text and value is not None and not callable(value):
+            raise InputError(where, f"{label(name)} takes a function here (from Python only), "
+                                    f"got {value!r:.60}")
 
 
 # --- running -----------------------------------------------------------------------------
@@ -240,7 +306,6 @@ def seed_of(instance: Instance) -> int:
 @contextlib.contextmanager
 def _seeded(seed: int) -> Iterator[None]:
     """Seed ``random`` and NumPy's global generator for one run; restore them afterwards."""
-    import numpy as np
     py_state = random.getstate()
     np_state = np.random.get_state()  # noqa: NPY002 (the legacy global generator users seed)
     random.seed(seed)
@@ -262,8 +327,7 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
     fn = get(algorithm)
     name = label(algorithm)
     builtin = isinstance(algorithm, str) and algorithm in REGISTRY
-    if not builtin:
-        check_params(algorithm, params)
+    check_params(algorithm, params)
     start = time.perf_counter()
     try:
         with _seeded(seed_of(instance)):

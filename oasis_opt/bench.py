@@ -266,14 +266,15 @@ def bench_colgen(inst: Instance, time_limit: float) -> dict[str, Any]:
     start = time.perf_counter()
     r = colgen.solve(inst, **colgen_inputs(inst), time_limit=time_limit)
     seconds = time.perf_counter() - start
-    inc = r.incumbent.total_utility
-    gap = (r.bound - inc) / max(abs(r.bound), 1e-9)
+    inc, bound, x = r.objective, r.bound, r.extras
+    gap = (bound - inc) / max(abs(bound), 1e-9)
     return _row("colgen bound", _size(inst), seconds, "s", 1, None, None, None,
-                f"{'proven' if r.proven else 'unproven'} bound {r.bound:.5g}, schedule "
-                f"{inc:.5g} (gap {100 * gap:.2g} %), {r.iterations} it., {r.columns} cols",
-                bound=r.bound, incumbent=inc, proven=r.proven, iterations=r.iterations,
-                columns=r.columns, lp_seconds=r.lp_seconds, pricing_seconds=r.pricing_seconds,
-                mip_seconds=r.mip_seconds)
+                f"{'proven' if x['lp_proven'] else 'unproven'} bound {bound:.5g}, schedule "
+                f"{inc:.5g} (gap {100 * gap:.2g} %), {x['iterations']} it., "
+                f"{x['columns']} cols",
+                bound=bound, incumbent=inc, proven=x["lp_proven"], iterations=x["iterations"],
+                columns=x["columns"], lp_seconds=x["lp_seconds"],
+                pricing_seconds=x["pricing_seconds"], mip_seconds=x["mip_seconds"])
 
 
 def bench_ratios(inst: Instance, names: Sequence[str], time_limit: float,

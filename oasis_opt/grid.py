@@ -410,7 +410,7 @@ def _combos(table: dict[str, dict[str, Any]]) -> tuple[Combo, ...]:
             algorithms.check(name)
         except InputError as err:
             raise InputError(f"algorithms.{name}", err.message) from None
-        algorithms.check_params(name, grid, place=f"algorithms.{name}")
+        algorithms.check_params(name, grid, place=f"algorithms.{name}", values=False)
         keys = sorted(grid)
         for values in itertools.product(*(_as_list(grid[k]) for k in keys)):
             # an integral float is the integer (SPEC §5): u_scale 1.0 and 1 are one row

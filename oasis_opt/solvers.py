@@ -15,7 +15,8 @@ solver. Each solver gets the compact MILP exactly as a modeller builds it
 
 Pyomo's own ``cbc`` wants a ``cbc`` executable that no wheel installs, hence PuLP for CBC.
 
-What comes back (``SolverRun``) is read from each solver's own status, never from a summary
+What comes back is the one result record of every path (``formulations.result.SolveResult``,
+``solver`` the solver's name), read from each solver's own status, never from a summary
 string that hides a stop on a limit (/work/shared/SOLVERS.md):
 
 - ``status`` (``SolveStatus``, the offline solve's own type, ``formulations/status.py``):
@@ -23,7 +24,8 @@ string that hides a stop on a limit (/work/shared/SOLVERS.md):
   ``time_limit`` when it stopped on the time limit or another limit (an incumbent may exist),
   ``error`` otherwise. PuLP's ``LpStatus`` says "Optimal" after a time limit: CBC's status is
   ``problem.sol_status`` (1 optimal, 2 solution found on a limit);
-- ``objective``: the solver's objective of its incumbent (None without one);
+- ``objective``: the solver's objective of its incumbent (None without one), ``values`` its
+  ``(y, z, λ_w, λ_z)`` by index (empty without one);
 - ``bound``: the solver's dual bound on the maximum (None when it gives none; the caller then
   uses the trivial bound). CBC reports its bound only in its log, rounded to 6 significant
   digits (``Upper bound: 315.173``): it is read from the log and raised by half a unit of the
@@ -48,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError, SolverError
+from .formulations.result import SolveResult
 from .formulations.status import SolveStatus, pyomo_status
 
 OPTIMAL, TIME_LIMIT, ERROR = SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT, SolveStatus.ERROR
@@ -83,22 +86,6 @@ SOLVERS: dict[str, SolverInfo] = {
 
 #: Solvers whose packages are free to install and need no licence: the test suite runs these.
 OPEN_SOLVERS = ("highs", "cbc", "scip")
-
-
-@dataclass(frozen=True)
-class SolverRun:
-    """What one solver hands back (module docstring): status, the incumbent's objective, the
-    dual bound, solved values ``(y, z, λ_w, λ_z)`` by index (empty without an incumbent), and
-    seconds for the model build, the hand-over (model to solver and values back) and the
-    solver's own run."""
-
-    status: SolveStatus
-    objective: float | None
-    bound: float | None
-    values: tuple[dict, ...]
-    build_seconds: float
-    handover_seconds: float
-    solve_seconds: float
 
 
 def names() -> list[str]:
@@ -147,7 +134,7 @@ def check(name: str) -> str:
 
 
 def solve(name: str, prep: Any, time_limit: float | None, mip_gap: float,
-          threads: int = 1) -> SolverRun:
+          threads: int = 1) -> SolveResult:
     """Build the compact MILP of ``prep`` (``formulations.common.Prep``) with solver ``name``'s
     modeller and solve it. HiGHS is not routed here (``oasis_opt.offline``)."""
     check(name)
@@ -180,7 +167,7 @@ def _pyomo_model(prep: Any) -> tuple[Any, float]:
 
 
 def _solve_contrib(name: str, prep: Any, time_limit: float | None, mip_gap: float,
-                   threads: int) -> SolverRun:
+                   threads: int) -> SolveResult:
     """``pyomo.contrib.solver`` (``scip_direct``, ``gurobi_direct``): the same Results as the
     HiGHS route. SCIP maps its ``gaplimit`` stop to convergence (right: ``limits/gap`` is
     ``mip_gap``) and ``memlimit``/``sollimit`` to ``unknown``, which with an incumbent is a
@@ -208,8 +195,9 @@ def _solve_contrib(name: str, prep: Any, time_limit: float | None, mip_gap: floa
         res.solution_loader.load_vars()
         values = compact_pyomo.values(m)
     handover = max(0.0, elapsed - solve_s) + time.perf_counter() - t2
-    return SolverRun(status, _num(res.incumbent_objective) if values else None,
-                     _num(res.objective_bound), values, build, handover, solve_s)
+    return SolveResult(status, _num(res.incumbent_objective) if values else None,
+                       _num(res.objective_bound), values, build_seconds=build,
+                       handover_seconds=handover, solve_seconds=solve_s, solver=name)
 
 
 # --- Pyomo: legacy direct interfaces (cplex, xpress) --------------------------------------
@@ -230,7 +218,7 @@ def legacy_options(name: str, time_limit: float | None, mip_gap: float,
 
 
 def _solve_legacy(name: str, prep: Any, time_limit: float | None, mip_gap: float,
-                  threads: int) -> SolverRun:
+                  threads: int) -> SolveResult:
     """Pyomo's legacy ``*_direct`` interfaces. For a maximisation, ``results.problem``'s
     ``upper_bound`` is the dual bound and ``lower_bound`` the incumbent; the values load only
     when the results carry a solution."""
@@ -261,7 +249,8 @@ def _solve_legacy(name: str, prep: Any, time_limit: float | None, mip_gap: float
         values = compact_pyomo.values(m)
         incumbent = float(pyo.value(m.utility))
     bound = _num(getattr(res.problem, "upper_bound", None))
-    return SolverRun(status, incumbent, bound, values, build, 0.0, solve_s)
+    return SolveResult(status, incumbent, bound, values, build_seconds=build,
+                       solve_seconds=solve_s, solver=name)
 
 
 # --- PuLP (cbc, copt) ---------------------------------------------------------------------
@@ -289,7 +278,7 @@ def cbc_bound_from_log(log: str) -> float | None:
 
 
 def _solve_copt(name: str, prep: Any, time_limit: float | None, mip_gap: float,
-                threads: int) -> SolverRun:
+                threads: int) -> SolveResult:
     """PuLP's COPT interface builds the model; status, incumbent and bound are read from COPT
     itself, because PuLP keeps the values only of a proven optimum (an incumbent found before
     the time limit would be lost) and sets no solution status. ``RelGap`` is passed even at 0
@@ -327,11 +316,12 @@ def _solve_copt(name: str, prep: Any, time_limit: float | None, mip_gap: float,
         incumbent = _num(model.getAttr("BestObj"))
     if status != ERROR:
         bound = _num(model.getAttr("BestBnd"))
-    return SolverRun(status, incumbent, bound, values, build, 0.0, solve_s)
+    return SolveResult(status, incumbent, bound, values, build_seconds=build,
+                       solve_seconds=solve_s, solver=name)
 
 
 def _solve_cbc(name: str, prep: Any, time_limit: float | None, mip_gap: float,
-                threads: int) -> SolverRun:
+                threads: int) -> SolveResult:
     """PuLP's CBC (the executable bundled with PuLP). ``LpStatus`` is not read: CBC's
     ``sol_status`` tells a proven optimum (1) from a solution found on a limit (2)."""
     import pulp
@@ -372,7 +362,8 @@ def _solve_cbc(name: str, prep: Any, time_limit: float | None, mip_gap: float,
     bound = cbc_bound_from_log(log)
     if bound is None and status == OPTIMAL and mip_gap == 0 and incumbent is not None:
         bound = incumbent  # proven optimal at gap 0: CBC prints no bound line then
-    return SolverRun(status, incumbent, bound, values, build, 0.0, solve_s)
+    return SolveResult(status, incumbent, bound, values, build_seconds=build,
+                       solve_seconds=solve_s, solver=name)
 
 
 def _num(x: Any) -> float | None:

@@ -33,12 +33,12 @@ def test_bound_opt_incumbent_sandwich(entry):
     inst = load_instance(INSTANCES / entry["file"])
     res = colgen.solve(inst, **colgen_inputs(inst), mip_time_limit=5.0)
     opt = entry["optimum"]
-    assert res.proven
+    assert res.extras["lp_proven"]
     assert res.bound >= opt - _tol(opt)
-    assert res.incumbent.total_utility <= opt + _tol(opt)
-    rep = validate(inst, res.incumbent)
+    assert res.schedule.total_utility <= opt + _tol(opt)
+    rep = validate(inst, res.schedule)
     assert rep.feasible, rep.violations
-    assert rep.total_utility == pytest.approx(res.incumbent.total_utility)
+    assert rep.total_utility == pytest.approx(res.schedule.total_utility)
 
 
 def _compact_lp(inst, options) -> float:
@@ -57,7 +57,7 @@ def test_bound_no_weaker_than_compact_lp(name, options):
     bound is at most the LP relaxation of the compact model in server form."""
     inst = load_instance(INSTANCES / f"{name}.json")
     res = colgen.solve(inst, **colgen_inputs(inst))
-    assert res.proven
+    assert res.extras["lp_proven"]
     assert res.bound <= _compact_lp(inst, options) + _tol(res.bound)
 
 
@@ -142,7 +142,7 @@ def test_bound_valid_when_stopped_early():
     for iterations in (1, 2, 4):
         res = colgen.solve(inst, **colgen_inputs(inst), max_iterations=iterations, mip_time_limit=1.0)
         assert res.bound >= opt - _tol(opt)
-        assert validate(inst, res.incumbent).feasible
+        assert validate(inst, res.schedule).feasible
 
 
 def test_implied_rows_are_exact():

@@ -144,6 +144,26 @@ def test_unknown_parameter_is_refused_before_running(mysched, small) -> None:
         ratio.compare(small, {"oasis": {"depth": 3}})
 
 
+@pytest.mark.parametrize("name, params, message", [
+    ("oasis", {"certificate": "no"}, "certificate: oasis takes true or false here, got 'no'"),
+    ("oasis", {"u_scale": True}, "u_scale: oasis takes a number here, got True"),
+    ("oasis", {"bounds_update": 1}, "bounds_update: oasis takes a function here"),
+    ("rrh", {"delay_weight": "x"}, "delay_weight: rrh takes a number here"),
+    ("tetris", {"drop_hopeless": 0}, "drop_hopeless: tetris takes true or false here"),
+])
+def test_values_their_annotation_rules_out_are_refused(small, name, params, message) -> None:
+    """A value of the wrong kind is refused naming it, before anything runs: ``"no"`` was a
+    true ``certificate`` and ``delay_weight="x"`` an internal error."""
+    with pytest.raises(InputError, match=message):
+        algorithms.run(name, small, **params)
+
+
+def test_numpy_scalars_pass_the_annotation_check(small) -> None:
+    import numpy as np
+    s = algorithms.run("tetris", small, remaining_weight=np.int64(2), drop_hopeless=np.bool_(1))
+    assert validate(small, s).feasible
+
+
 def test_register_refuses_bad_names(mysched) -> None:
     for bad in ("", "a:b", "a,b", "a=b"):
         with pytest.raises(InputError, match="algorithm name"):

@@ -193,6 +193,21 @@ def test_caller_bounds() -> None:
         oasis.run(inst, bounds={"L_w": [1.0, 2.0]})
 
 
+@pytest.mark.parametrize("bounds, match", [
+    ([1, 2], "bounds: expected an object"),           # a list was read as "no keys": defaults
+    ("U_w", "bounds: expected an object"),
+    ({"U_x": [1.0]}, "unknown key 'U_x'"),
+    ({"U_w": ["a"]}, "bounds.U_w: expected a list of 1 numbers"),
+    ({"U_w": [True]}, "bounds.U_w: expected a list of 1 numbers"),
+    ({"U_w": {"gpu": 1}}, "bounds.U_w: expected a list of 1 numbers"),
+])
+def test_caller_bounds_refused(bounds, match) -> None:
+    """Bounds that are not an object of R-vectors are refused naming the place; before, a list
+    or a string silently gave the default bounds (``"U_w" in [1, 2]`` is False)."""
+    with pytest.raises(InputError, match=match):
+        oasis.run(blocked_instance(), bounds=bounds)
+
+
 @pytest.mark.parametrize("kw", [{"u_scale": 0}, {"u_scale": -1.0}, {"l_scale": 0.0},
                                 {"l_scale": math.nan}, {"u_scale": math.inf}])
 def test_bad_scales_raise_input_error(kw) -> None:

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oasis_opt.formulations import colgen, lns
 from oasis_opt.formulations.pattern_master import PatternMaster, dive, generate
+from oasis_opt.formulations.status import SolveStatus
 
 from oasis_opt.generator import generate as make_instance
 from oasis_opt.io import instance_from_dict, load_instance
@@ -61,16 +62,16 @@ def test_pattern_rows_cut_the_schedule_lp():
     proven, lp = generate(pm, specs)
     assert proven
     # the schedule LP takes both jobs (their totals fit); the patterns do not
-    plain = colgen.ColgenResult(math.inf, 0.0, False, None, "", 0, 0)
+    plain = colgen.ColgenStats(math.inf, 0.0, False, SolveStatus.NO_SOLUTION, 0, 0)
     master = colgen._Master(inst, aggregate=True)
     assert colgen._generate(master, specs, plain, start=time.perf_counter(), deadline=None,
                             max_iterations=100, smoothing=0.0)
     assert plain.lp_value == pytest.approx(20.0)
     assert opt - 1e-6 <= lp < 20.0 - 1e-3
     res = colgen.solve(inst, **colgen_inputs(inst))
-    assert res.incumbent.total_utility == pytest.approx(opt)
+    assert res.schedule.total_utility == pytest.approx(opt)
     assert res.bound >= opt - _tol(opt)
-    assert validate(inst, res.incumbent).feasible
+    assert validate(inst, res.schedule).feasible
 
 
 @st.composite
@@ -109,11 +110,11 @@ def test_pattern_master_against_brute_force(d):
     assert lp >= opt - _tol(opt)  # the pattern LP is a bound
     res = colgen.solve(inst, **colgen_inputs(inst), mip_time_limit=2.0)
     assert res.bound >= opt - _tol(opt)
-    assert res.bound <= lp + _tol(lp) or res.bound <= res.lp_value + _tol(lp)
-    assert res.incumbent.total_utility <= opt + _tol(opt)
-    rep = validate(inst, res.incumbent)
+    assert res.bound <= lp + _tol(lp) or res.bound <= res.extras["lp_value"] + _tol(lp)
+    assert res.schedule.total_utility <= opt + _tol(opt)
+    rep = validate(inst, res.schedule)
     assert rep.feasible, rep.violations
-    assert rep.total_utility == pytest.approx(res.incumbent.total_utility)
+    assert rep.total_utility == pytest.approx(res.schedule.total_utility)
 
 
 @pytest.mark.parametrize("name", ["testbed-s0", "testbed-s2", "small-s1"])
@@ -122,16 +123,16 @@ def test_history_and_progress(name):
     seen = []
     res = colgen.solve(inst, **colgen_inputs(inst), on_progress=lambda *p: seen.append(p), mip_time_limit=4.0)
     opt = MANIFEST[name]["optimum"]
-    assert seen == res.history and res.history
-    secs, incs, bounds = zip(*res.history, strict=True)
+    assert seen == res.extras["history"] and res.extras["history"]
+    secs, incs, bounds = zip(*res.extras["history"], strict=True)
     assert list(secs) == sorted(secs)
     assert list(incs) == sorted(incs)  # the incumbent only improves
     assert list(bounds) == sorted(bounds, reverse=True)  # the bound only falls
     assert all(i <= b + _tol(b) for i, b in zip(incs, bounds, strict=True))
     assert all(b >= opt - _tol(opt) for b in bounds)
-    assert incs[-1] == pytest.approx(res.incumbent.total_utility)
+    assert incs[-1] == pytest.approx(res.schedule.total_utility)
     assert bounds[-1] == pytest.approx(res.bound)
-    assert validate(inst, res.incumbent).feasible
+    assert validate(inst, res.schedule).feasible
 
 
 def test_lns_never_worsens():
@@ -142,16 +143,16 @@ def test_lns_never_worsens():
     x = np.zeros(len(pm.columns))
     lam = np.zeros(pm.n_lam)  # the empty schedule: every job free in a full window
     move = lns.search(pm, specs, x, lam, 0, inst.horizon - 1, 10.0)
-    sched = pm.schedule(move.x, move.lam)
+    sched = pm.schedule(*move.values)
     rep = validate(inst, sched)
     assert rep.feasible, rep.violations
-    assert sched.total_utility == pytest.approx(move.value)
+    assert sched.total_utility == pytest.approx(move.objective)
     opt = MANIFEST["testbed-s1"]["optimum"]
-    assert 0 < move.value <= opt + _tol(opt)
+    assert 0 < move.objective <= opt + _tol(opt)
     # a narrow window around that schedule keeps or improves it
-    again = lns.search(pm, specs, move.x, move.lam, 3, 6, 10.0)
-    assert again.value >= move.value - _tol(move.value)
-    assert validate(inst, pm.schedule(again.x, again.lam)).feasible
+    again = lns.search(pm, specs, *move.values, 3, 6, 10.0)
+    assert again.objective >= move.objective - _tol(move.objective)
+    assert validate(inst, pm.schedule(*again.values)).feasible
 
 
 @pytest.mark.slow
@@ -164,8 +165,8 @@ def test_time_limit_is_the_whole_budget():
     res = colgen.solve(inst, **colgen_inputs(inst), time_limit=limit)
     took = time.perf_counter() - t
     assert took <= 1.05 * limit + 2.0
-    inc = res.incumbent.total_utility
-    assert validate(inst, res.incumbent).feasible
+    inc = res.schedule.total_utility
+    assert validate(inst, res.schedule).feasible
     assert res.bound >= inc
     assert math.isfinite(res.bound)
     from oasis_opt import algorithms
@@ -216,5 +217,5 @@ def test_a_class_of_small_jobs_fills_a_server():
     proven, lp = generate(pm, specs)
     assert proven and lp >= 40.0 - 1e-6
     res = colgen.solve(inst, **colgen_inputs(inst))
-    assert res.incumbent.total_utility == pytest.approx(40.0)
-    assert validate(inst, res.incumbent).feasible
+    assert res.schedule.total_utility == pytest.approx(40.0)
+    assert validate(inst, res.schedule).feasible

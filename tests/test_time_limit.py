@@ -345,13 +345,14 @@ def test_no_slice_past_the_deadline():
     cols = [pm.add(pm.group_counts(i, y[i], z[i], jr.utility))
             for i, jr in enumerate(start.jobs) if jr.completed]
     lam = pm.lambda_of(y, z)
-    x, lam_out, status, _ = pm.solve_mip(30.0, 0.0, cols, lam)
+    mip = pm.solve_mip(30.0, 0.0, cols, lam)
+    (x, lam_out), status = mip.values, mip.status
     assert status == "no_solution" and sorted(np.flatnonzero(x > 0.5).tolist()) == sorted(cols)
     assert (lam_out == lam).all()
     specs = [JobSpec.from_instance(instance, i) for i in range(instance.num_jobs)]
     move = lns.search(pm, specs, x, lam, 0, instance.horizon - 1, 30.0)
-    assert move.new_columns == 0 and move.status == "no_solution"
-    assert move.value == pytest.approx(sum(pm.columns[n].value for n in cols))
+    assert move.extras["new_columns"] == 0 and move.status == "no_solution"
+    assert move.objective == pytest.approx(sum(pm.columns[n].value for n in cols))
     assert pm.pack(pm.pools[0].patterns[0], np.ones(pm.pools[0].patterns[0].shape[1],
                                                     dtype=np.int64), 4) is None
 

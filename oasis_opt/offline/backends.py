@@ -10,10 +10,11 @@ from typing import Any
 
 from ..errors import SolverError
 from ..formulations.highs import new_highs, quiet_stdout, threads_for
+from ..formulations.result import SolveResult
 from ..formulations.status import pyomo_status
 from ..model import Schedule
 from .clock import Clock, Tracker
-from .report import Raw, SolveStatus
+from .report import SolveStatus
 
 #: HiGHS threads: the machine's cores are shared with other work, and HiGHS's MIP search is
 #: essentially serial; one thread avoids oversubscription.
@@ -84,7 +85,8 @@ def watch(h: Any, clock: Clock, tracker: Tracker, sense: float,
 
 def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                   random_seed: int = 0, start: Schedule | None = None,
-                  on_values: Callable[[float, tuple[dict, ...]], None] | None = None) -> Raw:
+                  on_values: Callable[[float, tuple[dict, ...]], None] | None = None
+                  ) -> SolveResult:
     """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
     callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start;
     ``on_values(objective, values)`` gets every improving incumbent's values."""
@@ -133,12 +135,13 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
         values = compact_highspy.values(m, np.asarray(h.getSolution().col_value))
     bound = float(info.mip_dual_bound) if info.mip_node_count >= 0 else None
     handover += time.perf_counter() - t3
-    return Raw(status, incumbent, bound, values, build, handover, highs_seconds)
+    return SolveResult(status, incumbent, bound, values, build_seconds=build,
+                       handover_seconds=handover, solve_seconds=highs_seconds, solver="highspy")
 
 
 def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                 start: Schedule | None = None,
-                customize: Callable[[Any], None] | None = None) -> Raw:
+                customize: Callable[[Any], None] | None = None) -> SolveResult:
     """Pyomo model → ``pyomo.contrib.solver`` HiGHS (persistent interface). Pyomo's interface
     takes no callbacks: the history has the end points only, and the deadline rests on the
     predicted build (``plan_route``) and HiGHS's own time limit. ``customize(model)`` runs after
@@ -176,13 +179,14 @@ def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
         if customize is not None:
             values = (*values, {k: v.value for k, v in m.c.items()})
     handover = time.perf_counter() - t1 - highs_seconds
-    return Raw(status, _float(incumbent), _float(res.objective_bound), values, build, handover,
-               highs_seconds)
+    return SolveResult(status, _float(incumbent), _float(res.objective_bound), values,
+                       build_seconds=build, handover_seconds=handover,
+                       solve_seconds=highs_seconds, solver="pyomo")
 
 
 def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                start: Schedule | None = None,
-               customize: Callable[[Any], None] | None = None) -> Raw:
+               customize: Callable[[Any], None] | None = None) -> SolveResult:
     """PuLP problem → ``pulp.HiGHS`` (highspy). The steps of ``HiGHS.actualSolve`` are run one
     by one to time the hand-over and to put callbacks on PuLP's ``Highs`` object; status and
     bound come from HiGHS itself, not ``LpStatus`` (which says "Optimal" after a time limit).
@@ -229,10 +233,11 @@ def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
         if customize is not None:
             values = (*values, {k: v.varValue for k, v in m.c.items()})
     handover += time.perf_counter() - t3
-    return Raw(status, incumbent, bound, values, build, handover, highs_seconds)
+    return SolveResult(status, incumbent, bound, values, build_seconds=build,
+                       handover_seconds=handover, solve_seconds=highs_seconds, solver="pulp")
 
 
-ROUTES: dict[str, Callable[..., Raw]] = {  # (prep, clock, tracker, mip_gap, start=)
+ROUTES: dict[str, Callable[..., SolveResult]] = {  # (prep, clock, tracker, mip_gap, start=)
   "highspy": solve_highspy, "pyomo": solve_pyomo, "pulp": solve_pulp,
 }
 

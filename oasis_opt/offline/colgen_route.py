@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError, SolverError
@@ -23,6 +24,9 @@ from .report import SolveReport, SolveStatus, finish, relative_gap
 COLGEN_SEEDS = ("oasis", "tetris", "rrh")
 #: Seconds kept after a guarded column generation is stopped: validation and the report.
 COLGEN_RESERVE = 0.5
+#: Column generation's extras (``colgen.result``) that its report's schedule carries.
+COLGEN_EXTRAS = ("lp_proven", "lp_value", "iterations", "columns", "lp_seconds",
+                 "pricing_seconds", "mip_seconds", "mip_status", "bound_seconds")
 
 
 def colgen_inputs(instance: Instance) -> dict[str, Any]:
@@ -75,7 +79,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
         raise SolverError(f"column generation failed on {instance.name}: "
                           f"{type(exc).__name__}: {exc}") from exc
     seconds = time.perf_counter() - t0
-    schedule = res.incumbent
+    schedule = res.schedule
     tracker.update(incumbent=schedule.total_utility, bound=res.bound)
     chosen = None
     if floor is not None and floor.total_utility > schedule.total_utility:
@@ -84,17 +88,14 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     gap = relative_gap(max(res.bound, utility), utility)
     if gap is not None and gap <= max(mip_gap, REL_TOL):
         status = SolveStatus.OPTIMAL
-    elif not res.proven or res.mip_status == SolveStatus.TIME_LIMIT or clock.limit is not None:
+    elif res.status is SolveStatus.TIME_LIMIT or clock.limit is not None:
         status = SolveStatus.TIME_LIMIT
     else:
         status = SolveStatus.FEASIBLE
     trivial = prepare(instance, Options(packing="server")).upper_bound()
     if math.isfinite(res.bound):
         trivial = min(trivial, res.bound)
-    extra = {"lp_proven": res.proven, "lp_value": res.lp_value,
-             "iterations": res.iterations, "columns": res.columns,
-             "lp_seconds": res.lp_seconds, "pricing_seconds": res.pricing_seconds,
-             "mip_seconds": res.mip_seconds, "mip_status": SolveStatus(res.mip_status).value,
-             "bound_seconds": res.bound_seconds}
-    return finish(instance, schedule, status, tracker, clock, trivial, "highspy", "colgen",
-                  "colgen", chosen, 0.0, 0.0, seconds, utility, extra=extra)
+    res = replace(res, status=status, objective=utility, solve_seconds=seconds,
+                  extras={k: res.extras[k] for k in COLGEN_EXTRAS})
+    return finish(instance, res, schedule, tracker, clock, trivial, "highspy", "colgen",
+                  "colgen", chosen)

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import SolverError
+from ..formulations.result import SolveResult
 from ..model import REL_TOL, Instance, Schedule
 from . import backends, race
 from .clock import Clock, Tracker
@@ -20,7 +21,7 @@ from .plan import (
     portfolio_wanted,
     route_options,
 )
-from .report import Raw, SolveReport, SolveStatus, extract, finish
+from .report import SolveReport, SolveStatus, extract, finish
 
 
 def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Tracker,
@@ -33,8 +34,8 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     prep = prepare(instance, options if options is not None else route_options(
         instance, None if floor is None else floor.total_utility))
     if not prep.active:  # no job can earn anything: the empty schedule is optimal
-        raw, medium = Raw(SolveStatus.OPTIMAL, 0.0, 0.0, (), 0.0, 0.0, 0.0), \
-            ("highspy" if modeler == "auto" else modeler)
+        raw = SolveResult(SolveStatus.OPTIMAL, 0.0, 0.0,
+                          solver="highspy" if modeler == "auto" else modeler)
     else:
         prep, medium = plan_route(prep, modeler, clock, solver)
         size = prep.model_size()
@@ -46,29 +47,28 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         if left is not None and size["nonzeros"] * BUILD_SECONDS_PER_NNZ[
                 medium if medium in BUILD_SECONDS_PER_NNZ else "pyomo"] > 0.5 * left:
             # even the cheapest build would not leave HiGHS time: the floor is the answer
-            raw, medium = Raw(SolveStatus.TIME_LIMIT, None, None, (), 0.0, 0.0, 0.0), "skipped"
+            raw = SolveResult(SolveStatus.TIME_LIMIT, solver="skipped")
         elif solver != "highs":
             from .. import solvers
-            r = solvers.solve(solver, prep, backends.highs_budget(clock, prep), mip_gap,
-                              backends.THREADS)
-            raw = Raw(r.status, r.objective, r.bound, r.values, r.build_seconds,
-                      r.handover_seconds, r.solve_seconds)
+            raw = solvers.solve(solver, prep, backends.highs_budget(clock, prep), mip_gap,
+                                backends.THREADS)
             if raw.status is SolveStatus.ERROR:
                 raise SolverError(f"{solver} failed on {instance.name}")
         elif portfolio_wanted(prep, modeler, options, medium, clock.remaining()):
             variants = [prep] + [prepare(instance, replace(prep.options, **o))
                                  for o, _ in PORTFOLIO[1:]]
-            winner, raw = race.solve_portfolio(variants, [s for _, s in PORTFOLIO], clock,
-                                               tracker, mip_gap, floor)
-            prep, medium = variants[winner], f"portfolio{winner}"
+            raw = race.solve_portfolio(variants, [s for _, s in PORTFOLIO], clock, tracker,
+                                       mip_gap, floor)
+            prep = variants[raw.extras["racer"]]
         elif guard_wanted(prep, medium, clock.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its
             # interrupt callbacks are not called in every phase of the root), its last
             # incumbent kept; small models solve in this process (plan.GUARD_MIN_NONZEROS)
-            _, raw = race.solve_portfolio([prep], [0], clock, tracker, mip_gap, floor)
+            raw = race.solve_portfolio([prep], [0], clock, tracker, mip_gap, floor)
         else:
             raw = backends.ROUTES[medium](prep, clock, tracker, mip_gap, start=floor)
-    prep_seconds = time.perf_counter() - t0 - raw.build - raw.handover - raw.solve
+    prep_seconds = time.perf_counter() - t0 - raw.build_seconds - raw.handover_seconds \
+        - raw.solve_seconds
     schedule = extract(prep, raw)
     status = raw.status
     tracker.update(incumbent=schedule.total_utility if raw.values or not prep.active else None,
@@ -79,16 +79,16 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         schedule, chosen = floor, str(floor.algorithm)
         if status is SolveStatus.OPTIMAL and mip_gap == 0:  # a wrong model: say so
             raise SolverError(f"the proven optimum of {instance.name} "
-                              f"({raw.solver_objective}) is below {chosen}'s schedule "
+                              f"({raw.objective}) is below {chosen}'s schedule "
                               f"({floor.total_utility})")
-    raced = medium.startswith("portfolio")
-    medium = "highspy" if raced else medium
+    medium = raw.solver
+    raced = raw.extras.get("racers", 1) > 1
     o = prep.options
     rows = "plain" if o == PLAIN else "full" if o.completion_cuts else \
         "nocuts" if o.cumulative else "lean"
     route = f"compact/{solver if solver != 'highs' else medium}/{rows}" + ("+race" if raced
                                                                            else "")
-    return finish(instance, schedule, status, tracker, clock, prep.upper_bound(),
-                  medium if solver == "highs" else modeler, "compact", route, chosen,
-                  prep_seconds + raw.build, raw.handover, raw.solve, raw.solver_objective,
-                  extra={"solver": solver, "packing": prep.packing})
+    raw = replace(raw, build_seconds=prep_seconds + raw.build_seconds,
+                  extras={"solver": solver, "packing": prep.packing})
+    return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(),
+                  medium if solver == "highs" else modeler, "compact", route, chosen)

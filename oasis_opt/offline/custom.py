@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError, SolverError
+from ..formulations.result import SolveResult
 from ..model import REL_TOL, Instance, Schedule
 from .backends import ROUTES
 from .clock import Clock, Tracker
 from .plan import BUILD_BYTES_PER_NNZ
-from .report import Raw, SolveReport, SolveStatus, finish
+from .report import SolveReport, SolveStatus, finish
 
 # --- your own constraints (customize) -----------------------------------------------------
 
@@ -66,13 +68,14 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
                 instance, prep=prep))
             if not kept:
                 raise SolverError("Infeasible")
-            raw = Raw(SolveStatus.OPTIMAL, 0.0, 0.0, (), 0.0, 0.0, 0.0)
+            raw = SolveResult(SolveStatus.OPTIMAL, 0.0, 0.0, solver=modeler)
     except SolverError as exc:
         if "nfeasible" in str(exc):  # the user's rows leave no schedule
             raise InputError("customize", f"with the rows of {_name_of(customize)} the model "
                                           f"of {instance.name} has no solution ({exc})") from None
         raise
-    prep_seconds = time.perf_counter() - t0 - raw.build - raw.handover - raw.solve
+    prep_seconds = time.perf_counter() - t0 - raw.build_seconds - raw.handover_seconds \
+        - raw.solve_seconds
     schedule = _as_solved(prep, raw)
     if not raw.values and not kept:
         raise SolverError(f"no schedule that keeps the rows of {_name_of(customize)} was "
@@ -84,12 +87,12 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
         schedule, chosen = kept[0], str(kept[0].algorithm)
         if raw.status is SolveStatus.OPTIMAL and mip_gap == 0:  # a wrong model: say so
             raise SolverError(f"the proven optimum of the customized {instance.name} "
-                              f"({raw.solver_objective}) is below {chosen}'s schedule "
+                              f"({raw.objective}) is below {chosen}'s schedule "
                               f"({schedule.total_utility})")
-    return finish(instance, schedule, raw.status, tracker, clock, prep.upper_bound(),
-                  modeler, "compact", f"compact/{modeler}/custom", chosen,
-                  prep_seconds + raw.build, raw.handover, raw.solve, raw.solver_objective,
-                  extra={"solver": "highs", "customized": _name_of(customize)})
+    raw = replace(raw, build_seconds=prep_seconds + raw.build_seconds,
+                  extras={"solver": "highs", "customized": _name_of(customize)})
+    return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(), modeler,
+                  "compact", f"compact/{modeler}/custom", chosen)
 
 
 def _name_of(fn: Any) -> str:
@@ -167,7 +170,7 @@ def _earning(instance: Instance, schedule: Schedule) -> Schedule:
                                 {i: z[i] for i in keep}, schedule.extras)
 
 
-def _as_solved(prep: Any, raw: Raw) -> Schedule:
+def _as_solved(prep: Any, raw: SolveResult) -> Schedule:
     """The schedule exactly as solved by a customized model (one variable per server,
     ``exact_completion``): counts rounded, nothing trimmed or dropped, so every row the user
     added holds for it. Its completion slots are the model's ``c``; a difference would mean

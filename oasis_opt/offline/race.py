@@ -5,16 +5,18 @@ schedule and bound are kept when it is stopped)."""
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError, SolverError
 from ..formulations.deadline import Deadline
 from ..formulations.highs import quiet_stdout
+from ..formulations.result import SolveResult
 from ..model import Instance, Schedule
 from . import backends
 from .clock import Clock, Tracker
-from .report import Raw, SolveStatus
+from .report import SolveStatus
 
 
 def can_fork() -> bool:
@@ -27,18 +29,20 @@ def can_fork() -> bool:
 def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip_gap: float,
                       start: Schedule | None, conn: Any) -> None:
     """One racer (a forked child: ``prep`` is inherited, not pickled): build and solve its
-    variant; send ``("progress", incumbent, bound)`` on every improvement, ``("values",
-    objective, values)`` with every improving incumbent (so that the parent keeps it if it
-    has to kill this process at the deadline), and ``("done", raw)`` or ``("error", text)``
-    at the end."""
+    variant; send ``("progress", incumbent, bound)`` on every improvement, ``("incumbent",
+    result)`` with every improving incumbent (a ``SolveResult`` stopped on the limit, so that
+    the parent keeps it if it has to kill this process at the deadline), and ``("done",
+    result)`` or ``("error", text)`` at the end."""
     try:
         # a scheduler inherited from the parent of another thread count is reset by the
         # first run (formulations/highs.py)
         clock = Clock(time_limit)
         tracker = Tracker(clock, lambda _s, inc, b: conn.send(("progress", inc, b)))
-        raw = backends.solve_highspy(prep, clock, tracker, mip_gap, random_seed, start,
-                                     on_values=lambda obj, v: conn.send(("values", obj, v)))
-        conn.send(("done", raw))
+        result = backends.solve_highspy(
+            prep, clock, tracker, mip_gap, random_seed, start,
+            on_values=lambda obj, v: conn.send(("incumbent", SolveResult(
+                SolveStatus.TIME_LIMIT, obj, values=v, solver="highspy"))))
+        conn.send(("done", result))
     except Exception as exc:  # reported to the parent, which decides
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
     finally:
@@ -46,10 +50,11 @@ def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip
 
 
 def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: Tracker,
-                    mip_gap: float, start: Schedule | None) -> tuple[int, Raw]:
+                    mip_gap: float, start: Schedule | None) -> SolveResult:
     """Race the variants in child processes; the first proof wins and the others are
     stopped. Without a proof (time limit) the best incumbent wins, and the bound is the least
-    of their bounds (each is a bound on the same OPT). Returns (winner, its result)."""
+    of their bounds (each is a bound on the same OPT). Returns the winner's result, its
+    index into ``preps`` as ``extras["racer"]`` and their number as ``extras["racers"]``."""
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
@@ -68,9 +73,9 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
             send.close()
             procs.append(p)
             conns[recv] = k
-        done: dict[int, Raw] = {}
+        done: dict[int, SolveResult] = {}
         errors: dict[int, str] = {}
-        found: dict[int, tuple[float, tuple[dict, ...]]] = {}  # best incumbent of each
+        found: dict[int, SolveResult] = {}  # best incumbent of each
         bounds: dict[int, float] = {}
         while conns:
             left = clock.remaining()
@@ -90,9 +95,9 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
                     if msg[2] is not None and math.isfinite(msg[2]):
                         bounds[k] = min(bounds.get(k, math.inf), msg[2])
                     continue
-                if msg[0] == "values":
-                    if k not in found or msg[1] > found[k][0]:
-                        found[k] = (msg[1], msg[2])
+                if msg[0] == "incumbent":
+                    if k not in found or msg[1].objective > found[k].objective:
+                        found[k] = msg[1]
                     continue
                 del conns[c]
                 if msg[0] == "done":
@@ -109,23 +114,25 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
             p.join(timeout=2.0)
             if p.is_alive():
                 p.kill()
-    for k, (obj, values) in found.items():  # killed racers: their last incumbent
+    for k, found_k in found.items():  # killed racers: their last incumbent
         if k not in done:
-            done[k] = Raw(SolveStatus.TIME_LIMIT, obj, bounds.get(k), values, 0.0, 0.0,
-                          clock.elapsed())
+            done[k] = replace(found_k, bound=bounds.get(k), solve_seconds=clock.elapsed())
+    racers = {"racers": len(preps)}
     if not done:
         if errors:
             raise SolverError("every racer of the portfolio failed: "
                               + "; ".join(errors.values()))
-        return 0, Raw(SolveStatus.TIME_LIMIT, None, min(bounds.values(), default=None), (),
-                      0.0, 0.0, clock.elapsed())  # nothing found: the floor answers
+        return SolveResult(SolveStatus.TIME_LIMIT, None, min(bounds.values(), default=None),
+                           solve_seconds=clock.elapsed(), solver="highspy",
+                           extras={"racer": 0, **racers})  # nothing found: the floor answers
     proven = [k for k, r in done.items() if r.status is SolveStatus.OPTIMAL]
     if proven:
-        return proven[0], done[proven[0]]
-    best = max(done, key=lambda k: -math.inf if done[k].solver_objective is None
-               else done[k].solver_objective)
+        return replace(done[proven[0]], extras={"racer": proven[0], **racers})
+    best = max(done, key=lambda k: -math.inf if done[k].objective is None
+               else done[k].objective)
     bounds = [r.bound for r in done.values() if r.bound is not None]
-    return best, replace(done[best], bound=min(bounds) if bounds else None)
+    return replace(done[best], bound=min(bounds) if bounds else None,
+                   extras={"racer": best, **racers})
 
 
 def _colgen_worker(instance: Instance, kwargs: dict[str, Any], conn: Any) -> None:
@@ -151,14 +158,15 @@ def _colgen_worker(instance: Instance, kwargs: dict[str, Any], conn: Any) -> Non
 
 
 def colgen_guarded(instance: Instance, kwargs: dict[str, Any], deadline: Deadline,
-                   tracker: Tracker) -> Any:
+                   tracker: Tracker) -> SolveResult:
     """``colgen.solve`` in a child process stopped at ``deadline``; its result, or (stopped)
-    one made of the last schedule and the least bound it sent."""
+    one made of the last schedule and the least bound it sent (``colgen.result``)."""
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
-    from ..formulations.colgen import ColgenResult
+    from ..formulations.colgen import ColgenStats, result
 
+    started = time.perf_counter()
     ctx = mp.get_context("fork")  # as the portfolio: no re-import of the user's main module
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_colgen_worker, daemon=True, args=(instance, kwargs, send))
@@ -198,4 +206,5 @@ def colgen_guarded(instance: Instance, kwargs: dict[str, Any], deadline: Deadlin
         recv.close()
     if best is None:
         best = Schedule.from_arrays(instance, "colgen", {}, {})
-    return ColgenResult(bound, 0.0, False, best, SolveStatus.TIME_LIMIT, 0, 0)
+    return result(ColgenStats(bound, 0.0, False, SolveStatus.TIME_LIMIT, 0, 0), best,
+                  time.perf_counter() - started)

@@ -1,18 +1,20 @@
 """The report of an offline solve and the settling of every route's outcome into it: the
-status (``SolveStatus``, one type for every path, defined in ``formulations/status.py``),
-``SolveReport``, the back-ends' raw result ``Raw``, ``finish`` (validation, bound, extras) and
-``extract`` (the schedule of a solver's values)."""
+status (``SolveStatus``, one type for every path, ``formulations/status.py``), the public
+``SolveReport``, ``finish`` (validation, bound, extras: the one place a report is built from a
+route's ``formulations.result.SolveResult``) and ``extract`` (the schedule of a solver's
+values)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..formulations.result import SolveResult
 from ..formulations.status import SolveStatus
 from ..model import REL_TOL, Instance, Schedule
 from .clock import Clock, Tracker
 
-__all__ = ["Raw", "SolveReport", "SolveStatus", "extract", "finish", "relative_gap"]
+__all__ = ["SolveReport", "SolveStatus", "extract", "finish", "relative_gap"]
 
 
 @dataclass(frozen=True)
@@ -49,19 +51,6 @@ class SolveReport:
         return d
 
 
-@dataclass(frozen=True)
-class Raw:
-    """What a modeller route hands back: solver outcome, counts by index, timings."""
-
-    status: SolveStatus
-    solver_objective: float | None
-    bound: float | None
-    values: tuple[dict, ...]  # y, z, λ_w, λ_z by index (empty without an incumbent)
-    build: float
-    handover: float
-    solve: float
-
-
 def relative_gap(bound: float, incumbent: float) -> float | None:
     """``(bound − incumbent) / |incumbent|``; 0 when both are 0 (to 1e-6), None when only the
     incumbent is."""
@@ -70,13 +59,14 @@ def relative_gap(bound: float, incumbent: float) -> float | None:
     return max(0.0, (bound - incumbent) / abs(incumbent))
 
 
-def finish(instance: Instance, schedule: Schedule, status: SolveStatus, tracker: Tracker,
+def finish(instance: Instance, result: SolveResult, schedule: Schedule, tracker: Tracker,
            clock: Clock, trivial: float, modeler: str, method: str, route: str,
-           floor: str | None, build: float, handover: float, solve_seconds: float,
-           solver_objective: float | None, extra: dict[str, Any] | None = None
-          ) -> tuple[Schedule, SolveReport]:
-    """Validate the schedule, settle the bound (≤ the trivial one, ≥ the utility), and build
-    the report and the schedule's extras."""
+           floor: str | None) -> tuple[Schedule, SolveReport]:
+    """The one place a route's outcome becomes the public report: validate ``schedule`` (the
+    result's own, or the floor's when ``floor`` names the algorithm that beat it), settle
+    the bound (≤ the trivial one, ≥ the utility), and build the report and the schedule's
+    extras. From ``result``: the status (raised to optimal when the bound meets the utility),
+    the seconds, the solver's objective and the route's extras, which lead the schedule's."""
     from ..algorithms import InvalidScheduleError
     from ..validate import validate
 
@@ -89,35 +79,37 @@ def finish(instance: Instance, schedule: Schedule, status: SolveStatus, tracker:
     bound = max(min(tracker.bound, trivial), utility)
     tracker.update(incumbent=utility, bound=bound)
     gap = relative_gap(bound, utility)
+    status = result.status
     if status is not SolveStatus.OPTIMAL and gap is not None and gap <= REL_TOL:
         status = SolveStatus.OPTIMAL  # the bound met the incumbent: proven after all
     seconds = clock.elapsed()
-    result = SolveReport(
-        status=status, objective=utility, bound=bound, gap=gap, build_seconds=build,
-        handover_seconds=handover, solve_seconds=solve_seconds, seconds=seconds,
-        modeler=modeler, method=method, solver_objective=solver_objective,
+    solved = SolveReport(
+        status=status, objective=utility, bound=bound, gap=gap,
+        build_seconds=result.build_seconds, handover_seconds=result.handover_seconds,
+        solve_seconds=result.solve_seconds, seconds=seconds, modeler=modeler, method=method,
+        solver_objective=result.objective,
         history=tuple(tracker.history), route=route, floor=floor)
     if status is SolveStatus.OPTIMAL or (floor is None and method == "compact"):
         algorithm = "optimal"
     else:
         algorithm = floor or method
-    extras = {**(extra or {}), "status": status.value, "bound": bound, "gap": gap,
+    extras = {**result.extras, "status": status.value, "bound": bound, "gap": gap,
               "seconds": seconds, "modeler": modeler, "method": method, "route": route,
-              "solver_objective": solver_objective}
+              "solver_objective": result.objective}
     if floor is not None:
         extras["floor"] = floor
     schedule = Schedule(schedule.instance, algorithm, utility, schedule.jobs, extras)
-    return schedule, result
+    return schedule, solved
 
 
-def extract(prep: Any, raw: Raw) -> Schedule:
+def extract(prep: Any, result: SolveResult) -> Schedule:
     """The schedule of the solver's values: trimmed after completion, jobs that do not
     complete dropped (``common.schedule_from_values``); a customized model's is taken exactly
     as solved instead (``custom.as_solved``)."""
     from ..formulations.common import schedule_from_values
-    if not raw.values:
+    if not result.values:
         return schedule_from_values(prep, {}, {})
-    y, z, lw, lz = raw.values
+    y, z, lw, lz = result.values
     if prep.flow_workers:  # continuous workers: whole ones from the same completions
         from ..formulations.flow import integral_workers
         y, z = integral_workers(prep, y, z, lw)

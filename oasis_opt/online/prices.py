@@ -214,19 +214,40 @@ def scaled(bounds: PriceBounds, u_scale: float, l_scale: float,
     return _floor_u(out, resources)
 
 
+#: The keys of a caller's price bounds (``from_mapping``).
+BOUND_KEYS = ("U_w", "L_w", "U_ps", "L_ps")
+
+
 def from_mapping(data: PriceBounds | Mapping[str, Any], instance: Instance) -> PriceBounds:
     """Bounds given by the caller: a ``PriceBounds`` or a mapping with ``U_w, L_w, U_ps, L_ps``
     (R-vectors); pairs with zero total capacity stay unpriced whatever is given."""
     if isinstance(data, PriceBounds):
         return _floor_u(data, instance.resources)
+    # a list or string would answer ``"U_w" in data`` with False and silently give the
+    # defaults: refuse anything but a mapping, and any key that is not a bound's name
+    if not isinstance(data, Mapping):
+        raise InputError("bounds", "expected an object with keys U_w, L_w, U_ps, L_ps, "
+                                   f"got {type(data).__name__}")
+    unknown = sorted(str(k) for k in data if k not in BOUND_KEYS)
+    if unknown:
+        raise InputError("bounds", f"unknown key {unknown[0]!r}; expected some of "
+                                   + ", ".join(BOUND_KEYS))
     base = default_bounds(instance)
     R = len(instance.resources)
     arrays: dict[str, np.ndarray] = {}
-    for key in ("U_w", "L_w", "U_ps", "L_ps"):
+    for key in BOUND_KEYS:
         if key not in data:
             arrays[key] = getattr(base, key)
             continue
-        a = np.asarray(data[key], dtype=float).reshape(-1)
+        given = data[key]
+        if isinstance(given, np.ndarray):
+            given = given.tolist()
+        if (not isinstance(given, (list, tuple))
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                           for v in given)):
+            raise InputError(f"bounds.{key}", f"expected a list of {R} numbers "
+                                              f"(one per resource), got {given!r:.60}")
+        a = np.asarray(given, dtype=float)
         if a.shape != (R,):
             raise InputError(f"bounds.{key}", f"expected {R} values, got {a.size}")
         if not np.all(np.isfinite(a)) or (a < 0).any():
