@@ -102,7 +102,12 @@ class Options:
       ``Σ_{t' < t} W_it' ≤ V_i − 1 + M_it·(1 − s_it)`` with ``M_it = w_max_i·(t − a_i) −
       V_i + 1`` (rows for ``e_i < t ≤ l_i``; before e_i the work cannot reach V_i). Then
       every solution is a schedule exactly as solved (nothing to trim), so rows a user adds
-      on ``finish``/``done`` hold for the returned schedule (``formulations/custom.py``).
+      on ``finish``/``done`` hold for the returned schedule (``formulations/custom.py``);
+    - ``restart``: HiGHS may restart its root search (presolve again once enough columns are
+      fixed; the cut pool and root work are dropped). Not a row but a solver setting that
+      goes with the formulation, so that it travels with the ``Prep`` into the highspy
+      back-end and every racer (``formulations.highs.mip_options``; the Pyomo and PuLP
+      media keep HiGHS's default).
     """
 
     server_linking: bool = True
@@ -119,6 +124,7 @@ class Options:
     packing: str = "auto"
     pattern_limit: int = 10000
     exact_completion: bool = False
+    restart: bool = True
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("none", "count", "load"):

@@ -95,6 +95,13 @@ def quiet_stdout() -> Iterator[None]:
     yield
 
 
+def mip_options(options: Any) -> dict[str, Any]:
+    """HiGHS settings that go with a formulation's ``common.Options`` (beyond threads, gap,
+    seed and time limit, which the caller sets): ``mip_allow_restart`` off where
+    ``options.restart`` is false."""
+    return {} if options.restart else {"mip_allow_restart": False}
+
+
 def new_highs(threads: int | None = None) -> Any:
     """A ``highspy.Highs`` with ``output_flag`` off, created without its banner, and the
     ``threads`` option set when given; its ``run()`` is this module's ``run``, so every
