@@ -65,7 +65,7 @@ LIMIT = 60.0
 #: Variants of the default route, for fitting the route rule (``--variant``).
 VARIANTS: dict[str, Options | None] = {
     "default": None,
-    "server": Options(packing="server"),
+    "server": Options(packing="server", restart=True),  # the route before issue 22 round 2
     "pattern": Options(packing="pattern"),
     "server-nocuts": Options(packing="server", completion_cuts=False, ps_cuts=False,
                              ps_dominance=False),

@@ -104,10 +104,11 @@ class Options:
       every solution is a schedule exactly as solved (nothing to trim), so rows a user adds
       on ``finish``/``done`` hold for the returned schedule (``formulations/custom.py``);
     - ``restart``: HiGHS may restart its root search (presolve again once enough columns are
-      fixed; the cut pool and root work are dropped). Not a row but a solver setting that
-      goes with the formulation, so that it travels with the ``Prep`` into the highspy
-      back-end and every racer (``formulations.highs.mip_options``; the Pyomo and PuLP
-      media keep HiGHS's default).
+      fixed; the cut pool and root work are dropped); ``None`` (auto): not with server
+      packing, whose roots carry many cuts (measured, docs/offline.md issue 22), yes with
+      patterns. Not a row but a solver setting that goes with the formulation, so that it
+      travels with the ``Prep`` into the highspy back-end and every racer
+      (``formulations.highs.mip_options``; the Pyomo and PuLP media keep HiGHS's default).
     """
 
     server_linking: bool = True
@@ -124,7 +125,7 @@ class Options:
     packing: str = "auto"
     pattern_limit: int = 10000
     exact_completion: bool = False
-    restart: bool = True
+    restart: bool | None = None
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("none", "count", "load"):
@@ -145,7 +146,7 @@ SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
 #: time goes into finding the incumbent, the extra rows only slow the root down
 #: (``offline.plan.route_options``).
 PLAIN = Options(packing="server", server_linking=False, completion_cuts=False, ps_cuts=False,
-                ps_dominance=False, chained=False)
+                ps_dominance=False, chained=False, restart=True)
 #: The default without the rows whose size grows with the square of a job's window (the
 #: cumulative rows, the completion and PS cuts: ``Σ_{t' ≤ t}`` over every slot t): what long
 #: horizons get when those rows would not fit the time limit (``Prep.cut_nonzeros``).

@@ -101,7 +101,7 @@ def test_bruteforce_equals_both_modellers(name):
                         Options(completion_cuts=False, ps_cuts=False, ps_dominance=False),
                         Options(chained=False),
                         Options(completion_cuts=False, ps_cuts=False, chained=False), PLAIN,
-                        Options(packing="server", restart=False)):
+                        Options(packing="server", restart=True)):
             sched, rep = solve(instance, modeler=modeler, options=options)
             assert rep.status is SolveStatus.OPTIMAL
             assert close(rep.objective, expected), (modeler, options, rep.objective, expected)

@@ -103,7 +103,7 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     h.setOptionValue("threads", THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("random_seed", int(random_seed))
-    for key, value in mip_options(prep.options).items():
+    for key, value in mip_options(prep).items():
         h.setOptionValue(key, value)
     budget = highs_budget(clock, prep)
     if budget is not None:

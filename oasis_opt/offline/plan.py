@@ -145,12 +145,15 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     `loose` s0, s1, s4, s5 and `mixed-2r`-s0, checked on `loose`-s2 and fresh seeds;
     docs/offline.md).
 
-    The server-packed route runs HiGHS without root restarts (``Options.restart``): on
+    Server packing runs HiGHS without root restarts (``Options.restart`` auto; PLAIN keeps
+    them, as measured): on
     `mixed` s0–s2, `mixed-2r` s1–s2, `ps-heavy` s0–s2, `ps-light` s1–s2 10.8 % less CPU
     with restarts off (better on 6 of 10, even on 3, worse on 1: mixed-s1 1.09x), checked
     on the six server-packed hard-mix instances: 17.3 against 26.1 CPU s (-01 5.1 against
     9.4, -10 2.2 against 4.5; none worse by more than 5 %). A restart drops the root's cuts,
-    and these models have many: the root is most of their work."""
+    and these models have many: the root is most of their work. The same holds where too
+    many patterns make the default fall back to servers (hard-mix-07 6.9 against 7.8,
+    -11 3.6 against 4.3)."""
     from ..formulations.common import PLAIN, Options
     f = instance_features(instance)
     if not f["ps_binds"]:
@@ -160,7 +163,7 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     if share is not None and share >= LOOSE_FLOOR_SHARE:
         return PLAIN
     if f["shared_ps"] < 1.0:
-        return Options(packing="server", restart=False)
+        return Options(packing="server")
     return None
 
 
