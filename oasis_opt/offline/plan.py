@@ -151,10 +151,10 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     with restarts off (better on 6 of 10, even on 3, worse on 1: mixed-s1 1.09x), checked
     on the six server-packed hard-mix instances: 17.3 against 26.1 CPU s (-01 5.1 against
     9.4, -10 2.2 against 4.5; none worse by more than 5 %). A restart drops the root's cuts,
-    and these models have many: the root is most of their work. The same holds where too
-    many patterns make the default fall back to servers (hard-mix-07 6.9 against 7.8,
-    -11 3.6 against 4.3, HiGHS alone; with the floor as MIP start 8.3 against 6.5 and 2.8
-    against 3.2: neutral)."""
+    and these models have many: the root is most of their work. One rule for every
+    server-packed model: where too many patterns make the default fall back to servers it
+    was neutral (hard-mix-07 6.9 against 7.8 and -11 3.6 against 4.3 CPU s with HiGHS
+    alone; 8.3 against 6.5 and 2.8 against 3.2 with the floor as MIP start)."""
     from ..formulations.common import PLAIN, Options
     f = instance_features(instance)
     if not f["ps_binds"]:
