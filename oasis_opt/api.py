@@ -117,13 +117,15 @@ def compare(instance: Instance,
 
 
 def import_trace(format: str, path: str | Path, *, jobs: int | str | None = 40, start: int = 0,
-                 horizon: int = 100, slot_seconds: float | None = None, load: float = 1.5,
-                 servers: int | None = None, **options: Any) -> Instance:
+                 horizon: int | None = None, slot_seconds: float | None = None,
+                 load: float = 1.5, servers: int | None = None, **options: Any) -> Instance:
     """An instance from a public job trace (``philly``, ``gavel``, ``pollux``, ``tiresias``,
     ``alibaba``; docs/traces.md). ``jobs="all"`` (or None) takes every usable job from
-    ``start`` on. The mapping's other fields (``elastic``, ``efficiency``,
-    ``utility``, ``slack``, ``urgency``, ``value``, ``skip_bad``, ``name``) and the format's
-    own options (``cluster``, ``throughputs``, ``gpu_type``, ``nodes``, …) are keywords."""
+    ``start`` on. ``horizon`` and ``slot_seconds`` left as None take the importer's defaults
+    (100 slots; above 100 jobs a slot length and horizon from the trace's span and
+    durations). The mapping's other fields (``elastic``, ``efficiency``, ``utility``,
+    ``slack``, ``urgency``, ``value``, ``skip_bad``, ``name``) and the format's own options
+    (``cluster``, ``throughputs``, ``gpu_type``, ``nodes``, …) are keywords."""
     from .traces import Policy
     from .traces import import_trace as _import
     fields = set(Policy.__dataclass_fields__)

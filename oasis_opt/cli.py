@@ -182,6 +182,14 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--algorithm", "-a", action="append", default=[], metavar="NAME",
                    help="also run this algorithm where the experiment compares several "
                         "(repeatable): " + names_help)
+    e.add_argument("--scale", default=None, metavar="SIZES",
+                   help="trace: slice sizes in jobs, comma-separated; 'research' = 1000,5000; "
+                        "'whole' = the whole Philly trace (default 40: the quick set)")
+    e.add_argument("--time-limit", type=_positive("--time-limit"), default=None, metavar="S",
+                   help="trace: the offline solve's time limit per slice (default 30 s for "
+                        "40-job slices, 300 s at research scale)")
+    e.add_argument("--method", choices=["auto", "compact", "colgen"], default=None,
+                   help="trace: the offline solve's method (default auto)")
     e.add_argument("--workers", type=_nonneg_int("--workers"), default=None,
                    help="local worker processes (default: number of cores; 0 = in-process)")
     e.add_argument("--dask", metavar="ADDRESS", default=None,
@@ -225,9 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip the first K usable jobs (default 0)")
     m.add_argument("--slot-seconds", type=_positive("--slot-seconds"), metavar="S",
                    help="slot length (default: ceil((arrival span + 75th-percentile "
-                        "duration) / horizon))")
-    m.add_argument("--horizon", type=_nonneg_int("--horizon"), default=100, metavar="T",
-                   help="slots (default 100)")
+                        "duration) / horizon); above 100 jobs without --horizon, the "
+                        "smallest round length >= the median duration that keeps the "
+                        "horizon within 3000 slots: docs/traces.md)")
+    m.add_argument("--horizon", type=_nonneg_int("--horizon"), default=None, metavar="T",
+                   help="slots (default 100; above 100 jobs, the slots that hold the "
+                        "arrivals and the 75th-percentile duration after them)")
     m.add_argument("--servers", type=_nonneg_int("--servers"), metavar="H",
                    help="worker servers (default: from --load, at most the trace's cluster)")
     m.add_argument("--load", type=_positive("--load"), default=1.5, metavar="X",
@@ -564,7 +575,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     with make_executor(args.workers, args.dask) as ex:
         result = run_experiment(args.name, seeds=args.seeds, out=args.out, quick=args.quick,
                                 progress=not args.json, executor=ex,
-                                algorithms=args.algorithm)
+                                algorithms=args.algorithm, scale=args.scale,
+                                time_limit=args.time_limit, method=args.method)
     _emit(args, result, lambda: print(
         f"{args.name}: {result['rows']} rows in {result['csv']} "
         f"({result['new_rows']} new); figure {result['figure']}"))

@@ -26,7 +26,7 @@ from typing import Any
 
 from . import regime as _regime
 from .errors import InputError
-from .tasks import ResultStore, Task, run_tasks
+from .tasks import COLUMNS, ResultStore, Task, run_tasks
 from .traces import experiment as _trace
 
 ONLINE = ("oasis", "oasis-adaptive", "fifo", "drf", "rrh", "tetris")
@@ -107,6 +107,9 @@ class Experiment:
     tasks: Callable[[int, bool], list[Task]]
     execute: Callable[[Task], list[dict[str, Any]]]
     figure: Callable[[list[dict[str, str]], Path], None]
+    #: the CSV's columns, and the keyword options ``tasks`` takes beyond (seeds, quick)
+    columns: tuple[str, ...] = COLUMNS
+    options: tuple[str, ...] = ()
 
 
 def _ratio_tasks(seeds: int, quick: bool) -> list[Task]:
@@ -174,9 +177,12 @@ EXPERIMENTS: dict[str, Experiment] = {
                           _runtime_tasks, execute_runs, _figure("runtime")),
 }
 
-# Real traces (issue 12): slices of each public trace at two loads; oasis_opt/traces/experiment.py
+# Real traces (issue 12): slices of each public trace at two loads, and at research scale
+# (issue 21: 1 000 / 5 000 jobs, the whole Philly trace); oasis_opt/traces/experiment.py
 EXPERIMENTS["trace"] = Experiment("trace", "every algorithm vs OPT on slices of public traces", 2,
-                                  _trace.tasks, _trace.execute, _trace.figure)
+                                  _trace.tasks, _trace.execute, _trace.figure,
+                                  columns=_trace.TRACE_COLUMNS,
+                                  options=("scale", "time_limit", "method"))
 # The regime of the 2α guarantee (issue 13): max share 1 … 0.05; oasis_opt/regime.py
 EXPERIMENTS["regime"] = Experiment("regime", "OPT/ALG, α·ΔP < ΔD and D_cert/OPT vs max share",
                                    4, _regime.tasks, _regime.execute, _regime.figure)
@@ -185,12 +191,17 @@ EXPERIMENTS["regime"] = Experiment("regime", "OPT/ALG, α·ΔP < ΔD and D_cert/
 def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "results",
                    quick: bool = False, progress: bool = False,
                    executor: Executor | None = None,
-                   algorithms: Sequence[str] = ()) -> dict[str, Any]:
+                   algorithms: Sequence[str] = (), scale: Any = None,
+                   time_limit: float | None = None,
+                   method: str | None = None) -> dict[str, Any]:
     """Run (or resume) one experiment; write ``OUT/NAME.csv`` and ``OUT/NAME.png``.
 
     ``algorithms``: more algorithms (any name the registry resolves: a user's own scheduler)
     beside the built-ins, in the experiments that compare a set of algorithms (``ratio``,
-    ``utility-vs-jobs``, ``trace``, ``regime``); their rows share the CSV and the figure."""
+    ``utility-vs-jobs``, ``trace``, ``regime``); their rows share the CSV and the figure.
+    ``scale`` (slice sizes, ``"research"`` = 1 000 and 5 000 jobs, ``"whole"``),
+    ``time_limit`` (the offline solve's, per task) and ``method`` (``offline.solve``'s): the
+    ``trace`` experiment's (oasis_opt/traces/experiment.py)."""
     if name not in EXPERIMENTS:
         raise InputError("name", f"unknown experiment {name!r}; choose from "
                                  f"{', '.join(EXPERIMENTS)}")
@@ -198,10 +209,15 @@ def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "re
         raise InputError("seeds", f"must be at least 1, got {seeds}")
     exp = EXPERIMENTS[name]
     out = Path(out)
-    store = ResultStore(out / f"{name}.csv")
+    extra = {k: v for k, v in (("scale", scale), ("time_limit", time_limit),
+                               ("method", method)) if v is not None}
+    for k in extra:
+        if k not in exp.options:
+            raise InputError(k, f"applies to the trace experiment, not {name}")
+    store = ResultStore(out / f"{name}.csv", columns=exp.columns)
     before = len(store.rows)
     start = time.perf_counter()
-    tasks = exp.tasks(seeds or (2 if quick else exp.default_seeds), quick)
+    tasks = exp.tasks(seeds or (2 if quick else exp.default_seeds), quick, **extra)
     if algorithms:
         from . import algorithms as registry
         for a in algorithms:

@@ -7,8 +7,10 @@ turns them into an ``Instance`` with the rules below, for a :class:`Policy`:
 
 - jobs: the usable jobs sorted by (submission time, file line), ``jobs[start : start + n]``;
 - slot length ``S`` (``--slot-seconds``, default ``ceil((A + D75) / T)`` with ``A`` the arrival
-  span of the slice and ``D75`` the 75th percentile of its trace durations), arrival
-  ``a_i = floor((s_i − s_0) / S)``;
+  span of the slice and ``D75`` the 75th percentile of its trace durations) and horizon ``T``
+  (``--horizon``, default 100); a slice of more than ``AUTO_MIN_JOBS`` jobs given neither gets
+  both from :func:`auto_slots` (the smallest ladder slot ≥ the median duration whose horizon
+  ``⌊(A + D75)/S⌋ + 1`` is at most ``MAX_AUTO_SLOTS``); arrival ``a_i = floor((s_i − s_0) / S)``;
 - workload ``V_i = max(1, ceil(d_i · n_i / S))`` worker-slots: the trace duration ``d_i`` (or
   steps ÷ measured throughput) times the requested workers ``n_i``;
 - elasticity: ``N_i = floor(e · n_i)`` (``--elastic e``), or, where the trace measured the job's
@@ -52,6 +54,19 @@ from ..utility import Deadline, Linear, Sigmoid, Utility
 MAX_TRACE_BYTES = 512 * 1024**2
 #: Workloads above this many worker-slots are refused (OASiS's DP tables grow with V).
 MAX_WORKLOAD = 10**7
+#: The horizon when ``--horizon`` is not given (and the slice has at most AUTO_MIN_JOBS jobs).
+DEFAULT_HORIZON = 100
+#: Slices of more jobs than this, given neither ``--slot-seconds`` nor ``--horizon``, get both
+#: from :func:`auto_slots`: with more jobs than the default has slots, 100 slots over the
+#: slice's span make slots far longer than its jobs (the whole Philly trace: a day each).
+AUTO_MIN_JOBS = 100
+#: The slot lengths :func:`auto_slots` chooses from (seconds): round values a reader can
+#: check against the trace's clock, about ×2 apart.
+SLOT_LADDER = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600,
+               43200, 86400, 172800, 604800)
+#: The most slots :func:`auto_slots` gives: cluster state and every job's utility row and
+#: OASiS table grow with T; 3 000 holds the whole Philly trace (109 days) at one-hour slots.
+MAX_AUTO_SLOTS = 3000
 UTILITIES = ("sigmoid", "deadline", "linear")
 VALUES = ("work", "unit")
 
@@ -66,8 +81,8 @@ class Policy:
 
     jobs: int | None = 40  # None: every usable job from ``start`` on (``--jobs all``)
     start: int = 0
-    slot_seconds: float | None = None  # None: ceil((A + D75) / T)
-    horizon: int = 100
+    slot_seconds: float | None = None  # None: ceil((A + D75) / T), or auto_slots
+    horizon: int | None = None  # None: 100, or auto_slots for more than AUTO_MIN_JOBS jobs
     elastic: float = 2.0
     efficiency: float = 0.8
     utility: str = "sigmoid"
@@ -85,7 +100,7 @@ class Policy:
             raise InputError("jobs", f"must be at least 1, got {self.jobs}")
         if self.start < 0:
             raise InputError("start", f"must be at least 0, got {self.start}")
-        if self.horizon < 1:
+        if self.horizon is not None and self.horizon < 1:
             raise InputError("horizon", f"must be at least 1, got {self.horizon}")
         for opt, x in (("--slot-seconds", self.slot_seconds), ("--elastic", self.elastic),
                        ("--slack", self.slack), ("--load", self.load)):
@@ -107,7 +122,8 @@ class Policy:
             raise InputError("servers", f"must be at least 1, got {self.servers}")
         # Every instance holds (T,) arrays per job: refuse an absurd --horizon before reading
         # anything (the sizes that depend on the trace are checked in ``build``).
-        check_allocation("--horizon", 8.0 * self.horizon, f"{self.horizon} slots")
+        if self.horizon is not None:
+            check_allocation("--horizon", 8.0 * self.horizon, f"{self.horizon} slots")
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if k not in ("skip_bad", "name")}
@@ -376,6 +392,56 @@ def slot_seconds(jobs: Sequence[TraceJob], horizon: int) -> float:
     return float(max(1, math.ceil((span + d75) / horizon - 1e-9)))
 
 
+def _span_and_tail(jobs: Sequence[TraceJob]) -> tuple[float, float, float]:
+    """``(A, D50, D75)``: the arrival span and the median and 75th-percentile durations
+    (lower values, so each is some job's duration)."""
+    durations = [j.duration for j in jobs]
+    d50, d75 = (float(x) for x in np.percentile(durations, [50, 75], method="lower"))
+    return jobs[-1].submit - jobs[0].submit, d50, d75
+
+
+def auto_slots(jobs: Sequence[TraceJob]) -> tuple[float, int]:
+    """``(S, T)`` for a large slice (docs/traces.md, "Slot length and horizon"): ``S`` the
+    smallest ``SLOT_LADDER`` value with ``S ≥ D50`` (the median job is at most one slot long
+    at its requested workers, so slots resolve the typical job rather than the span) and
+    ``⌊(A + D75)/S⌋ + 1 ≤ MAX_AUTO_SLOTS``; ``T = max(DEFAULT_HORIZON, ⌊(A + D75)/S⌋ + 1)``
+    (every arrival, plus three quarters of the durations after the last one, fits; the
+    ``+ 1`` keeps the last arrival's slot ``⌊A/S⌋`` inside the horizon). Past the ladder's end
+    ``S = ⌈(A + D75)/(MAX_AUTO_SLOTS − 1)⌉``."""
+    span, d50, d75 = _span_and_tail(jobs)
+
+    def horizon(S: float) -> int:
+        return math.floor((span + d75) / S + 1e-9) + 1
+
+    S = next((float(x) for x in SLOT_LADDER if x >= d50 and horizon(x) <= MAX_AUTO_SLOTS),
+             None)
+    if S is None:
+        S = float(max(SLOT_LADDER[-1], math.ceil((span + d75) / (MAX_AUTO_SLOTS - 1))))
+    return S, max(DEFAULT_HORIZON, horizon(S))
+
+
+def slots_for(jobs: Sequence[TraceJob], policy: Policy) -> tuple[float, int, bool]:
+    """``(S, T, automatic)``: what the policy gives, else the defaults. A flag given always
+    wins; a slice of at most ``AUTO_MIN_JOBS`` jobs keeps the 100-slot default (its ``S`` from
+    :func:`slot_seconds`); a larger one given only ``S`` gets ``T = max(100, ⌊(A + D75)/S⌋ +
+    1)``, given neither :func:`auto_slots` (``automatic`` True)."""
+    S, T = policy.slot_seconds, policy.horizon
+    large = len(jobs) > AUTO_MIN_JOBS
+    if T is None and S is None and large:
+        S, T = auto_slots(jobs)
+        return S, T, True
+    if T is None:
+        if large:
+            span, _, d75 = _span_and_tail(jobs)
+            assert S is not None
+            T = max(DEFAULT_HORIZON, math.floor((span + d75) / S + 1e-9) + 1)
+        else:
+            T = DEFAULT_HORIZON
+    # the horizon is known now: the same size check Policy.check makes of a given one
+    check_allocation("--horizon", 8.0 * T, f"{T} slots")
+    return S or slot_seconds(jobs, T), T, False
+
+
 def max_workers(job: TraceJob, policy: Policy) -> int:
     """``N_i``: ``floor(e·n)``, or with measured throughputs the largest measured
     ``w ≤ e·n`` with ``θ(w)/w ≥ efficiency · θ(n)/n`` (never below n)."""
@@ -479,10 +545,9 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
                                     f"of {trace}")
     jobs = ordered[policy.start:] if policy.jobs is None else \
         ordered[policy.start: policy.start + policy.jobs]
-    T = policy.horizon
     # what loading the instance keeps per job (sparse schedules: nothing per job × slot)
     check_allocation("--jobs", float(JOB_BYTES) * len(jobs), f"{len(jobs)} jobs")
-    S = policy.slot_seconds or slot_seconds(jobs, T)
+    S, T, automatic = slots_for(jobs, policy)
     t0 = jobs[0].submit
     gpu = spec.resources.index("gpu")
     built: list[Job] = []
@@ -547,7 +612,9 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
                   "skipped_rows": reader.skipped, "filtered_rows": reader.filtered,
                   "lines": lines, "slot_seconds": S, "first_submit_seconds": t0,
                   "peak_gpus": peak,
-                  "servers_from": spec.source, "mapping": policy.to_dict()},
+                  "servers_from": spec.source,
+                  "mapping": {**policy.to_dict(), "horizon": T,
+                              **({"auto_slots": "ladder"} if automatic else {})}},
     }
     inst = Instance(name=name, horizon=T, resources=spec.resources, worker_groups=servers,
                     ps_groups=(ServerGroup("ps", tuple(0.0 for _ in spec.resources)),),
