@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oasis_opt.formulations.common import Options
+from oasis_opt.formulations.common import PLAIN, Options
 
 from oasis_opt.generator import generate
 from oasis_opt.io import load_instance
@@ -65,11 +65,12 @@ LIMIT = 60.0
 #: Variants of the default route, for fitting the route rule (``--variant``).
 VARIANTS: dict[str, Options | None] = {
     "default": None,
-    "server": Options(packing="server"),
+    "server": Options(packing="server", restart=True),  # the route before issue 22 round 2
     "pattern": Options(packing="pattern"),
     "server-nocuts": Options(packing="server", completion_cuts=False, ps_cuts=False,
                              ps_dominance=False),
     "server-nodom": Options(packing="server", ps_dominance=False),
+    "plain": PLAIN,
 }
 
 

@@ -102,7 +102,13 @@ class Options:
       ``Σ_{t' < t} W_it' ≤ V_i − 1 + M_it·(1 − s_it)`` with ``M_it = w_max_i·(t − a_i) −
       V_i + 1`` (rows for ``e_i < t ≤ l_i``; before e_i the work cannot reach V_i). Then
       every solution is a schedule exactly as solved (nothing to trim), so rows a user adds
-      on ``finish``/``done`` hold for the returned schedule (``formulations/custom.py``).
+      on ``finish``/``done`` hold for the returned schedule (``formulations/custom.py``);
+    - ``restart``: HiGHS may restart its root search (presolve again once enough columns are
+      fixed; the cut pool and root work are dropped); ``None`` (auto): not with server
+      packing, whose roots carry many cuts (measured, docs/offline.md issue 22), yes with
+      patterns. Not a row but a solver setting that goes with the formulation, so that it
+      travels with the ``Prep`` into the highspy back-end and every racer
+      (``formulations.highs.mip_options``; the Pyomo and PuLP media keep HiGHS's default).
     """
 
     server_linking: bool = True
@@ -119,6 +125,7 @@ class Options:
     packing: str = "auto"
     pattern_limit: int = 10000
     exact_completion: bool = False
+    restart: bool | None = None
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("none", "count", "load"):
@@ -131,6 +138,15 @@ SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
                        cumulative=False, completion_cuts=False, ps_cuts=False,
                        ps_dominance=False, chained=False, flow_workers=False,
                        symmetry="none", packing="server")
+#: The plain exact model (issue 22): one variable per server, the SPEC rows with the running
+#: indicators, the aggregate rate bound, the PS linking, exact work and the cumulative rows
+#: summed over earlier slots; none of the cuts, the no-idle-PS dominance row or the
+#: per-server linking. It is what ``benchmarks/direct_highspy.py`` writes, proven to gap 0:
+#: on loose instances, where the bound of the root LP is already (near) the optimum and the
+#: time goes into finding the incumbent, the extra rows only slow the root down
+#: (``offline.plan.route_options``).
+PLAIN = Options(packing="server", server_linking=False, completion_cuts=False, ps_cuts=False,
+                ps_dominance=False, chained=False, restart=True)
 #: The default without the rows whose size grows with the square of a job's window (the
 #: cumulative rows, the completion and PS cuts: ``Σ_{t' ≤ t}`` over every slot t): what long
 #: horizons get when those rows would not fit the time limit (``Prep.cut_nonzeros``).

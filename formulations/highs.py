@@ -95,6 +95,16 @@ def quiet_stdout() -> Iterator[None]:
     yield
 
 
+def mip_options(prep: Any) -> dict[str, Any]:
+    """HiGHS settings that go with a prepared formulation (``common.Prep``; beyond threads,
+    gap, seed and time limit, which the caller sets): ``mip_allow_restart`` off where
+    ``Options.restart`` is false, or ``None`` and the packing resolved to servers."""
+    restart = prep.options.restart
+    if restart is None:
+        restart = prep.packing != "server"
+    return {} if restart else {"mip_allow_restart": False}
+
+
 def new_highs(threads: int | None = None) -> Any:
     """A ``highspy.Highs`` with ``output_flag`` off, created without its banner, and the
     ``threads`` option set when given; its ``run()`` is this module's ``run``, so every

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oasis_opt.formulations.common import (
     LEAN,
+    PLAIN,
     SPEC_OPTIONS,
     Options,
     binding_resources,
@@ -99,7 +100,8 @@ def test_bruteforce_equals_both_modellers(name):
         for options in (Options(), SPEC_OPTIONS, LEAN, Options(packing="server"),
                         Options(completion_cuts=False, ps_cuts=False, ps_dominance=False),
                         Options(chained=False),
-                        Options(completion_cuts=False, ps_cuts=False, chained=False)):
+                        Options(completion_cuts=False, ps_cuts=False, chained=False), PLAIN,
+                        Options(packing="server", restart=True)):
             sched, rep = solve(instance, modeler=modeler, options=options)
             assert rep.status is SolveStatus.OPTIMAL
             assert close(rep.objective, expected), (modeler, options, rep.objective, expected)

@@ -1,21 +1,44 @@
 """The route chosen by the instance (issue 22): demand-class patterns only where every PS
-server has an identical twin or the PS pool cannot bind; server packing elsewhere, with the
-same proven optimum (the brute force's)."""
+server has an identical twin or the PS pool cannot bind; server packing elsewhere; the plain
+server model where the floor comes close to the trivial bound; each with the same proven
+optimum (the brute force's)."""
 
 from __future__ import annotations
 
 from bruteforce import best_utility
+from oasis_opt.formulations.common import PLAIN, Options
 
+from oasis_opt import algorithms
 from oasis_opt.generator import generate
 from oasis_opt.io import instance_from_dict
 from oasis_opt.model import REL_TOL
 from oasis_opt.offline import SolveStatus, instance_features, route_options, solve
+from oasis_opt.offline.plan import LOOSE_FLOOR_SHARE, floor_share
 from oasis_opt.validate import validate
 
 
 def test_patterns_stay_on_identical_ps_servers():
-    for preset in ("hard", "testbed", "uniform-1r"):
+    for preset in ("hard", "testbed"):
         assert route_options(generate(preset, seed=1)) is None, preset
+
+
+def test_integral_servers_take_the_plain_model():
+    """½- and 1-GPU jobs on 4-GPU servers, no PS resource demanded: each server's capacity
+    row is its knapsack's integer hull, patterns add nothing; one demand class (the trace
+    imports) keeps patterns, which make the workers continuous."""
+    instance = generate("uniform-1r", seed=1)
+    f = instance_features(instance)
+    assert f["integral_servers"] and not f["ps_binds"] and f["worker_classes"] == 2
+    assert route_options(instance) == PLAIN
+    base = tiny_heterogeneous()
+    one_class = instance_from_dict({**base, "resources": ["gpu"],
+                                    "worker_servers": [{"name": "w", "capacity": [4]}],
+                                    "ps_servers": [{"name": "p", "capacity": [1]}],
+                                    "jobs": [{**j, "worker_demand": [1], "ps_demand": [0]}
+                                             for j in base["jobs"]]})
+    assert instance_features(one_class)["integral_servers"]
+    assert route_options(one_class) is None
+    assert not instance_features(generate("hard", seed=1))["integral_servers"]
 
 
 def test_server_packing_where_ps_servers_differ():
@@ -52,3 +75,53 @@ def test_server_route_proves_the_brute_force_optimum():
     assert abs(rep.objective - expected) <= REL_TOL * max(1.0, expected)
     assert validate(instance, sched).feasible
     assert sched.extras["packing"] == "server"
+
+
+def floor_utility(instance) -> float:
+    return max(algorithms.run(name, instance).total_utility for name in algorithms.REGISTRY)
+
+
+def test_loose_instances_take_the_plain_model():
+    for preset, seed in (("loose", 1), ("mixed-2r", 0)):
+        instance = generate(preset, seed=seed)
+        floor = floor_utility(instance)
+        assert floor_share(instance, floor) >= LOOSE_FLOOR_SHARE, preset
+        assert route_options(instance, floor) == PLAIN, preset
+        assert route_options(instance) != PLAIN  # no floor (no time limit): no plain
+    tight = generate("mixed", seed=0)
+    assert route_options(tight, floor_utility(tight)).packing == "server"
+    assert route_options(tight, floor_utility(tight)) != PLAIN
+
+
+def test_plain_route_proves_the_other_modellers_optimum():
+    """A loose tiny instance: with a time limit the route is plain, and its proven optimum is
+    the one of the default model in PuLP (PLAIN against the brute force on every tiny
+    instance: test_offline.py)."""
+    d = tiny_heterogeneous()
+    d["worker_servers"][0]["capacity"] = [4, 16]
+    d["ps_servers"][0]["capacity"] = [0, 8]
+    for j, n in zip(d["jobs"], (4, 3, 2), strict=True):
+        j["max_workers"] = n
+    instance = instance_from_dict(d)
+    assert route_options(instance, floor_utility(instance)) == PLAIN
+    sched, rep = solve(instance, time_limit=30)
+    assert rep.status is SolveStatus.OPTIMAL and rep.route.endswith("/plain")
+    _, other = solve(instance, modeler="pulp", options=Options())
+    assert other.status is SolveStatus.OPTIMAL
+    assert abs(rep.objective - other.objective) <= REL_TOL * max(1.0, other.objective)
+    assert rep.bound >= other.objective - REL_TOL * max(1.0, other.objective)
+    assert validate(instance, sched).feasible
+
+
+def test_server_packing_runs_without_root_restarts():
+    """``Options.restart`` auto: off where the packing resolves to servers (the route's
+    server packing, the fallback of too many patterns), on with patterns and for PLAIN."""
+    from oasis_opt.formulations.common import prepare
+    from oasis_opt.formulations.highs import mip_options
+    instance = generate("mixed", seed=0)
+    assert mip_options(prepare(instance, route_options(instance))) == {
+        "mip_allow_restart": False}
+    assert mip_options(prepare(instance, PLAIN)) == {}
+    assert mip_options(prepare(generate("hard", seed=1))) == {}
+    assert mip_options(prepare(generate("hard", seed=1), Options(restart=False))) == {
+        "mip_allow_restart": False}

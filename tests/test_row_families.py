@@ -11,7 +11,7 @@ from pathlib import Path
 import pyomo.environ as pyo
 import pytest
 from oasis_opt.formulations import compact_highspy, compact_pulp, compact_pyomo
-from oasis_opt.formulations.common import LEAN, SPEC_OPTIONS, Options, prepare
+from oasis_opt.formulations.common import LEAN, PLAIN, SPEC_OPTIONS, Options, prepare
 
 from oasis_opt.generator import generate
 
@@ -21,6 +21,7 @@ OPTIONS = {
     "summed": Options(chained=False),
     "lean": LEAN,
     "spec": SPEC_OPTIONS,
+    "plain": PLAIN,
     "symmetry": Options(packing="server", symmetry="load"),
 }
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import SolverError
-from ..formulations.highs import new_highs, quiet_stdout, threads_for
+from ..formulations.highs import mip_options, new_highs, quiet_stdout, threads_for
 from ..formulations.result import SolveResult
 from ..formulations.status import pyomo_status
 from ..model import Schedule
@@ -103,6 +103,8 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     h.setOptionValue("threads", THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("random_seed", int(random_seed))
+    for key, value in mip_options(prep).items():
+        h.setOptionValue(key, value)
     budget = highs_budget(clock, prep)
     if budget is not None:
         h.setOptionValue("time_limit", float(budget))

@@ -27,11 +27,12 @@ from .report import SolveReport, SolveStatus, extract, finish
 def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Tracker,
                   mip_gap: float, options: Any, solver: str,
                   floor: Schedule | None) -> tuple[Schedule, SolveReport]:
-    from ..formulations.common import prepare
+    from ..formulations.common import PLAIN, prepare
     from ..limits import check_allocation
 
     t0 = time.perf_counter()
-    prep = prepare(instance, options if options is not None else route_options(instance))
+    prep = prepare(instance, options if options is not None else route_options(
+        instance, None if floor is None else floor.total_utility))
     if not prep.active:  # no job can earn anything: the empty schedule is optimal
         raw = SolveResult(SolveStatus.OPTIMAL, 0.0, 0.0,
                           solver="highspy" if modeler == "auto" else modeler)
@@ -83,7 +84,8 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     medium = raw.solver
     raced = raw.extras.get("racers", 1) > 1
     o = prep.options
-    rows = "full" if o.completion_cuts else "nocuts" if o.cumulative else "lean"
+    rows = "plain" if o == PLAIN else "full" if o.completion_cuts else \
+        "nocuts" if o.cumulative else "lean"
     route = f"compact/{solver if solver != 'highs' else medium}/{rows}" + ("+race" if raced
                                                                            else "")
     raw = replace(raw, build_seconds=prep_seconds + raw.build_seconds,

@@ -54,7 +54,11 @@ def instance_features(instance: Instance) -> dict[str, Any]:
     - ``fill``: the largest ``Σ_i V_i·α_ir / (T·Σ_h C_hr)`` over the worker resources (above
       1 not every job can finish);
     - ``ps_binds``: some job's PSs demand a resource (else the PS pool never binds, as in the
-      trace imports).
+      trace imports);
+    - ``integral_servers``: the jobs' workers demand one resource only, and every demand
+      divides every worker server's capacity (½ and 1 GPU on 4-GPU servers). Then a server's
+      capacity row ``Σ_i d_i·y_iht ≤ C_h`` is already its knapsack's integer hull (the
+      vertices ``(C_h/d_i)·e_i`` are integral), so demand-class patterns cannot tighten it.
     """
     def shapes(capacity: Any) -> tuple[int, float]:
         if not len(capacity):
@@ -74,12 +78,50 @@ def instance_features(instance: Instance) -> dict[str, Any]:
             "resources": len(instance.resources), "worker_shapes": w_shapes,
             "ps_shapes": p_shapes, "shared_workers": w_shared, "shared_ps": p_shared,
             "worker_classes": classes, "fill": fill,
-            "ps_binds": bool(J and instance.ps_demand.any())}
+            "ps_binds": bool(J and instance.ps_demand.any()),
+            "integral_servers": _integral_servers(instance)}
 
 
-def route_options(instance: Instance) -> Any:
+def _integral_servers(instance: Instance) -> bool:
+    """``instance_features``' ``integral_servers``: one demanded worker resource r, and
+    ``C_hr / d_ir`` an integer for every worker server h and job i with ``d_ir > 0``."""
+    import numpy as np
+    demand = instance.worker_demand
+    used = np.flatnonzero((demand > 0).any(axis=0)) if instance.num_jobs else []
+    if len(used) != 1:
+        return False
+    d = np.unique(demand[:, used[0]])
+    d = d[d > 0]
+    q = instance.worker_capacity[:, used[0]][:, None] / d[None, :]
+    return bool(np.all(np.abs(q - np.round(q)) <= 1e-9 * np.maximum(1.0, q)))
+
+
+#: From this share of the trivial bound ``Σ_i f_i(1)`` reached by the floor (the best online
+#: schedule) on, an instance is *loose*: nearly every job can finish in its first slots, the
+#: root LP bound is at or near the optimum, and the time goes into finding the incumbent,
+#: which extra rows only slow down (``floor_share``). Fitted on `loose` s0, s1, s4, s5 and
+#: `mixed-2r`-s0 (0.92–0.99); the benchmark's other instances are at most 0.88
+#: (hard-mix-open-01, a hard one with identical PS servers, kept on patterns). Checked on
+#: held-out seeds (docs/offline.md, issue 22): faster on 5 of 6.
+LOOSE_FLOOR_SHARE = 0.9
+
+
+def floor_share(instance: Instance, floor_utility: float | None) -> float | None:
+    """``floor / Σ_{i active} f_i(1)``: how close the best online schedule comes to the
+    trivial bound ``Prep.upper_bound`` (``f_i`` is non-increasing, so ``f_i(1)`` is the most
+    job i can earn; jobs that cannot finish on the empty cluster count 0); None without a
+    floor."""
+    from ..formulations.common import PLAIN, prepare
+    if floor_utility is None or not instance.num_jobs:
+        return None
+    bound = prepare(instance, PLAIN).upper_bound()  # server packing: no patterns built
+    return float(floor_utility) / bound if bound > 0 else None
+
+
+def route_options(instance: Instance, floor_utility: float | None = None) -> Any:
     """The formulation of the default route, from the instance's features (issue 22):
-    ``None`` (the defaults: demand-class pattern packing) or server packing.
+    ``None`` (the defaults: demand-class pattern packing), server packing, or the plain
+    server model ``common.PLAIN``.
 
     Patterns pay where identical servers make them exact symmetry breaking: measured
     side by side on the `hard`, `mixed`, `ps-heavy` families and hard-mix-01…06
@@ -89,12 +131,39 @@ def route_options(instance: Instance) -> Any:
     pool; checked on `mixed-2r`, `loose`, `ps-light` and hard-mix-07…12, the rule's route
     took less CPU on 11 of 15, about as much on 3, more on 1. PS integrality is what is hard
     in this model (docs/offline.md, round 3), and a single PS server's patterns only enlarge
-    it. Where no job demands a PS resource the PS
-    pool cannot bind and patterns stay (they carry the continuous workers of the trace
-    imports, ``Prep.flow_workers``)."""
-    from ..formulations.common import Options
+    it. Where no job demands a PS resource the PS pool cannot bind and patterns stay (they
+    carry the continuous workers of the trace imports, ``Prep.flow_workers``) unless they
+    have nothing to add (below).
+
+    Where the PS pool cannot bind, a server's knapsack already integral
+    (``integral_servers``) and two or more demand classes (so the workers cannot be
+    continuous), the patterns have nothing to add and ``PLAIN`` is taken: `uniform-1r`
+    s0–s5, 1.85 CPU s against 2.40 (faster on 4, even on 1, slower on 1).
+    Where the PS pool binds, loose instances (the floor, when there is one, reaches
+    ``LOOSE_FLOOR_SHARE`` of the trivial bound) take ``PLAIN`` whatever the pools: on them
+    the cuts, the dominance rows and the patterns cost root time and find nothing (fitted on
+    `loose` s0, s1, s4, s5 and `mixed-2r`-s0, checked on `loose`-s2 and fresh seeds;
+    docs/offline.md).
+
+    Server packing runs HiGHS without root restarts (``Options.restart`` auto; PLAIN keeps
+    them, as measured): on
+    `mixed` s0–s2, `mixed-2r` s1–s2, `ps-heavy` s0–s2, `ps-light` s1–s2 10.8 % less CPU
+    with restarts off (better on 6 of 10, even on 3, worse on 1: mixed-s1 1.09x), checked
+    on the six server-packed hard-mix instances: 17.3 against 26.1 CPU s (-01 5.1 against
+    9.4, -10 2.2 against 4.5; none worse by more than 5 %). A restart drops the root's cuts,
+    and these models have many: the root is most of their work. One rule for every
+    server-packed model: where too many patterns make the default fall back to servers it
+    was neutral (hard-mix-07 6.9 against 7.8 and -11 3.6 against 4.3 CPU s with HiGHS
+    alone; 8.3 against 6.5 and 2.8 against 3.2 with the floor as MIP start)."""
+    from ..formulations.common import PLAIN, Options
     f = instance_features(instance)
-    if f["ps_binds"] and f["shared_ps"] < 1.0:
+    if not f["ps_binds"]:
+        # one demand class keeps the workers continuous (Prep.flow_workers: the trace imports)
+        return PLAIN if f["integral_servers"] and f["worker_classes"] >= 2 else None
+    share = floor_share(instance, floor_utility)
+    if share is not None and share >= LOOSE_FLOOR_SHARE:
+        return PLAIN
+    if f["shared_ps"] < 1.0:
         return Options(packing="server")
     return None
 
