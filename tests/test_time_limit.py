@@ -371,3 +371,36 @@ def test_guarded_colgen_keeps_bad_input_an_input_error(monkeypatch):
     with pytest.raises(InputError, match="pattern master is too large") as err:
         solve(generate("hard", seed=2), time_limit=5.0, method="colgen")
     assert err.value.place == "instance"
+
+
+def test_floor_keeps_to_its_share_of_the_limit() -> None:
+    """At trace scale the online floor alone took longer than the time limit; now the floor
+    runs cheapest first and starts an algorithm only while it stays within ``FLOOR_SHARE`` of
+    the limit, or ``FLOOR_MIN_SECONDS`` (the first always runs). Two slow schedulers (1.5 s
+    each) on a 2 s limit, a budget of 2 s: FIFO and the first slow one run, the second would
+    end past the budget and is left out."""
+    calls: list[str] = []
+
+    def slow(name: str):
+        def run(instance):
+            calls.append(name)
+            time.sleep(1.5)
+            return algorithms.run("fifo", instance)
+        return run
+
+    instance = generate("small", seed=0)
+    algorithms.register("slow-a", slow("slow-a"))
+    algorithms.register("slow-b", slow("slow-b"))
+    try:
+        schedule, report = solve(instance, time_limit=2.0, floor=["slow-b", "slow-a", "fifo"])
+        assert calls == ["slow-b"]  # after FIFO, in the order given; slow-a would overrun
+        assert validate(instance, schedule).feasible
+        # without a limit the floor does not run; with a long one every algorithm runs
+        calls.clear()
+        solve(instance, time_limit=60.0, floor=["slow-b", "slow-a", "fifo"])
+        assert calls == ["slow-b", "slow-a"]
+    finally:
+        algorithms.unregister("slow-a")
+        algorithms.unregister("slow-b")
+    assert offline.FLOOR_COST_ORDER[0] == "fifo"
+    assert set(offline.FLOOR_COST_ORDER) == set(algorithms.REGISTRY)

@@ -12,7 +12,9 @@ Time limits bound the whole call (SPEC §6). ``solve`` fixes a deadline ``start 
 at its first line and every step gets what is left of it:
 
 1. the online algorithms of the registry run first (well under a second at the paper's
-   scale); the best of their schedules is the *floor*: the answer is never worse;
+   scale); the best of their schedules is the *floor*: the answer is never worse. At trace
+   scale they take minutes, so they run cheapest first within a quarter of the limit
+   (``FLOOR_SHARE``, at least ``FLOOR_MIN_SECONDS``);
 2. the route is picked from predicted costs, before anything large is built: the compact
    MILP's columns, rows and nonzeros are counted from the index sets (``Prep.model_size``),
    turned into seconds with a per-nonzero cost measured for each modeller, and compared with
@@ -150,7 +152,7 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     # (per job: the dense (J, T) utility table is 1.8 GB on the whole Philly trace)
     tracker.update(bound=math.fsum(max(0.0, j.utility.at(1)) for j in instance.jobs))
     # a customized model's floor counts only once it keeps the user's rows (solve_custom)
-    best = _floor(instance, tracker, names, report=customize is None) \
+    best = _floor(instance, tracker, names, report=customize is None, clock=clock) \
         if time_limit is not None else None
     if customize is not None:
         return solve_custom(instance, modeler, clock, tracker, mip_gap, options, best,
@@ -180,23 +182,51 @@ def _floor_names(floor: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(floor)
 
 
+#: The built-in algorithms from the cheapest to the dearest (CPU seconds on the whole Philly
+#: trace, docs/performance.md: FIFO 23, RRH 38, Tetris 39, oasis-adaptive 130, OASiS 138,
+#: DRF 354): the floor runs them in this order so that a budget cut leaves out the dear ones.
+FLOOR_COST_ORDER = ("fifo", "rrh", "tetris", "oasis-adaptive", "oasis", "drf")
+#: The share of the time limit the floor may spend: the next algorithm starts only while the
+#: floor's seconds plus twice the last run's stay within it (the runs grow by at most about
+#: 2.5× from one to the next in ``FLOOR_COST_ORDER``).
+FLOOR_SHARE = 0.25
+#: ... but never less than this many seconds: SPEC §6 allows 10 s past the limit, and a short
+#: limit on a small instance keeps every algorithm's schedule (all take well under a second).
+FLOOR_MIN_SECONDS = 2.0
+
+
 def _floor(instance: Instance, tracker: Tracker, names: Sequence[str],
-           report: bool = True) -> Schedule | None:
+           report: bool = True, clock: Clock | None = None) -> Schedule | None:
     """The best schedule of the online algorithms ``names`` (each validated by
-    ``algorithms.run``): all of them, since the answer must not be worse than any; together
-    the built-in ones take well under a second at the paper's scale (docs/offline.md). An
-    algorithm that fails (its bug, or its own size guard) is left out: the floor is a safety
-    net for the exact answer, not a test of the algorithms (their own tests are). With
+    ``algorithms.run``; ties go to the one named first): the answer is never worse than any
+    that ran. Together the built-in ones take well under a second at the paper's scale
+    (docs/offline.md), and all of them run; at trace scale they take minutes (DRF alone 6 on
+    the whole Philly trace), so with a ``clock`` they run cheapest first
+    (``FLOOR_COST_ORDER``) and one starts only while the floor stays within ``FLOOR_SHARE`` of
+    the time limit (at least ``FLOOR_MIN_SECONDS``) by the estimate above; the first always
+    runs. An algorithm that fails (its bug, or its own size guard) is left out: the floor is a
+    safety net for the exact answer, not a test of the algorithms (their own tests are). With
     ``report`` its utility goes to the tracker at once."""
     from .. import algorithms
-    best: Schedule | None = None
-    for name in names:
+    rank = {name: i for i, name in enumerate(names)}
+    order = sorted(names, key=lambda n: (FLOOR_COST_ORDER.index(n) if n in FLOOR_COST_ORDER
+                                         else len(FLOOR_COST_ORDER), rank[n]))
+    budget = None if clock is None or clock.limit is None else \
+        max(FLOOR_SHARE * clock.limit, FLOOR_MIN_SECONDS)
+    start = clock.elapsed() if clock is not None else 0.0
+    last = 0.0
+    ran: list[tuple[str, Schedule]] = []
+    for name in order:
+        if ran and budget is not None and clock.elapsed() - start + 2.0 * last > budget:
+            break
+        t0 = clock.elapsed() if clock is not None else 0.0
         try:
-            schedule = algorithms.run(name, instance)
+            ran.append((name, algorithms.run(name, instance)))
         except Exception:  # noqa: BLE001 — see the docstring
             continue
-        if best is None or schedule.total_utility > best.total_utility:
-            best = schedule
+        finally:
+            last = (clock.elapsed() - t0) if clock is not None else 0.0
+    best = max(ran, key=lambda r: (r[1].total_utility, -rank[r[0]]), default=(None, None))[1]
     if best is not None and report:
         tracker.update(incumbent=best.total_utility)
     return best
