@@ -108,7 +108,16 @@ class Options:
       packing, whose roots carry many cuts (measured, docs/offline.md issue 22), yes with
       patterns. Not a row but a solver setting that goes with the formulation, so that it
       travels with the ``Prep`` into the highspy back-end and every racer
-      (``formulations.highs.mip_options``; the Pyomo and PuLP media keep HiGHS's default).
+      (``formulations.highs.mip_options``; the Pyomo and PuLP media keep HiGHS's default);
+    - ``ps_rate``: where one PS serves all the work job i can do in a slot (``γ_i ≥
+      w_max_i``), the PS ratio row reads ``W_it ≤ w_max_i · Z_it`` instead of ``W_it ≤ γ_i ·
+      Z_it``, and the PS cuts round ``⌈R/w_max_i⌉`` instead of ``⌈R/γ_i⌉``
+      (``Prep.ps_rate``). Valid for every feasible schedule: ``Z_it`` is a whole number, so
+      ``W_it > 0`` needs ``Z_it ≥ 1`` and then ``W_it ≤ w_max_i ≤ w_max_i · Z_it``. It cuts
+      the LP points that run a job on a fraction ``W/γ`` of a PS (a job with γ = 8 and at
+      most 2 workers held 1/4 of a PS in the LP, 1/2 now): where few PS servers bind, that
+      fraction is the root gap (issue 22: ps-light-s0's LP bound with the PS counts
+      relaxed is 387.6 against OPT 314.2; with the worker counts relaxed it is OPT).
     """
 
     server_linking: bool = True
@@ -126,6 +135,7 @@ class Options:
     pattern_limit: int = 10000
     exact_completion: bool = False
     restart: bool | None = None
+    ps_rate: bool = True
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("none", "count", "load"):
@@ -137,7 +147,7 @@ class Options:
 SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
                        cumulative=False, completion_cuts=False, ps_cuts=False,
                        ps_dominance=False, chained=False, flow_workers=False,
-                       symmetry="none", packing="server")
+                       symmetry="none", packing="server", ps_rate=False)
 #: The plain exact model (issue 22): one variable per server, the SPEC rows with the running
 #: indicators, the aggregate rate bound, the PS linking, exact work and the cumulative rows
 #: summed over earlier slots; none of the cuts, the no-idle-PS dominance row or the
@@ -300,9 +310,17 @@ class Prep:
             out[i] = min(math.floor(g * k + _EPS) + 1 - g * k for k in range(most))
         return out
 
+    def ps_rate(self, i: int) -> float:
+        """The most work one PS of job i serves in a slot, as the rows use it: ``γ_i``, or
+        ``w_max_i`` where that is less and ``Options.ps_rate`` is on (one PS then serves all
+        a slot can do, so whole PS counts make ``W_it ≤ w_max_i · Z_it`` valid)."""
+        g = float(self.instance.ps_ratio[i])
+        return min(g, float(self.w_max[i])) if self.options.ps_rate else g
+
     def ps_needed(self, i: int, work: float) -> int:
-        """``⌈work/γ_i⌉``: the fewest PS-slots that serve ``work`` worker-slots of job i."""
-        return math.ceil(work / float(self.instance.ps_ratio[i]) - _EPS)
+        """``⌈work/ρ_i⌉`` (``ρ_i = ps_rate(i)``): the fewest PS-slots that serve ``work``
+        worker-slots of job i."""
+        return math.ceil(work / self.ps_rate(i) - _EPS)
 
     @cached_property
     def jobs_on_worker(self) -> dict[tuple[int, int], list[int]]:

@@ -224,18 +224,18 @@ def add_completion_cuts(m: Model, prep: Prep) -> None:
 
 
 def add_ps_ratio_constraints(m: Model, prep: Prep) -> None:
-    """``W_it ≤ γ_i · Σ_k z_ikt``; with ``ps_dominance`` ``W_it − γ_i Σ_k z_ikt ≥ δ_i − γ_i``."""
-    def surplus(i: int, t: int) -> tuple[list[int], list[float]]:
+    """``W_it ≤ ρ_i · Σ_k z_ikt`` (``ρ_i = Prep.ps_rate``: γ_i, or w_max_i where less); with
+    ``ps_dominance`` ``W_it − γ_i Σ_k z_ikt ≥ δ_i − γ_i``."""
+    def surplus(i: int, t: int, g: float) -> tuple[list[int], list[float]]:
         hs, ks = prep.worker_servers(i), prep.ps_servers(i)
-        g = float(prep.instance.ps_ratio[i])
         return ([m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks],
                 [1.0] * len(hs) + [-g] * len(ks))
     for i, t in prep.work_index:
-        m.row("ps_ratio", *surplus(i, t), -_INF, 0.0)
+        m.row("ps_ratio", *surplus(i, t, prep.ps_rate(i)), -_INF, 0.0)
     if prep.options.ps_dominance:  # separate rows, as the modellers write them
         for i, t in prep.work_index:
-            m.row("ps_dominance", *surplus(i, t),
-                  prep.ps_slack[i] - float(prep.instance.ps_ratio[i]), _INF)
+            g = float(prep.instance.ps_ratio[i])
+            m.row("ps_dominance", *surplus(i, t, g), prep.ps_slack[i] - g, _INF)
 
 
 def add_capacity_constraints(m: Model, prep: Prep) -> None:

@@ -190,23 +190,24 @@ def add_completion_cuts(m: PulpModel, prep: Prep) -> None:
                                         vs + [m.s[i, int(prep.earliest[i])]]) >= 0)
 
 
-def _ps_surplus(m: PulpModel, prep: Prep, i: int, t: int) -> pulp.LpAffineExpression:
-    """``W_it − γ_i · Σ_k z_ikt``."""
+def _ps_surplus(m: PulpModel, prep: Prep, i: int, t: int, g: float) -> pulp.LpAffineExpression:
+    """``W_it − g · Σ_k z_ikt``."""
     hs, ks = prep.worker_servers(i), prep.ps_servers(i)
-    g = float(prep.instance.ps_ratio[i])
     return _lin([1.0] * len(hs) + [-g] * len(ks),
                 [m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks])
 
 
 def add_ps_ratio_constraints(m: PulpModel, prep: Prep) -> None:
-    """One PS serves at most γ_i workers: ``W_it ≤ γ_i · Σ_k z_ikt``; with ``ps_dominance``
+    """One PS serves at most ρ_i workers: ``W_it ≤ ρ_i · Σ_k z_ikt`` (``ρ_i = Prep.ps_rate``:
+    γ_i, or w_max_i where less); with ``ps_dominance``
     no idle PS: ``W_it − γ_i · Σ_k z_ikt ≥ δ_i − γ_i`` (``common.Options``)."""
     for i, t in prep.work_index:
-        _add(m, "ps_ratio", (i, t), _ps_surplus(m, prep, i, t) <= 0)
+        _add(m, "ps_ratio", (i, t), _ps_surplus(m, prep, i, t, prep.ps_rate(i)) <= 0)
     if prep.options.ps_dominance:
         for i, t in prep.work_index:
-            _add(m, "ps_dominance", (i, t), _ps_surplus(m, prep, i, t)
-                 >= prep.ps_slack[i] - float(prep.instance.ps_ratio[i]))
+            g = float(prep.instance.ps_ratio[i])
+            _add(m, "ps_dominance", (i, t), _ps_surplus(m, prep, i, t, g)
+                 >= prep.ps_slack[i] - g)
 
 
 def add_capacity_constraints(m: PulpModel, prep: Prep) -> None:

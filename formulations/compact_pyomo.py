@@ -158,22 +158,25 @@ def add_completion_cuts(m: pyo.ConcreteModel, prep: Prep) -> None:
         m.ps_total = pyo.Constraint(list(prep.active), rule=total)
 
 
-def _ps_surplus(m: pyo.ConcreteModel, prep: Prep, i: int, t: int) -> LinearExpression:
-    """``W_it − γ_i · Σ_k z_ikt``."""
+def _ps_surplus(m: pyo.ConcreteModel, prep: Prep, i: int, t: int, g: float) -> LinearExpression:
+    """``W_it − g · Σ_k z_ikt``."""
     hs, ks = prep.worker_servers(i), prep.ps_servers(i)
-    g = float(prep.instance.ps_ratio[i])
     return _lin([1.0] * len(hs) + [-g] * len(ks),
                 [m.y[i, h, t] for h in hs] + [m.z[i, k, t] for k in ks])
 
 
 def add_ps_ratio_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
-    """One PS serves at most γ_i workers: ``W_it ≤ γ_i · Σ_k z_ikt``; with ``ps_dominance``
+    """One PS serves at most ρ_i workers: ``W_it ≤ ρ_i · Σ_k z_ikt`` (``ρ_i = Prep.ps_rate``:
+    γ_i, or w_max_i where less); with ``ps_dominance``
     no idle PS: ``W_it − γ_i · Σ_k z_ikt ≥ δ_i − γ_i`` (``common.Options``)."""
     m.ps_ratio = pyo.Constraint(prep.work_index,
-                                rule=lambda _m, i, t: _ps_surplus(m, prep, i, t) <= 0)
+                                rule=lambda _m, i, t: _ps_surplus(m, prep, i, t,
+                                                                  prep.ps_rate(i)) <= 0)
     if prep.options.ps_dominance:
-        m.ps_dominance = pyo.Constraint(prep.work_index, rule=lambda _m, i, t: _ps_surplus(
-            m, prep, i, t) >= prep.ps_slack[i] - float(prep.instance.ps_ratio[i]))
+        def dominance(_m: Any, i: int, t: int) -> Any:
+            g = float(prep.instance.ps_ratio[i])
+            return _ps_surplus(m, prep, i, t, g) >= prep.ps_slack[i] - g
+        m.ps_dominance = pyo.Constraint(prep.work_index, rule=dominance)
 
 
 def add_capacity_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
