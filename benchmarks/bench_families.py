@@ -108,8 +108,18 @@ def side_by_side(instance: Instance, first: int, limit: float = LIMIT,
     """The comparator and each variant of the default route on one instance, in an order
     rotated by ``first`` (A B, B A, …); one record per variant, sharing the comparator."""
     def ours(variant: str) -> dict[str, Any]:
-        (_, rep), wall, cpu = _timed(solve, instance, time_limit=limit,
-                                     options=VARIANTS[variant])
+        name, _, race = variant.partition("@")
+        saved = os.environ.get("OASIS_PORTFOLIO")
+        if race:  # ``@race`` races wherever the route would, ``@solo`` never
+            os.environ["OASIS_PORTFOLIO"] = {"race": "1", "solo": "0"}[race]
+        try:
+            (_, rep), wall, cpu = _timed(solve, instance, time_limit=limit,
+                                         options=VARIANTS[name])
+        finally:
+            if race:
+                os.environ.pop("OASIS_PORTFOLIO", None)
+                if saved is not None:
+                    os.environ["OASIS_PORTFOLIO"] = saved
         return {"wall": wall, "cpu": cpu, "status": rep.status.value,
                 "utility": rep.objective, "bound": rep.bound, "route": rep.route}
 
@@ -170,7 +180,8 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--only", default="", help="comma-separated instance names")
     r.add_argument("--limit", type=float, default=LIMIT)
     r.add_argument("--variants", default="default",
-                   help=f"comma-separated, from {', '.join(VARIANTS)}")
+                   help=f"comma-separated, from {', '.join(VARIANTS)}; a suffix @race races "
+                        "wherever the route would (OASIS_PORTFOLIO=1), @solo never")
     r.add_argument("--out", required=True)
     t = sub.add_parser("table", help="the per-family table of a results file")
     t.add_argument("results", nargs="+")

@@ -125,3 +125,46 @@ def test_server_packing_runs_without_root_restarts():
     assert mip_options(prepare(generate("hard", seed=1))) == {}
     assert mip_options(prepare(generate("hard", seed=1), Options(restart=False))) == {
         "mip_allow_restart": False}
+
+
+def test_plain_races_the_server_model_where_the_rule_is_unsure():
+    """``plan.racers``, a pure function of the planned model: where the route packs by server
+    and the PS pool binds, PLAIN races the server model; on patterns (identical PS servers)
+    and where no PS capacity binds, the cut-free variant with another seed, as before."""
+    from oasis_opt.formulations.common import prepare
+    from oasis_opt.offline.plan import PORTFOLIO, racers
+    instance = instance_from_dict(tiny_heterogeneous())
+    prep = prepare(instance, route_options(instance))
+    assert racers(prep) == [(prep.options, 0), (PLAIN, 0)]
+    fallback = prepare(instance, Options(pattern_limit=0))  # too many patterns: servers
+    assert fallback.packing == "server" and racers(fallback)[1] == (PLAIN, 0)
+    hard = prepare(generate("hard", seed=1))
+    assert hard.packing == "pattern"
+    (first, _), (second, seed) = racers(hard)
+    assert first == hard.options and seed == PORTFOLIO[1][1]
+    assert not second.completion_cuts and not second.ps_dominance
+    free = instance_from_dict({**tiny_heterogeneous(), "jobs": [
+        {**j, "ps_demand": [0, 0]} for j in tiny_heterogeneous()["jobs"]]})
+    assert racers(prepare(free, Options(packing="server")))[1][0] != PLAIN
+
+
+def test_plain_against_the_server_model_proves_the_comparators_optimum(monkeypatch):
+    """The race forced (on a busy machine it runs only from a long limit on): ps-heavy-s0
+    proves with either racer the optimum of the plain direct-highspy comparator
+    (benchmarks/direct_highspy.py, a second modeller) and of Pyomo, and validates."""
+    import sys
+    from pathlib import Path
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import direct_highspy
+    instance = generate("ps-heavy", seed=0)
+    sched, rep = solve(instance, time_limit=120)
+    assert rep.route.endswith("+race") and rep.status is SolveStatus.OPTIMAL
+    h = direct_highspy.build(instance)
+    h.setOptionValue("mip_rel_gap", 0.0)  # proven to gap 0, as ours
+    h.run()
+    assert h.modelStatusToString(h.getModelStatus()) == "Optimal"
+    _, ref = solve(instance, modeler="pyomo")
+    for opt in (h.getInfo().objective_function_value, ref.objective):
+        assert abs(rep.objective - opt) <= REL_TOL * max(1.0, opt)
+    assert validate(instance, sched).feasible

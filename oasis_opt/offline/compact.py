@@ -15,10 +15,10 @@ from .clock import Clock, Tracker
 from .plan import (
     BUILD_BYTES_PER_NNZ,
     BUILD_SECONDS_PER_NNZ,
-    PORTFOLIO,
     guard_wanted,
     plan_route,
     portfolio_wanted,
+    racers,
     route_options,
 )
 from .report import SolveReport, SolveStatus, extract, finish
@@ -55,9 +55,9 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
             if raw.status is SolveStatus.ERROR:
                 raise SolverError(f"{solver} failed on {instance.name}")
         elif portfolio_wanted(prep, modeler, options, medium, clock.remaining()):
-            variants = [prep] + [prepare(instance, replace(prep.options, **o))
-                                 for o, _ in PORTFOLIO[1:]]
-            raw = race.solve_portfolio(variants, [s for _, s in PORTFOLIO], clock, tracker,
+            pairs = racers(prep)
+            variants = [prep] + [prepare(instance, o) for o, _ in pairs[1:]]
+            raw = race.solve_portfolio(variants, [s for _, s in pairs], clock, tracker,
                                        mip_gap, floor)
             prep = variants[raw.extras["racer"]]
         elif guard_wanted(prep, medium, clock.remaining()):

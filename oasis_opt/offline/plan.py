@@ -215,6 +215,23 @@ def plan_route(prep: Any, modeler: str, clock: Clock, solver: str) -> tuple[Any,
 #: are least correlated with the default's, so the first proof comes earlier.
 PORTFOLIO: tuple[tuple[dict[str, Any], int], ...] = (
     ({}, 0), ({"completion_cuts": False, "ps_cuts": False, "ps_dominance": False}, 1))
+
+
+def racers(prep: Any) -> list[tuple[Any, int]]:
+    """The variants that race, as (options, HiGHS random seed); the first is the planned
+    model itself. Where the rule is unsure (issue 22, item 2) the second is ``common.PLAIN``:
+    a server-packed model on a pool whose PS servers bind (``route_options``' server
+    branch, or patterns that fell back to servers), where the server model and PLAIN were
+    each faster on some instances and slower on others, by 0.24–2.8x either way
+    (docs/offline.md). Elsewhere ``PORTFOLIO``'s cut-free variant, as measured on the
+    `hard` preset."""
+    from ..formulations.common import PLAIN
+    if prep.packing == "server" and prep.options != PLAIN and not prep.ps_free:
+        return [(prep.options, 0), (PLAIN, 0)]
+    return [(prep.options, PORTFOLIO[0][1])] + [(replace(prep.options, **o), seed)
+                                                for o, seed in PORTFOLIO[1:]]
+
+
 #: Below this many nonzeros a model proves in well under a second: no processes for it.
 PORTFOLIO_MIN_NONZEROS = 3_000
 #: Below this many nonzeros a time-limited solve that does not race runs HiGHS in this
