@@ -132,6 +132,7 @@ def test_plain_races_the_server_model_where_the_rule_is_unsure():
     and the PS pool binds, PLAIN races the server model; on patterns (identical PS servers)
     and where no PS capacity binds, the cut-free variant with another seed, as before."""
     from oasis_opt.formulations.common import prepare
+
     from oasis_opt.offline.plan import PORTFOLIO, racers
     instance = instance_from_dict(tiny_heterogeneous())
     prep = prepare(instance, route_options(instance))
