@@ -152,7 +152,7 @@ SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
 #: indicators, the aggregate rate bound, the PS linking, exact work and the cumulative rows
 #: summed over earlier slots; none of the cuts, the no-idle-PS dominance row or the
 #: per-server linking; with the PS rate row (``ps_rate``: on ps-light s0–s2 and hard-mix-07,
-#: -09, -11, 40.1 against 53.9 CPU s with it, HiGHS alone). Otherwise it is what
+#: -09, -11, 40.1 CPU s with it against 53.9 without, HiGHS alone). Otherwise it is what
 #: ``benchmarks/direct_highspy.py`` writes, proven to gap 0:
 #: on loose instances, where the bound of the root LP is already (near) the optimum and the
 #: time goes into finding the incumbent, the extra rows only slow the root down
