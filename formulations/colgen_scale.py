@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from oasis_opt.model import Instance, Schedule, SlotCounts, ps_needed
-from oasis_opt.online.subroutine import BestSchedule, JobSpec, best_schedule
+from oasis_opt.online.subroutine import BestSchedule, JobSpec, UnitPricer, best_schedule
 
 from .deadline import Deadline
 
@@ -88,9 +88,23 @@ def price_chunk(instance: Instance, worker_price: np.ndarray, ps_price: np.ndarr
     """``best_schedule`` of every job of ``instance`` at the given prices against the full
     capacities: one pricing task (``instance`` holds one chunk of the jobs, ``Pricer``).
     A module-level function, so that process pools and Dask workers can run it."""
-    return [best_schedule(JobSpec.from_instance(instance, k), worker_price, ps_price,
-                          instance.worker_capacity, instance.ps_capacity, classes)
-            for k in range(instance.num_jobs)]
+    price = _pricing(instance, worker_price, ps_price, classes)
+    return [price(JobSpec.from_instance(instance, k)) for k in range(instance.num_jobs)]
+
+
+def _pricing(instance: Instance, worker_price: np.ndarray, ps_price: np.ndarray,
+             classes: np.ndarray | None) -> Callable[[JobSpec], BestSchedule]:
+    """One job's pricing at the given prices against the full capacities: jobs of workload 1
+    by ``UnitPricer`` (its per-slot tables shared by the jobs of a demand class), the others
+    by ``best_schedule``; the same answers either way."""
+    cw, cp = instance.worker_capacity, instance.ps_capacity
+    unit = UnitPricer(worker_price, ps_price, cw, cp)
+
+    def price(spec: JobSpec) -> BestSchedule:
+        if int(spec.workload) == 1:
+            return unit.best(spec)
+        return best_schedule(spec, worker_price, ps_price, cw, cp, classes)
+    return price
 
 
 def slot_classes(worker_price: np.ndarray, ps_price: np.ndarray) -> np.ndarray:
@@ -134,11 +148,11 @@ class Pricer:
         out: list[BestSchedule | None] = [None] * inst.num_jobs
         if self.executor is None:
             specs = self.specs if self.specs is not None else Specs(inst)
-            cw, cp = inst.worker_capacity, inst.ps_capacity
+            price = _pricing(inst, p, q, classes)
             for i in range(inst.num_jobs):
                 if deadline.passed():
                     return None
-                out[i] = best_schedule(specs[i], p, q, cw, cp, classes)
+                out[i] = price(specs[i])
                 if progress is not None and i % 100 == 99:
                     progress(i + 1)
             return out  # type: ignore[return-value]

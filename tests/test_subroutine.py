@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from oasis_opt.model import ps_needed
-from oasis_opt.online.subroutine import JobSpec, best_schedule, payoff_upper_bound
+from oasis_opt.online.subroutine import JobSpec, UnitPricer, best_schedule, payoff_upper_bound
 
 
 def _slot_min_cost(unit: np.ndarray, free: np.ndarray, demand: np.ndarray, units: int) -> float:
@@ -265,3 +265,30 @@ def test_slot_classes_with_full_capacities(seed: int) -> None:
     assert payoff_upper_bound(job, wp, pp, cw, cp, classes) == pytest.approx(
         payoff_upper_bound(job, wp, pp, cw, cp), rel=1e-12, abs=1e-12) or math.isinf(
         payoff_upper_bound(job, wp, pp, cw, cp))
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_unit_pricer_is_best_schedule_for_unit_jobs(seed: int) -> None:
+    """Column generation's pricing of V = 1 jobs (``UnitPricer``, tables shared per demand
+    class) gives ``best_schedule``'s answer byte for byte: payoff, cost, t̂, counts. Prices
+    with exact ties, flat stretches and float-noise ties; slots where nothing fits."""
+    job, wp, pp, wf, pf = random_case(seed)
+    rng = np.random.default_rng(1000 + seed)
+    T, H, _ = wp.shape
+    if seed % 3 == 0:  # long flat stretches (the work moves back across them) and noise ties
+        wp = np.repeat(wp[:1], T, axis=0) * (1 + 1e-12 * rng.integers(0, 2, size=wp.shape))
+    util = np.sort(rng.choice([5.0, 10.0, 30.0], size=T))[::-1].copy()
+    cw, cp = wf.max(axis=0), pf.max(axis=0)
+    if seed % 4 == 1:
+        cp = np.zeros_like(cp)  # no PS room: nothing fits unless β = 0
+    pricer = UnitPricer(wp, pp, cw, cp)
+    for a in range(T):
+        unit = JobSpec(a, 1, job.max_workers, job.ps_ratio, job.worker_demand, job.ps_demand,
+                       util[:T - a])
+        want = best_schedule(unit, wp, pp, cw, cp)
+        got = pricer.best(unit)
+        assert (got.payoff, got.cost, got.t_hat, got.utility) == \
+            (want.payoff, want.cost, want.t_hat, want.utility)
+        for g, w in ((got.worker_counts, want.worker_counts), (got.ps_counts, want.ps_counts)):
+            assert all(np.array_equal(getattr(g, f), getattr(w, f))
+                       for f in ("slot", "server", "count"))
