@@ -95,15 +95,17 @@ def price_chunk(instance: Instance, worker_price: np.ndarray, ps_price: np.ndarr
 def _pricing(instance: Instance, worker_price: np.ndarray, ps_price: np.ndarray,
              classes: np.ndarray | None) -> Callable[[JobSpec], BestSchedule]:
     """One job's pricing at the given prices against the full capacities: jobs of workload 1
-    by ``UnitPricer`` (its per-slot tables shared by the jobs of a demand class), the others
-    by ``best_schedule``; the same answers either way."""
+    by ``UnitPricer`` (its per-slot tables shared by the jobs of a demand class, the same
+    answers as ``best_schedule``), the others by ``best_schedule(convex=True)`` (long jobs
+    whose slot costs are convex by merging cost increments: the same payoff, hence the same
+    bound, up to float rounding)."""
     cw, cp = instance.worker_capacity, instance.ps_capacity
     unit = UnitPricer(worker_price, ps_price, cw, cp)
 
     def price(spec: JobSpec) -> BestSchedule:
         if int(spec.workload) == 1:
             return unit.best(spec)
-        return best_schedule(spec, worker_price, ps_price, cw, cp, classes)
+        return best_schedule(spec, worker_price, ps_price, cw, cp, classes, convex=True)
     return price
 
 

@@ -239,6 +239,7 @@ def best_schedule(
     worker_free: np.ndarray,
     ps_free: np.ndarray,
     classes: np.ndarray | None = None,
+    convex: bool = False,
 ) -> BestSchedule:
     """The payoff-maximising schedule of ``job`` at fixed prices (SPEC §3 steps 1–4).
 
@@ -256,6 +257,11 @@ def best_schedule(
             than O(slots·(H+K)), and the DP ends V slots into the run of alike slots that ends
             the horizon. The answer is the same as without labels (up to the last bits of a
             payoff where two schedules tie exactly).
+        convex: when every slot's ``cost_t(w)`` is convex in w (checked; e.g. no PS cost),
+            step 2 by merging the slots' cost increments (``_convex_plan``) instead of the
+            O(S·W·V) DP: the same best payoff (up to float rounding), t̂ the earliest best,
+            possibly another schedule of that cost. Column generation's pricing asks for it;
+            OASiS does not (its schedules stay those of the DP).
 
     Returns:
         ``BestSchedule`` with the counts (sparse, and as (T, H) and (T, K) arrays), the cost,
@@ -319,6 +325,15 @@ def best_schedule(
     if inv is not None:
         cost = cost[inv]
     W = wmax
+    if convex and 2 * V > S:
+        plan = _convex_plan(cost, S, V, util,
+                            _stop_after(job, util, cw, fw, cp, fp, inv, S, V))
+        if plan is not None:
+            payoff, spent, s_hat, ws = plan
+            if s_hat < 0:
+                return none
+            return BestSchedule(payoff, spent, a + s_hat, float(util[s_hat]),
+                                gw.place(ws, a, inv), gp.place(psn[ws], a, inv), (T, H, K))
     # By units: V steps of three calls over all S slots; by slots: at most S steps of two
     # calls, often far fewer (the early stop). Units win clearly only when V is well below S
     # (e.g. V = 1 on long traces); on the paper preset V ≈ S and slots are the cheaper pass.
@@ -428,6 +443,68 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
         if s + 1 < S and stp[s + 1] < bar:
             done[s + 2:] = np.inf  # the later last slots: never reached
             return
+
+
+def _convex_plan(cost: np.ndarray, S: int, V: int, util: np.ndarray, stop: np.ndarray
+                 ) -> tuple[float, float, int, np.ndarray] | None:
+    """Step 2–4 when every slot's cost is convex in w: ``cost_t(w) = Σ_{k≤w} d_t(k)`` with
+    non-decreasing increments ``d_t(1) ≤ d_t(2) ≤ …`` (+inf past what fits). Then ``best_t[V]``,
+    the least cost of V units in slots a … t, is the sum of the V smallest increments of those
+    slots: any choice of V increments that takes a prefix of each slot's is a schedule, and
+    convexity makes the V smallest such a prefix. Slot by slot the V smallest so far are kept
+    sorted and a slot's increments below the largest kept one are merged in: O(V) per slot
+    that changes them, against the DP's O(W·V) per slot. The early stop is the DP's
+    (``stop``, an upper bound on later payoffs). Returns (payoff, cost, s_hat, units per
+    slot) — s_hat −1 when V is never reached —, or None when some slot's cost is not convex
+    (e.g. a PS cost, ``ceil(w/γ)`` steps), for the DP to answer."""
+    with np.errstate(invalid="ignore"):  # inf − inf is nan: past what fits
+        inc = np.diff(cost, axis=1)  # (S, W)
+        inc[np.isnan(inc)] = np.inf
+        if (inc[:, 1:] < inc[:, :-1] - _tol(inc[:, :-1])).any():
+            return None
+    done = np.full(S, np.inf)
+    kept = np.empty(0)
+    total = math.inf
+    best = bar = -math.inf
+    finite = cost[np.isfinite(cost)]
+    scale = float(np.abs(util).max(initial=0.0)) + V * float(finite.max(initial=0.0))
+    fits = np.isfinite(inc).sum(axis=1).tolist()
+    utl, stp = util.tolist(), stop.tolist()
+    last = -1
+    for s in range(S):
+        row = inc[s, :fits[s]]
+        if kept.size < V:  # V not reachable yet: gather
+            kept = np.concatenate([kept, row])
+            if kept.size < V:
+                continue
+            kept.sort(kind="stable")
+            kept = kept[:V]
+            total = float(kept.sum())
+        elif row.size and row[0] < kept[-1]:
+            m = int(row.searchsorted(kept[-1]))  # the slot's increments below the largest kept
+            merged = np.insert(kept, kept.searchsorted(row[:m], side="right"), row[:m])
+            kept = merged[:V]
+            total = float(kept.sum())
+        done[s] = total
+        last = s
+        pay = utl[s] - total
+        if pay > best:
+            best = pay
+            bar = best - 1e-7 * max(1.0, abs(best), scale)
+        if s + 1 < S and stp[s + 1] < bar:
+            break
+    if last < 0:
+        return 0.0, math.inf, -1, np.zeros(S, dtype=np.int64)
+    pay_all = util[:last + 1] - done[:last + 1]
+    top = float(pay_all.max())
+    s_hat = int((pay_all >= top - _tol(top)).nonzero()[0][0])
+    # Units per slot: the V smallest increments of slots a … t̂, ties to the earlier slot
+    # (and within a slot to its first increments, so each slot's take is a prefix).
+    rows = inc[:s_hat + 1]
+    slot, k = np.nonzero(np.isfinite(rows))
+    pick = np.lexsort((k, slot, rows[slot, k]))[:V]
+    ws = np.bincount(slot[pick], minlength=S).astype(np.int64)
+    return float(pay_all[s_hat]), float(done[s_hat]), s_hat, ws
 
 
 def _dp_by_units(cost: np.ndarray, S: int, W: int, V: int) -> np.ndarray:
