@@ -408,10 +408,9 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
         for _step in range(subgradient_steps if entered else 0):
             # Polyak steps from the centre towards the LP value (a lower estimate of the
             # least bound): new prices, exactly priced, so any bound they give is valid
-            assert best_pi is not None
             g = subgradient(best_found)
             norm = float(g @ g)
-            if norm <= 0 or phase_best <= lp:
+            if best_pi is None or norm <= 0 or phase_best <= lp:
                 break
             row_pi = np.zeros(master.n_kept)
             row_pi[rows_of] = best_pi[kept]
