@@ -13,7 +13,7 @@ import numpy as np
 import pulp
 import pytest
 from conftest import INSTANCES
-from oasis_opt.formulations import colgen, compact_pulp
+from oasis_opt.formulations import colgen, colgen_scale, compact_pulp
 from oasis_opt.formulations.common import SPEC_OPTIONS, Options
 
 from oasis_opt.io import load_instance
@@ -122,7 +122,7 @@ def test_pricing_oracle_is_exact_at_lp_duals(name):
     for i in range(inst.num_jobs):
         b = best_schedule(JobSpec.from_instance(inst, i), np.zeros((T, H, R)),
                           np.zeros((T, K, R)), inst.worker_capacity, inst.ps_capacity)
-        col = colgen._column(inst, i, b.worker_counts, b.ps_counts) \
+        col = colgen_scale.column_of(inst, i, b.worker_counts, b.ps_counts) \
             if math.isfinite(b.payoff) else None
         if col is not None:
             master.add(col)

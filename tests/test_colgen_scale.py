@@ -13,7 +13,7 @@ import math
 import pytest
 from bruteforce import best_utility
 from conftest import INSTANCES
-from oasis_opt.formulations import colgen
+from oasis_opt.formulations import colgen, colgen_scale
 
 from oasis_opt import algorithms
 from oasis_opt.cli import main
@@ -42,20 +42,26 @@ def test_rounded_lp_schedule_is_feasible():
     inst = generate("paper", seed=0, jobs=60)
     master = colgen._Master(inst, aggregate=True)
     for i in range(inst.num_jobs):
-        for col in colgen.fixed_rate_columns(inst, i):
+        for col in colgen_scale.fixed_rate_columns(inst, i):
             master.add(col)
     master.solve_lp()
-    sched = colgen.round_lp(inst, master.columns, master.values())
+    sched = colgen_scale.round_lp(inst, master.columns, master.values())
     rep = validate(inst, sched)
     assert rep.feasible, rep.violations
     assert sched.completed > 0
+    # the jobs the rounding left out, planned on what is still free: feasible, never worse
+    filled = colgen_scale.round_lp(inst, master.columns, master.values(), fill=True)
+    rep = validate(inst, filled)
+    assert rep.feasible, rep.violations
+    assert rep.total_utility >= sched.total_utility
+    assert {j.id for j in sched.jobs if j.completed} <= {j.id for j in filled.jobs if j.completed}
 
 
 def test_parallel_pricing_gives_the_same_bound(monkeypatch):
     inst = generate("paper", seed=1, jobs=40)
     kw = colgen_inputs(inst)
     serial = colgen.solve(inst, **kw, bound_only=True, max_iterations=4)
-    monkeypatch.setattr(colgen, "CHUNK_JOBS", 8)  # several chunks even for 40 jobs
+    monkeypatch.setattr(colgen_scale, "CHUNK_JOBS", 8)  # several chunks even for 40 jobs
     with make_executor(2) as ex:
         parallel = colgen.solve(inst, **kw, bound_only=True, max_iterations=4, executor=ex)
     assert parallel.bound == serial.bound
@@ -66,7 +72,7 @@ def test_parallel_pricing_gives_the_same_bound(monkeypatch):
 def test_pricer_chunks_cover_every_job_once():
     inst = generate("paper", seed=2, jobs=30)
     with make_executor(2) as ex:
-        pricer = colgen.Pricer(inst, executor=ex)
+        pricer = colgen_scale.Pricer(inst, executor=ex)
     seen = sorted(int(j) for part in pricer.parts for j in part)
     assert seen == list(range(inst.num_jobs))
 
@@ -133,7 +139,7 @@ def test_solve_with_a_dask_local_cluster_gives_the_serial_bound(monkeypatch):
     inst = generate("paper", seed=3, jobs=24)
     kw = colgen_inputs(inst)
     serial = colgen.solve(inst, **kw, bound_only=True, max_iterations=3)
-    monkeypatch.setattr(colgen, "CHUNK_JOBS", 6)
+    monkeypatch.setattr(colgen_scale, "CHUNK_JOBS", 6)
     with make_executor(2, "local") as ex:
         parallel = colgen.solve(inst, **kw, bound_only=True, max_iterations=3, executor=ex)
     assert parallel.bound == serial.bound

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from oasis_opt.model import ps_needed
-from oasis_opt.online.subroutine import JobSpec, best_schedule, payoff_upper_bound
+from oasis_opt.online.subroutine import JobSpec, UnitPricer, best_schedule, payoff_upper_bound
 
 
 def _slot_min_cost(unit: np.ndarray, free: np.ndarray, demand: np.ndarray, units: int) -> float:
@@ -265,3 +265,73 @@ def test_slot_classes_with_full_capacities(seed: int) -> None:
     assert payoff_upper_bound(job, wp, pp, cw, cp, classes) == pytest.approx(
         payoff_upper_bound(job, wp, pp, cw, cp), rel=1e-12, abs=1e-12) or math.isinf(
         payoff_upper_bound(job, wp, pp, cw, cp))
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_unit_pricer_is_best_schedule_for_unit_jobs(seed: int) -> None:
+    """Column generation's pricing of V = 1 jobs (``UnitPricer``, tables shared per demand
+    class) gives ``best_schedule``'s answer byte for byte: payoff, cost, t̂, counts. Prices
+    with exact ties, flat stretches and float-noise ties; slots where nothing fits."""
+    job, wp, pp, wf, pf = random_case(seed)
+    rng = np.random.default_rng(1000 + seed)
+    T, H, _ = wp.shape
+    if seed % 3 == 0:  # long flat stretches (the work moves back across them) and noise ties
+        wp = np.repeat(wp[:1], T, axis=0) * (1 + 1e-12 * rng.integers(0, 2, size=wp.shape))
+    util = np.sort(rng.choice([5.0, 10.0, 30.0], size=T))[::-1].copy()
+    cw, cp = wf.max(axis=0), pf.max(axis=0)
+    if seed % 4 == 1:
+        cp = np.zeros_like(cp)  # no PS room: nothing fits unless β = 0
+    pricer = UnitPricer(wp, pp, cw, cp)
+    for a in range(T):
+        unit = JobSpec(a, 1, job.max_workers, job.ps_ratio, job.worker_demand, job.ps_demand,
+                       util[:T - a])
+        want = best_schedule(unit, wp, pp, cw, cp)
+        got = pricer.best(unit)
+        assert (got.payoff, got.cost, got.t_hat, got.utility) == \
+            (want.payoff, want.cost, want.t_hat, want.utility)
+        for g, w in ((got.worker_counts, want.worker_counts), (got.ps_counts, want.ps_counts)):
+            assert all(np.array_equal(getattr(g, f), getattr(w, f))
+                       for f in ("slot", "server", "count"))
+
+
+@pytest.mark.parametrize("seed", range(250))
+def test_convex_pricing_equals_brute_force(seed: int) -> None:
+    """``best_schedule(convex=True)`` (column generation's pricing): the brute-force optimum
+    and a plan that fits and costs what it says; with no PS cost (β = 0: every slot's cost
+    convex) it takes the increment merge, otherwise the DP. Half the cases get slot labels."""
+    job, wp, pp, wf, pf = random_case(seed)
+    if seed % 2:
+        job = JobSpec(job.arrival, job.workload, job.max_workers, job.ps_ratio,
+                      job.worker_demand, np.zeros_like(job.ps_demand), job.utility)
+    classes = None
+    if seed % 4 >= 2:
+        job, wp, pp, wf, pf, classes = _with_alike_slots(seed)
+    res = best_schedule(job, wp, pp, wf, pf, classes, convex=True)
+    expected = brute_force(job, wp, pp, wf, pf)
+    if expected == -math.inf:
+        assert res.payoff == -math.inf and res.t_hat is None
+    else:
+        assert res.payoff == pytest.approx(expected, rel=1e-9, abs=1e-9)
+        check_plan(job, res, wp, pp, wf, pf)
+        dp = best_schedule(job, wp, pp, wf, pf, classes)
+        assert res.payoff == pytest.approx(dp.payoff, rel=1e-12, abs=1e-12)
+
+
+def test_convex_pricing_on_long_jobs() -> None:
+    """Many slots, a workload of hundreds: the merge's payoff is the DP's and its plan valid."""
+    rng = np.random.default_rng(7)
+    T, H, K, R = 120, 6, 1, 1
+    for trial in range(6):
+        wp = rng.choice([0.0, 0.5, 1.0, 2.0], size=(T, H, R)) * rng.uniform(0.5, 1.5)
+        pp = np.zeros((T, K, R))
+        util = np.sort(rng.uniform(50, 400, size=T))[::-1].copy()
+        job = JobSpec(int(rng.integers(0, 10)), int(rng.integers(100, 400)), 8, 4.0,
+                      np.ones(R), np.zeros(R), util)
+        wf = np.full((H, R), float(rng.integers(1, 4)))
+        pf = np.ones((K, R))
+        dp = best_schedule(job, wp, pp, wf, pf)
+        cv = best_schedule(job, wp, pp, wf, pf, convex=True)
+        assert cv.payoff == pytest.approx(dp.payoff, rel=1e-12, abs=1e-9), trial
+        if dp.fits:
+            check_plan(job, cv, wp, pp, np.broadcast_to(wf, (T, H, R)),
+                       np.broadcast_to(pf, (T, K, R)))

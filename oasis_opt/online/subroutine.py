@@ -239,6 +239,7 @@ def best_schedule(
     worker_free: np.ndarray,
     ps_free: np.ndarray,
     classes: np.ndarray | None = None,
+    convex: bool = False,
 ) -> BestSchedule:
     """The payoff-maximising schedule of ``job`` at fixed prices (SPEC §3 steps 1–4).
 
@@ -256,6 +257,11 @@ def best_schedule(
             than O(slots·(H+K)), and the DP ends V slots into the run of alike slots that ends
             the horizon. The answer is the same as without labels (up to the last bits of a
             payoff where two schedules tie exactly).
+        convex: when every slot's ``cost_t(w)`` is convex in w (checked; e.g. no PS cost),
+            step 2 by merging the slots' cost increments (``_convex_plan``) instead of the
+            O(S·W·V) DP: the same best payoff (up to float rounding), t̂ the earliest best,
+            possibly another schedule of that cost. Column generation's pricing asks for it;
+            OASiS does not (its schedules stay those of the DP).
 
     Returns:
         ``BestSchedule`` with the counts (sparse, and as (T, H) and (T, K) arrays), the cost,
@@ -319,6 +325,15 @@ def best_schedule(
     if inv is not None:
         cost = cost[inv]
     W = wmax
+    if convex and 2 * V > S:
+        plan = _convex_plan(cost, S, V, util,
+                            _stop_after(job, util, cw, fw, cp, fp, inv, S, V))
+        if plan is not None:
+            payoff, spent, s_hat, ws = plan
+            if s_hat < 0:
+                return none
+            return BestSchedule(payoff, spent, a + s_hat, float(util[s_hat]),
+                                gw.place(ws, a, inv), gp.place(psn[ws], a, inv), (T, H, K))
     # By units: V steps of three calls over all S slots; by slots: at most S steps of two
     # calls, often far fewer (the early stop). Units win clearly only when V is well below S
     # (e.g. V = 1 on long traces); on the paper preset V ≈ S and slots are the cheaper pass.
@@ -430,6 +445,68 @@ def _dp_by_slots(bp: np.ndarray, cost: np.ndarray, S: int, W: int, V: int,
             return
 
 
+def _convex_plan(cost: np.ndarray, S: int, V: int, util: np.ndarray, stop: np.ndarray
+                 ) -> tuple[float, float, int, np.ndarray] | None:
+    """Step 2–4 when every slot's cost is convex in w: ``cost_t(w) = Σ_{k≤w} d_t(k)`` with
+    non-decreasing increments ``d_t(1) ≤ d_t(2) ≤ …`` (+inf past what fits). Then ``best_t[V]``,
+    the least cost of V units in slots a … t, is the sum of the V smallest increments of those
+    slots: any choice of V increments that takes a prefix of each slot's is a schedule, and
+    convexity makes the V smallest such a prefix. Slot by slot the V smallest so far are kept
+    sorted and a slot's increments below the largest kept one are merged in: O(V) per slot
+    that changes them, against the DP's O(W·V) per slot. The early stop is the DP's
+    (``stop``, an upper bound on later payoffs). Returns (payoff, cost, s_hat, units per
+    slot) — s_hat −1 when V is never reached —, or None when some slot's cost is not convex
+    (e.g. a PS cost, ``ceil(w/γ)`` steps), for the DP to answer."""
+    with np.errstate(invalid="ignore"):  # inf − inf is nan: past what fits
+        inc = np.diff(cost, axis=1)  # (S, W)
+        inc[np.isnan(inc)] = np.inf
+        if (inc[:, 1:] < inc[:, :-1] - _tol(inc[:, :-1])).any():
+            return None
+    done = np.full(S, np.inf)
+    kept = np.empty(0)
+    total = math.inf
+    best = bar = -math.inf
+    finite = cost[np.isfinite(cost)]
+    scale = float(np.abs(util).max(initial=0.0)) + V * float(finite.max(initial=0.0))
+    fits = np.isfinite(inc).sum(axis=1).tolist()
+    utl, stp = util.tolist(), stop.tolist()
+    last = -1
+    for s in range(S):
+        row = inc[s, :fits[s]]
+        if kept.size < V:  # V not reachable yet: gather
+            kept = np.concatenate([kept, row])
+            if kept.size < V:
+                continue
+            kept.sort(kind="stable")
+            kept = kept[:V]
+            total = float(kept.sum())
+        elif row.size and row[0] < kept[-1]:
+            m = int(row.searchsorted(kept[-1]))  # the slot's increments below the largest kept
+            merged = np.insert(kept, kept.searchsorted(row[:m], side="right"), row[:m])
+            kept = merged[:V]
+            total = float(kept.sum())
+        done[s] = total
+        last = s
+        pay = utl[s] - total
+        if pay > best:
+            best = pay
+            bar = best - 1e-7 * max(1.0, abs(best), scale)
+        if s + 1 < S and stp[s + 1] < bar:
+            break
+    if last < 0:
+        return 0.0, math.inf, -1, np.zeros(S, dtype=np.int64)
+    pay_all = util[:last + 1] - done[:last + 1]
+    top = float(pay_all.max())
+    s_hat = int((pay_all >= top - _tol(top)).nonzero()[0][0])
+    # Units per slot: the V smallest increments of slots a … t̂, ties to the earlier slot
+    # (and within a slot to its first increments, so each slot's take is a prefix).
+    rows = inc[:s_hat + 1]
+    slot, k = np.nonzero(np.isfinite(rows))
+    pick = np.lexsort((k, slot, rows[slot, k]))[:V]
+    ws = np.bincount(slot[pick], minlength=S).astype(np.int64)
+    return float(pay_all[s_hat]), float(done[s_hat]), s_hat, ws
+
+
 def _dp_by_units(cost: np.ndarray, S: int, W: int, V: int) -> np.ndarray:
     """Step 2, one unit of work at a time (fewer steps when V is well below S): with cost_t(0) = 0,
     ``best_t[v] = min(best_{t−1}[v], min_{1≤w≤min(W,v)} best_{t−1}[v−w] + cost_t(w))``, so
@@ -534,3 +611,75 @@ def payoff_upper_bound(
         lower += units * np.maximum(np.minimum.accumulate(unit), 0.0)
     bound = np.asarray(job.utility[d_min - 1:T - a], dtype=float) - lower[d_min - 1:]
     return float(bound.max())
+
+
+class UnitPricer:
+    """``best_schedule`` for jobs of workload V = 1 at one set of prices against capacities
+    that are the same in every slot (column generation's pricing): the same answer, byte for
+    byte, at a fraction of the cost.
+
+    With V = 1 the DP of step 2 is ``best_t[1] = min_{t' ≤ t} cost_{t'}(1)``, where
+    ``cost_t(1) = Wcost_t(1) + Pcost_t(ceil(1/γ))`` depends on the job only through its demand
+    vectors α, β and its PS count ``ceil(1/γ)``. Those per-slot tables (``_greedy`` over every
+    slot, the same tie order as ``best_schedule``'s) are built once per demand class and
+    shared by all unit jobs of the class; a job then costs its utility row, a running minimum,
+    an argmax and the backtracking of step 4 in closed form (the work moves back from t̂ while
+    the previous slot's ``best[1]`` is within tolerance of the current target). On the first
+    5 000 Philly jobs three quarters have V = 1: pricing them one by one was about half of a
+    pricing round."""
+
+    def __init__(self, worker_price: np.ndarray, ps_price: np.ndarray,
+                 worker_free: np.ndarray, ps_free: np.ndarray) -> None:
+        if worker_free.ndim != 2 or ps_free.ndim != 2:
+            raise ValueError("UnitPricer needs the same free capacity in every slot")
+        self.wp, self.pp, self.wf, self.pf = worker_price, ps_price, worker_free, ps_free
+        self.tables: dict[tuple[bytes, bytes, int], tuple[np.ndarray, _Greedy, _Greedy]] = {}
+
+    def _class(self, job: JobSpec, z: int) -> tuple[np.ndarray, _Greedy, _Greedy]:
+        key = (job.worker_demand.tobytes(), job.ps_demand.tobytes(), z)
+        if key not in self.tables:
+            T = self.wp.shape[0]
+            if min(np.minimum.reduce(self.wp, axis=None, initial=0.0),
+                   np.minimum.reduce(self.pp, axis=None, initial=0.0)) < -TIE_TOL:
+                raise ValueError("prices must be non-negative")
+            fw = fit_counts(self.wf, job.worker_demand, 1, 0, T)
+            fp = fit_counts(self.pf, job.ps_demand, z, 0, T)
+            gw = _greedy(np.maximum(self.wp @ job.worker_demand, 0.0), fw, 1)
+            gp = _greedy(np.maximum(self.pp @ job.ps_demand, 0.0), fp, z)
+            self.tables[key] = (gw.table[:, 1] + gp.table[:, z], gw, gp)
+        return self.tables[key]
+
+    def best(self, job: JobSpec) -> BestSchedule:
+        """``best_schedule(job, prices, free)`` for a job with ``job.workload == 1``."""
+        T, H, _ = self.wp.shape
+        K = self.pp.shape[1]
+        a = job.arrival
+        none = BestSchedule(-math.inf, math.inf, None, 0.0, SlotCounts.empty(),
+                            SlotCounts.empty(), (T, H, K))
+        if int(job.workload) != 1:
+            raise ValueError("UnitPricer prices jobs of workload 1 only")
+        if T - a <= 0 or int(job.max_workers) <= 0:
+            return none
+        if not fit_counts(self.wf, job.worker_demand, 1, 0, 1).any():
+            return none  # no server takes one worker: wmax = 0
+        z = int(ps_needed(1, job.ps_ratio))
+        cost, gw, gp = self._class(job, z)
+        done = np.minimum.accumulate(cost[a:])  # best_t[1], t = a … T−1
+        pay = np.asarray(job.utility[:T - a], dtype=float) - done
+        if not np.isfinite(pay).any():
+            return none
+        m = float(pay.max())
+        s_hat = int((pay >= m - _tol(m)).nonzero()[0][0])
+        # Step 4 with V = 1: at slot s (target best_s[1]) the work stays back (w = 0) when
+        # best_{s−1}[1] ≤ target + tolerance, and the target becomes best_{s−1}[1].
+        d = done[:s_hat + 1]
+        back = d[:-1] <= d[1:] + _tol(d[1:])
+        stay = np.flatnonzero(~back)
+        s_work = int(stay[-1]) + 1 if stay.size else 0
+        units = np.zeros(T, dtype=np.int64)
+        units[a + s_work] = 1
+        psn = np.zeros(T, dtype=np.int64)
+        psn[a + s_work] = z
+        return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat,
+                            float(job.utility[s_hat]), gw.place(units, 0),
+                            gp.place(psn, 0), (T, H, K))

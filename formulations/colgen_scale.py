@@ -1,0 +1,407 @@
+"""Column generation at trace scale: the parts of ``colgen.py``'s bound phase that grow with
+the trace rather than with the model (issue 21 item 3).
+
+- ``Column``: one job's schedule held sparsely (``SlotCounts``), ``column_of`` cuts one from
+  the subroutine's counts at the slot its work completes, ``usage_cost`` prices it.
+- ``Pricer`` / ``price_chunk``: a pricing round — ``best_schedule`` for every job at given
+  prices — in-process or in chunks on an executor (a process pool or Dask), with the same
+  answers in job order; ``slot_classes`` labels the slots of equal prices so each job builds
+  one cost table per label.
+- ``fixed_rate_columns``: the opening columns of the trace-scale master.
+- ``round_lp`` and ``repair``: feasible schedules from a master LP solution — the columns by
+  decreasing ``x_il`` placed first-fit on the remaining capacity, then the jobs left out (or
+  placed later than their column said) re-planned one by one by the subroutine against what
+  is still free.
+
+``colgen.py`` imports from here (never the other way round).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from oasis_opt.model import Instance, Schedule, SlotCounts, ps_needed
+from oasis_opt.online.subroutine import BestSchedule, JobSpec, UnitPricer, best_schedule
+
+from .deadline import Deadline
+
+
+@dataclass
+
+
+class Column:
+    """Job ``job``'s schedule held sparsely (per entry: slot, server, count), so that the
+    master's columns take memory with the work they do, never (T, H) each."""
+
+    job: int
+    value: float  # f_i at the column's actual completion slot
+    workers: SlotCounts
+    ps: SlotCounts
+
+    def key(self) -> tuple[int, bytes]:
+        """Equal for equal schedules of one job (the master adds a column once)."""
+        y, z = self.workers, self.ps
+        return self.job, b"".join(a.tobytes() for a in (y.slot, y.server, y.count, z.slot,
+                                                        z.server, z.count))
+
+
+def column_of(inst: Instance, i: int, y: SlotCounts, z: SlotCounts) -> Column | None:
+    """A column from job i's sparse counts, cut after the first slot c where its work
+    reaches V_i and valued ``f_i(c − a_i + 1)``; None when it never does."""
+    slots, work = y.per_slot()
+    hit = np.flatnonzero(np.cumsum(work) >= inst.jobs[i].workload)
+    if not hit.size:
+        return None
+    c = int(slots[hit[0]])
+    return Column(i, inst.utility_at(i, c), y.through(c), z.through(c))
+
+
+def usage_cost(inst: Instance, col: Column, p: np.ndarray, q: np.ndarray) -> float:
+    """Σ_t Σ_h y[t,h]·(α·p[t,h]) + Σ_t Σ_k z[t,k]·(β·q[t,k]): the column's priced usage."""
+    i, y, z = col.job, col.workers, col.ps
+    return float((y.count * (p[y.slot, y.server] @ inst.worker_demand[i])).sum()
+                 + (z.count * (q[z.slot, z.server] @ inst.ps_demand[i])).sum())
+
+
+class Specs(Sequence[JobSpec]):
+    """``JobSpec.from_instance(instance, i)`` built when asked: a list of them holds J
+    utility rows of T values (1.8 GB on the whole Philly trace), this holds none."""
+
+    def __init__(self, instance: Instance) -> None:
+        self.inst = instance
+
+    def __len__(self) -> int:
+        return self.inst.num_jobs
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        return JobSpec.from_instance(self.inst, i)
+
+
+def price_chunk(instance: Instance, worker_price: np.ndarray, ps_price: np.ndarray,
+                classes: np.ndarray | None) -> list[BestSchedule]:
+    """``best_schedule`` of every job of ``instance`` at the given prices against the full
+    capacities: one pricing task (``instance`` holds one chunk of the jobs, ``Pricer``).
+    A module-level function, so that process pools and Dask workers can run it."""
+    price = _pricing(instance, worker_price, ps_price, classes)
+    return [price(JobSpec.from_instance(instance, k)) for k in range(instance.num_jobs)]
+
+
+def _pricing(instance: Instance, worker_price: np.ndarray, ps_price: np.ndarray,
+             classes: np.ndarray | None) -> Callable[[JobSpec], BestSchedule]:
+    """One job's pricing at the given prices against the full capacities: jobs of workload 1
+    by ``UnitPricer`` (its per-slot tables shared by the jobs of a demand class, the same
+    answers as ``best_schedule``), the others by ``best_schedule(convex=True)`` (long jobs
+    whose slot costs are convex by merging cost increments: the same payoff, hence the same
+    bound, up to float rounding)."""
+    cw, cp = instance.worker_capacity, instance.ps_capacity
+    unit = UnitPricer(worker_price, ps_price, cw, cp)
+
+    def price(spec: JobSpec) -> BestSchedule:
+        if int(spec.workload) == 1:
+            return unit.best(spec)
+        return best_schedule(spec, worker_price, ps_price, cw, cp, classes, convex=True)
+    return price
+
+
+def slot_classes(worker_price: np.ndarray, ps_price: np.ndarray) -> np.ndarray:
+    """(T,) labels, equal for slots whose prices are equal on every server and resource of
+    both pools (with the full capacities in every slot, ``best_schedule``'s ``classes``): the
+    slots an LP leaves unpriced share one label, so pricing builds their tables once."""
+    T = worker_price.shape[0]
+    rows = np.concatenate([worker_price.reshape(T, -1), ps_price.reshape(T, -1)], axis=1)
+    if rows.shape[1] == 0:
+        return np.zeros(T, dtype=np.int64)
+    return np.unique(rows, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
+
+
+#: Jobs per pricing task handed to an executor (at least; at most 32 tasks a round).
+CHUNK_JOBS = 500
+
+
+class Pricer:
+    """One pricing round: ``best_schedule`` for every job at given prices, in job order.
+
+    Jobs price independently, so with an ``executor`` (``oasis_opt.tasks.make_executor``: a
+    process pool or Dask) the jobs go out in chunks — sub-instances of interleaved jobs, so
+    that the chunks' work is alike — and come back in order: the answers, hence the bound,
+    are the same as in-process. ``specs`` (in-process only) replaces the jobs' specs."""
+
+    def __init__(self, instance: Instance, specs: Sequence[JobSpec] | None = None,
+                 executor: Executor | None = None) -> None:
+        self.inst, self.specs, self.executor = instance, specs, executor
+        J = instance.num_jobs
+        n = max(1, min(32, J // CHUNK_JOBS)) if executor is not None else 1
+        self.parts = [np.arange(k, J, n) for k in range(n)]
+        self.subs = [replace(instance, jobs=tuple(instance.jobs[j] for j in part))
+                     for part in self.parts] if executor is not None else []
+
+    def price(self, p: np.ndarray, q: np.ndarray, classes: np.ndarray | None,
+              deadline: Deadline, progress: Callable[[int], None] | None = None
+              ) -> list[BestSchedule] | None:
+        """The answers of all jobs, or None when the deadline passed first (a round cut
+        short proves nothing). ``progress(jobs priced so far)`` after each chunk or 100 jobs."""
+        inst = self.inst
+        out: list[BestSchedule | None] = [None] * inst.num_jobs
+        if self.executor is None:
+            specs = self.specs if self.specs is not None else Specs(inst)
+            price = _pricing(inst, p, q, classes)
+            for i in range(inst.num_jobs):
+                if deadline.passed():
+                    return None
+                out[i] = price(specs[i])
+                if progress is not None and i % 100 == 99:
+                    progress(i + 1)
+            return out  # type: ignore[return-value]
+        from concurrent.futures import FIRST_COMPLETED, wait
+        futures = {self.executor.submit(price_chunk, sub, p, q, classes): part
+                   for sub, part in zip(self.subs, self.parts, strict=True)}
+        done = 0
+        try:
+            pending = set(futures)
+            while pending:
+                left = deadline.left()
+                if left <= 0:
+                    return None
+                finished, pending = wait(pending, timeout=min(left, 5.0),
+                                         return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    part = futures[fut]
+                    for j, b in zip(part.tolist(), fut.result(), strict=True):
+                        out[j] = b
+                    done += len(part)
+                if progress is not None:
+                    progress(done)
+        finally:
+            for fut in futures:
+                fut.cancel()
+        return out  # type: ignore[return-value]
+
+
+#: Seconds between progress reports while a round prices (``on_round``).
+ROUND_EVERY = 10.0
+
+
+#: Above this many job-slot-server cells J·T·(H+K) column generation computes the bound only:
+
+
+#: its schedule phases hold dense (T, servers) arrays per job and column (12 GB at 5 000
+
+
+#: Philly jobs over 2 700 slots on 65 servers).
+SCHEDULE_CELLS = 20_000_000
+
+
+def schedule_cells(instance: Instance) -> int:
+    """J·T·(H+K): what the per-server schedule phases' dense arrays grow with."""
+    return instance.num_jobs * instance.horizon * (len(instance.worker_names)
+                                                   + len(instance.ps_names))
+
+
+@dataclass(frozen=True)
+
+
+class Round:
+    """Where column generation's bound phase is: after round ``iteration`` (``priced`` None),
+    or while it prices (``priced`` of ``jobs`` done)."""
+
+    iteration: int
+    seconds: float
+    lp: float  # last restricted-master LP value (a lower bound on the LP's)
+    bound: float  # least Lagrangian bound so far
+    incumbent: float
+    gap: float  # (bound − incumbent) / bound
+    columns: int
+    priced: int | None
+    jobs: int
+
+
+#: Start delays (slots after arrival) of the fixed-rate columns that open the trace-scale
+
+
+#: master: every one of the first eight, then spreading out.
+START_DELAYS = (0, 1, 2, 3, 4, 5, 6, 7, 10, 14, 20, 28, 40, 56, 80, 112)
+
+
+def fixed_rate_columns(inst: Instance, i: int) -> list[Column]:
+    """Job i run at its most workers that fit the whole cluster, ``w = min(N_i, Σ_h fits_h)``,
+    from ``a_i + d`` for each d in ``START_DELAYS`` while it still finishes in the horizon and
+    is worth at least 1 % of ``f_i(1)``; workers and PSs placed first-fit by server index on
+    the full capacities (a column only has to fit each server alone). These give the master
+    duals near the LP's from the first round — the rounds of column generation then only
+    refine them (on the Philly slices the bound left the trivial Σ f_i(1) only after ~18
+    rounds without them)."""
+    job, T = inst.jobs[i], inst.horizon
+    fits = _fits(inst.worker_capacity, inst.worker_demand[i])
+    w = int(min(job.max_workers, fits.sum()))
+    if w <= 0:
+        return []
+    n = -(-int(job.workload) // w)  # slots at rate w
+    units = np.full(n, w, dtype=np.int64)
+    units[-1] = int(job.workload) - w * (n - 1)
+    ps_units = np.asarray(ps_needed(units, float(job.ps_ratio)), dtype=np.int64)
+    wrow = _first_fit(fits, units)
+    prow = _first_fit(_fits(inst.ps_capacity, inst.ps_demand[i]), ps_units)
+    if wrow is None or prow is None:
+        return []
+    top = float(job.utility.at(1))
+    cols = []
+    for d in START_DELAYS:
+        first = job.arrival + d
+        if first + n > T:
+            break
+        value = float(job.utility.at(d + n))
+        if value < 0.01 * top:
+            break
+        slots = np.arange(first, first + n)
+        cols.append(Column(i, value, SlotCounts.from_rows(slots, wrow),
+                           SlotCounts.from_rows(slots, prow)))
+    return cols
+
+
+def _fits(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """(S,) units of a demand each server holds alone (a large number when it needs none)."""
+    need = demand > 0
+    if not need.any():
+        return np.full(len(capacity), 1 << 40, dtype=np.int64)
+    return np.maximum(np.floor(np.min(capacity[:, need] / demand[need], axis=1) + 1e-9),
+                      0).astype(np.int64)
+
+
+def _first_fit(fits: np.ndarray, units: np.ndarray) -> np.ndarray | None:
+    """(n, S) units per slot spread first-fit by server index, or None if some do not fit."""
+    cum = fits.cumsum()
+    if len(units) and (not len(fits) or cum[-1] < units.max()):
+        return None if units.max() > 0 else np.zeros((len(units), len(fits)), dtype=np.int64)
+    return np.minimum(np.maximum(units[:, None] - (cum - fits)[None, :], 0), fits[None, :])
+
+
+def _place(free: np.ndarray, counts: SlotCounts, demand: np.ndarray) -> SlotCounts | None:
+    """The units of ``counts`` placed per slot on the servers first-fit by index within
+    ``free`` (T, S, R), which is reduced by what they take; None (``free`` unchanged) when
+    some slot's units do not fit."""
+    slots, units = counts.per_slot()
+    if not slots.size:
+        return counts
+    f = free[slots]
+    need = demand > 0
+    if need.any():
+        n = np.floor(np.min(f[:, :, need] / demand[need], axis=2) + 1e-9).astype(np.int64)
+        n = np.maximum(n, 0)
+    else:
+        n = np.broadcast_to(units[:, None], f.shape[:2])
+    cum = n.cumsum(axis=1)
+    if (cum[:, -1] < units).any():
+        return None
+    take = np.minimum(np.maximum(units[:, None] - (cum - n), 0), n)
+    free[slots] -= take[:, :, None] * demand
+    return SlotCounts.from_rows(slots, take)
+
+
+def round_lp(inst: Instance, columns: Sequence[Column], x: np.ndarray, fill: bool = False,
+             deadline: Deadline | None = None) -> Schedule:
+    """A feasible schedule from a master LP solution: columns by decreasing ``x_il`` (ties:
+    higher value, then first added), each job's first whose per-slot units still fit on the
+    servers (first fit by server index, ``_place``), the rest of the job's columns skipped.
+    With ``fill`` the jobs left out are then planned on what is still free (``_fill``), until
+    ``deadline``.
+    Memory: the cluster's free capacity per (slot, server, resource) and the chosen columns."""
+    T, R = inst.horizon, len(inst.resources)
+    free_w = np.broadcast_to(inst.worker_capacity, (T, len(inst.worker_names), R)).copy()
+    free_p = np.broadcast_to(inst.ps_capacity, (T, len(inst.ps_names), R)).copy()
+    columns = columns[:len(x)]
+    x = np.asarray(x, dtype=float)
+    value = np.array([c.value for c in columns])
+    order = np.lexsort((np.arange(len(columns)), -value, -x))
+    workers: dict[int, SlotCounts] = {}
+    ps: dict[int, SlotCounts] = {}
+    for k in order[x[order] > 1e-6].tolist():
+        col = columns[k]
+        i = col.job
+        if i in workers:
+            continue
+        y = _place(free_w, col.workers, inst.worker_demand[i])
+        if y is None:
+            continue
+        z = _place(free_p, col.ps, inst.ps_demand[i])
+        if z is None:  # give the workers back
+            free_w[y.slot, y.server] += y.count[:, None] * inst.worker_demand[i]
+            continue
+        workers[i], ps[i] = y, z
+    if fill:
+        # densest first: best utility f_i(1) per unit of work V_i (the LP's weight
+        # Σ_l x_il·f_il as the order gave 0.2 % less on 5 000 Philly jobs, and took longer)
+        top = np.array([float(j.utility.at(1)) for j in inst.jobs])
+        density = top / np.maximum(1, inst.workload)
+        left = [i for i in np.lexsort((np.arange(inst.num_jobs), -density)).tolist()
+                if i not in workers]
+        free = _Free(inst, free_w, free_p)
+        _fill(inst, left, free, workers, ps, deadline or Deadline())
+    return Schedule.from_counts(inst, "colgen", workers, ps, trim=True)
+
+
+class _Free:
+    """The capacity still free per (slot, server, resource) of both pools, and slot labels
+    for ``best_schedule``'s ``classes``: equal for slots whose free capacity is equal in both
+    pools (the prices are zero). The slots a change touches get labels of their own, so the
+    labels stay valid between recomputations (``RELABEL_EVERY`` changes)."""
+
+    def __init__(self, inst: Instance, free_w: np.ndarray, free_p: np.ndarray) -> None:
+        self.inst, self.w, self.p = inst, free_w, free_p
+        self.zw, self.zp = np.zeros(free_w.shape), np.zeros(free_p.shape)
+        self.changes = 0
+        self.relabel()
+
+    def relabel(self) -> None:
+        T = self.inst.horizon
+        rows = np.concatenate([self.w.reshape(T, -1), self.p.reshape(T, -1)], axis=1)
+        self.labels = np.unique(rows, axis=0, return_inverse=True)[1].ravel().astype(np.int64)
+        self.fresh = int(self.labels.max(initial=-1)) + 1
+
+    def take(self, i: int, y: SlotCounts, z: SlotCounts, sign: int = 1) -> None:
+        """Job i's units leave the free capacity (``sign`` −1: come back)."""
+        inst = self.inst
+        self.w[y.slot, y.server] -= sign * y.count[:, None] * inst.worker_demand[i]
+        self.p[z.slot, z.server] -= sign * z.count[:, None] * inst.ps_demand[i]
+        self.changes += 1
+        if self.changes % RELABEL_EVERY == 0:
+            self.relabel()
+            return
+        touched = np.unique(np.concatenate([y.slot, z.slot]))
+        self.labels[touched] = self.fresh + np.arange(touched.size)
+        self.fresh += touched.size
+
+    def best(self, i: int) -> BestSchedule:
+        """Job i's earliest-completing schedule within the free capacity (the subroutine at
+        zero prices: its payoff is then the utility)."""
+        return best_schedule(JobSpec.from_instance(self.inst, i), self.zw, self.zp, self.w,
+                             self.p, self.labels)
+
+
+#: Changes of the free capacity between two recomputations of its slot labels.
+RELABEL_EVERY = 200
+
+
+def _fill(inst: Instance, jobs: Sequence[int], free: _Free,
+          workers: dict[int, SlotCounts], ps: dict[int, SlotCounts],
+          deadline: Deadline) -> None:
+    """Each of ``jobs`` in turn gets its earliest-completing schedule within the capacity
+    still free, kept when its utility is positive: the capacity the rounding left unused goes
+    to the jobs it left out. (At the LP's duals instead of zero prices the jobs avoid the
+    slots the LP found busy, and the schedule came out 1.5 % worse on 5 000 Philly jobs.)"""
+    for i in jobs:
+        if deadline.passed():
+            return
+        job = inst.jobs[i]
+        if job.arrival >= inst.horizon or float(job.utility.at(1)) <= 0:
+            continue
+        best = free.best(i)
+        if not best.fits or best.utility <= 0:
+            continue
+        free.take(i, best.worker_counts, best.ps_counts)
+        workers[i], ps[i] = best.worker_counts, best.ps_counts
