@@ -188,11 +188,7 @@ ROUND_EVERY = 10.0
 
 
 #: Above this many job-slot-server cells J·T·(H+K) column generation computes the bound only:
-
-
 #: its schedule phases hold dense (T, servers) arrays per job and column (12 GB at 5 000
-
-
 #: Philly jobs over 2 700 slots on 65 servers).
 SCHEDULE_CELLS = 20_000_000
 
