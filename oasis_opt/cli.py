@@ -443,6 +443,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
               f"{data['total_utility']:.10g}, "
               f"bound {data['bound']:.10g}, gap {gap}, {data['seconds']:.2f} s "
               f"({sched.completed} of {inst.num_jobs} jobs completed)")
+        missing = {n: v for n, v in data["floor_runs"].items() if isinstance(v, str)}
+        if missing:  # the floor is the best of fewer algorithms than a user may assume
+            print("  floor without: " + "; ".join(f"{n} ({v})" for n, v in missing.items()))
     _emit(args, data, human)
     return 0
 

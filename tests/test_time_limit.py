@@ -423,3 +423,35 @@ def test_floor_keeps_to_its_share_of_the_limit() -> None:
         algorithms.unregister("slow-b")
     assert offline.FLOOR_COST_ORDER[0] == "fifo"
     assert set(offline.FLOOR_COST_ORDER) == set(algorithms.REGISTRY)
+
+
+def test_report_names_the_floors_runs() -> None:
+    """The report says what each floor algorithm gave, which ones the budget left out and
+    which failed: a floor of fewer algorithms than asked is never silent. A 2 s limit, two
+    1.5 s schedulers and one that raises: FIFO's utility, one slow run, the failure, and the
+    second slow one skipped; without a limit there is no floor and nothing to report."""
+    def slow(instance):
+        time.sleep(1.5)
+        return algorithms.run("fifo", instance)
+
+    def broken(instance):
+        raise RuntimeError("no schedule today")
+
+    instance = generate("small", seed=0)
+    algorithms.register("slow-a", slow)
+    algorithms.register("slow-b", slow)
+    algorithms.register("broken", broken)
+    try:
+        _, report = solve(instance, time_limit=2.0, floor=["broken", "slow-a", "fifo", "slow-b"])
+        runs = report.floor_runs
+        assert list(runs) == ["fifo", "broken", "slow-a", "slow-b"]
+        assert runs["fifo"] == pytest.approx(algorithms.run("fifo", instance).total_utility)
+        assert runs["broken"].startswith("failed: ")
+        assert "RuntimeError: no schedule today" in runs["broken"]
+        assert runs["slow-a"] == pytest.approx(runs["fifo"])
+        assert runs["slow-b"] == "skipped: time budget"
+        assert report.to_dict()["floor_runs"] == runs
+        assert solve(instance)[1].floor_runs == {}
+    finally:
+        for name in ("slow-a", "slow-b", "broken"):
+            algorithms.unregister(name)

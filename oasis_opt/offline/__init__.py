@@ -205,8 +205,9 @@ def _floor(instance: Instance, tracker: Tracker, names: Sequence[str],
     (``FLOOR_COST_ORDER``) and one starts only while the floor stays within ``FLOOR_SHARE`` of
     the time limit (at least ``FLOOR_MIN_SECONDS``) by the estimate above; the first always
     runs. An algorithm that fails (its bug, or its own size guard) is left out: the floor is a
-    safety net for the exact answer, not a test of the algorithms (their own tests are). With
-    ``report`` its utility goes to the tracker at once."""
+    safety net for the exact answer, not a test of the algorithms (their own tests are). What
+    each one gave, or why nothing, goes to ``tracker.floor_runs`` (the report's
+    ``floor_runs``). With ``report`` its utility goes to the tracker at once."""
     from .. import algorithms
     rank = {name: i for i, name in enumerate(names)}
     order = sorted(names, key=lambda n: (FLOOR_COST_ORDER.index(n) if n in FLOOR_COST_ORDER
@@ -216,13 +217,17 @@ def _floor(instance: Instance, tracker: Tracker, names: Sequence[str],
     start = clock.elapsed() if clock is not None else 0.0
     last = 0.0
     ran: list[tuple[str, Schedule]] = []
-    for name in order:
+    runs = tracker.floor_runs  # what each algorithm gave, or why nothing: the report says so
+    for k, name in enumerate(order):
         if ran and budget is not None and clock.elapsed() - start + 2.0 * last > budget:
+            runs.update({n: "skipped: time budget" for n in order[k:]})
             break
         t0 = clock.elapsed() if clock is not None else 0.0
         try:
             ran.append((name, algorithms.run(name, instance)))
-        except Exception:  # noqa: BLE001 — see the docstring
+            runs[name] = ran[-1][1].total_utility
+        except Exception as err:  # noqa: BLE001 — see the docstring
+            runs[name] = f"failed: {str(err)[:300] or type(err).__name__}"
             continue
         finally:
             last = (clock.elapsed() - t0) if clock is not None else 0.0

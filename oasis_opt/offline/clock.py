@@ -51,6 +51,9 @@ class Tracker:
     incumbent: float | None = None
     bound: float = math.inf
     history: list[tuple[float, float | None, float]] = field(default_factory=list)
+    #: the floor's algorithms in the order they were considered: each one's utility, or why
+    #: it has none ("skipped: time budget", "failed: …"); the report's ``floor_runs``
+    floor_runs: dict[str, float | str] = field(default_factory=dict)
 
     def update(self, incumbent: float | None = None, bound: float | None = None) -> None:
         changed = False

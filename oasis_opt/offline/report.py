@@ -6,7 +6,7 @@ values)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..formulations.result import SolveResult
@@ -38,6 +38,9 @@ class SolveReport:
     #: the online algorithm whose schedule was returned, when it beat the solver's
     route: str = ""
     floor: str | None = None
+    #: the floor's algorithms in the order they ran: utility, "skipped: time budget" or
+    #: "failed: …" (empty without a time limit: no floor)
+    floor_runs: dict[str, float | str] = field(default_factory=dict, hash=False)
 
     @property
     def total_utility(self) -> float:
@@ -88,7 +91,8 @@ def finish(instance: Instance, result: SolveResult, schedule: Schedule, tracker:
         build_seconds=result.build_seconds, handover_seconds=result.handover_seconds,
         solve_seconds=result.solve_seconds, seconds=seconds, modeler=modeler, method=method,
         solver_objective=result.objective,
-        history=tuple(tracker.history), route=route, floor=floor)
+        history=tuple(tracker.history), route=route, floor=floor,
+        floor_runs=dict(tracker.floor_runs))
     if status is SolveStatus.OPTIMAL or (floor is None and method == "compact"):
         algorithm = "optimal"
     else:
