@@ -369,9 +369,10 @@ def _cell(x: Any) -> str:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from .generator import demand_ratio, generate
-    from .io import save_instance
+    from .io import check_output, save_instance
     if args.horizon == 0:
         raise InputError("--horizon", "must be at least 1, got 0")
+    check_output(args.output)
     inst = generate(args.preset, seed=args.seed, jobs=args.jobs, horizon=args.horizon,
                     name=args.name, max_share=args.max_share)
     save_instance(inst, args.output)
@@ -418,11 +419,13 @@ def _pricing_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from .io import load_instance, save_schedule
+    from .io import check_output, load_instance, save_schedule
     from .offline import solve
     from .tasks import make_executor
     if not 0 <= args.mip_gap < 1:
         raise InputError("--mip-gap", f"must be in [0, 1), got {args.mip_gap}")
+    if args.output:
+        check_output(args.output)  # before a solve of up to --time-limit seconds
     inst = load_instance(args.instance)
     floor = None if args.floor is None else \
         [n.strip() for n in args.floor.split(",") if n.strip()]
@@ -486,12 +489,17 @@ def _json_value(text: str, place: str) -> Any:
         raise ValueError(f"{const} is not a number")
     try:
         value = json.loads(text, parse_constant=refuse)
-    except ValueError:
-        raise InputError(place, f"{text!r} is not a JSON value (quote a string: "
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply
+        raise InputError(place, f"{_clip(text)!r} is not a JSON value (quote a string: "
                                 f"KEY='\"text\"')") from None
     if not _finite(value):  # 1e400 parses to infinity
-        raise InputError(place, f"{text!r}: numbers must be finite")
+        raise InputError(place, f"{_clip(text)!r}: numbers must be finite")
     return value
+
+
+def _clip(text: str, most: int = 60) -> str:
+    """A hostile value shown in a one-line message: its start only."""
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _finite(value: Any) -> bool:
@@ -525,8 +533,10 @@ def _params(pairs: Sequence[str] | None, place: str = "--param") -> dict[str, An
 
 def cmd_run(args: argparse.Namespace) -> int:
     from . import algorithms
-    from .io import load_instance, save_schedule
+    from .io import check_output, load_instance, save_schedule
     algorithms.check(args.algorithm)
+    if args.output:
+        check_output(args.output)
     params = _params(args.param)
     for flag, key, value in (("--u-scale", "u_scale", args.u_scale),
                              ("--l-scale", "l_scale", args.l_scale)):
@@ -583,6 +593,8 @@ def cmd_ratio(args: argparse.Namespace) -> int:
     if args.plot:
         from .show import format_of
         format_of(args.plot, "--plot")  # refuse a bad suffix before the solve
+        from .io import check_output
+        check_output(args.plot, "--plot")
     inst = load_instance(args.instance)
     from .tasks import make_executor
     with make_executor(args.workers, args.dask) as ex:
@@ -628,9 +640,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .io import load_instance, load_schedule
+    from .io import check_output, load_instance, load_schedule
     from .show import format_of, show
     format_of(args.output)  # a bad suffix is refused before anything is read
+    check_output(args.output)
     inst = load_instance(args.instance)
     sched = load_schedule(args.schedule)
     data = show(inst, sched, args.output)
@@ -645,8 +658,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from .export import export, format_of
-    from .io import load_instance
+    from .io import check_output, load_instance
     format_of(args.output)  # a bad suffix is refused before anything is read or built
+    check_output(args.output)
     inst = load_instance(args.instance)
     data = export(inst, args.output)
     _emit(args, data, lambda: print(
@@ -656,8 +670,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .io import save_instance
+    from .io import check_output, save_instance
     from .traces import Policy, import_trace
+    check_output(args.output)
     policy = Policy(jobs=args.jobs, start=args.start, slot_seconds=args.slot_seconds,
                     horizon=args.horizon, elastic=args.elastic, efficiency=args.efficiency,
                     utility=args.utility, slack=args.slack, urgency=args.urgency,
@@ -681,7 +696,7 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .adversary_search import SearchSpace, describe, search, trajectory_csv, trajectory_figure
-    from .io import instance_from_dict, save_instance, write_text_atomic
+    from .io import check_output, instance_from_dict, save_instance, write_text_atomic
     from .tasks import make_executor
     if args.family is not None:
         return cmd_adversary_family(args)
@@ -689,6 +704,9 @@ def cmd_adversary(args: argparse.Namespace) -> int:
         raise InputError("--algorithm", "required (or --family NAME)")
     if args.evaluations == 0:
         raise InputError("--evaluations", "must be at least 1, got 0")
+    out = check_output(args.output)
+    prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
+    check_output(f"{prefix}.csv", "--trajectory" if args.trajectory else None)
     space = SearchSpace(jobs=args.jobs, horizon=args.horizon,
                         worker_servers=args.worker_servers, ps_servers=args.ps_servers,
                         max_share=args.max_share)
@@ -698,8 +716,6 @@ def cmd_adversary(args: argparse.Namespace) -> int:
                      budget=args.budget, seed=args.seed, executor=ex, progress=not args.json,
                      time_limit=args.time_limit, params=_params(args.param),
                      certified=args.certified, seed_family=args.seed_family)
-    out = Path(args.output)
-    prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
     data = res.summary()
     if res.instance is not None:
         save_instance(instance_from_dict(res.instance), out)
@@ -837,9 +853,8 @@ def add_family_arguments(a: argparse.ArgumentParser) -> None:
 
 
 def cmd_adversary_family(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
-    from .io import instance_from_dict, save_instance, write_text_atomic
+    from .io import ensure_folder, instance_from_dict, save_instance, write_text_atomic
     from .tightness import (
         DEFAULT_SHARES,
         DEFAULT_STEPS,
@@ -853,7 +868,7 @@ def cmd_adversary_family(args: argparse.Namespace) -> int:
     steps = DEFAULT_STEPS if args.steps is None else args.steps
     for s in shares:
         check(args.family, s, steps)  # every bad value refused before anything runs
-    out = Path(args.output)
+    out = ensure_folder(args.output, "-o")
     rows = [tightness(args.family, s, steps) for s in shares]
     write_text_atomic(out / "tightness.csv", rows_csv(rows))
     figure(rows, out / "tightness.png")

@@ -8,12 +8,14 @@ place, e.g. ``jobs[3].worker_demand: expected 3 values, got 2``. Writes are atom
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
+import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -582,21 +584,67 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
     write_text_atomic(path, dumps(data) + "\n")
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
+def write_text_atomic(path: str | Path, text: str, place: str | None = None) -> None:
+    """``text`` to ``path`` through :func:`atomic_output`."""
+    with atomic_output(path, place) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def check_output(path: str | Path, place: str | None = None) -> Path:
+    """Refuse an output path that can never be written, before any work starts: an empty
+    name, a folder, or a path under a file. ``InputError(place or path, …)``; the write
+    itself (:func:`atomic_output`) still reports what only writing shows (a full disk)."""
     path = Path(path)
+    if not path.name or path.name in (".", ".."):
+        raise InputError(place or str(path), f"{str(path)!r} names no file")
+    if path.is_dir():
+        raise _cannot_write(path, place, "it is a folder")
+    for parent in path.parents:  # the nearest existing ancestor must be a folder
+        if parent.exists():
+            if not parent.is_dir():
+                raise _cannot_write(path, place, f"{str(parent)!r} is a file, not a folder")
+            break
+    return path
+
+
+def _cannot_write(path: Path, place: str | None, why: str) -> InputError:
+    """The place is the option when given (``--plot``: then the message names the path)."""
+    if place is None:
+        return InputError(str(path), f"cannot write: {why}")
+    return InputError(place, f"cannot write {str(path)!r}: {why}")
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | Path, place: str | None = None, suffix: str = ".tmp",
+                  prefix: str | None = None) -> Iterator[Path]:
+    """The one way files are written: the block writes the temporary path it is given (in
+    ``path``'s folder, ``prefix`` + random + ``suffix``: writers that choose the format by the
+    name get a name without other dots);
+    when it ends without error the file is renamed onto ``path``, otherwise removed — an
+    output is whole or absent. A target that exists but is not a regular file (``/dev/null``,
+    a named pipe) is written in place instead: a rename would replace the device node.
+    Every ``OSError`` is ``InputError(place or path, "cannot write: …")``."""
+    path = check_output(path, place)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, name = tempfile.mkstemp(dir=path.parent, suffix=suffix,
+                                    prefix=f".{path.name}." if prefix is None else prefix)
+        os.close(fd)
     except OSError as exc:
-        raise InputError(str(path), f"cannot write: {exc.strerror or exc}") from None
+        raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        yield tmp
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        if path.exists() and not path.is_file():
+            with tmp.open("rb") as src, path.open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+        else:
+            os.replace(tmp, path)
+    except OSError as exc:
+        raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 #: Where the repository's ``instances/`` live in an installed package (package data).

@@ -67,12 +67,21 @@ class ResultStore:
         self.columns = tuple(columns)
         self.key = key
         self.rows: list[dict[str, str]] = []
+        from .io import check_output
+        # a results path that cannot be written (a folder there, a file for its folder) is
+        # refused before any task runs; the folder itself is made by the first append
+        check_output(self.path)
         if self.path.exists():
             self.rows = self._read()
         self.done = {self.key(r) for r in self.rows}
 
     def _read(self) -> list[dict[str, str]]:
-        text = self.path.read_text(encoding="utf-8")
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(str(self.path), f"cannot read the results file: "
+                                             f"{getattr(exc, 'strerror', None) or exc}; use "
+                                             "another --out") from None
         if text and not text.endswith("\n"):
             # A crash mid-append left a partial last line: drop it, keep the rest.
             text = text[: text.rfind("\n") + 1]
@@ -91,7 +100,6 @@ class ResultStore:
         new = [r for r in rows if self.key(r) not in self.done]
         if not new:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists() or self.path.stat().st_size == 0
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=self.columns, extrasaction="ignore",
@@ -100,10 +108,14 @@ class ResultStore:
             w.writeheader()
         for r in new:
             w.writerow({k: _fmt(r.get(k)) for k in self.columns})
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(buf.getvalue())  # one write per task: rows of a task land together
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(buf.getvalue())  # one write per task: rows of a task land together
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            raise InputError(str(self.path), f"cannot write: {exc.strerror or exc}") from None
         for r in new:
             s = {k: _fmt(r.get(k)) for k in self.columns}
             self.rows.append(s)

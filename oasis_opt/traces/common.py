@@ -500,7 +500,13 @@ def server_count(spec: ClusterSpec, gpus: float) -> int:
     gpu = spec.resources.index("gpu")
     limit = spec.max_nodes
     if spec.uniform:
-        h = max(1, math.ceil(gpus / spec.nodes[0][1][gpu] - 1e-9))
+        need = gpus / spec.nodes[0][1][gpu]
+        if not math.isfinite(need):  # a vanishing --load asks for unboundedly many
+            if limit is None:
+                raise InputError("load", f"asks for {need:g} servers; give --servers or a "
+                                         "larger --load")
+            return limit
+        h = max(1, math.ceil(need - 1e-9))
         return h if limit is None else min(h, limit)
     for h in range(1, (limit or len(spec.nodes)) + 1):
         if sum(g.capacity[gpu] for g in choose_servers(spec, h)) >= gpus - 1e-9:
@@ -561,7 +567,9 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
                                           f"horizon {T}; raise --horizon or --slot-seconds, or "
                                           f"lower --jobs")
         work = j.duration * j.workers / S
-        check_count(f"{trace}:{j.line}", math.ceil(work), MAX_WORKLOAD,
+        # the float itself (ceil(w) <= L iff w <= L for an integer L): a vanishing
+        # --slot-seconds makes it infinite, which has no ceiling
+        check_count(f"{trace}:{j.line}", work, MAX_WORKLOAD,
                     "workload (worker-slots; raise --slot-seconds)")
         V = max(1, math.ceil(work - 1e-9))
         N = max_workers(j, policy)

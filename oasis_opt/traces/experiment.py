@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,7 +107,7 @@ def parse_scale(scale: str | int | Sequence[str | int] | None) -> tuple[int | st
             out += RESEARCH_SIZES
         elif text == "whole":
             out.append("whole")
-        elif text.isdigit() and int(text) >= 1:
+        elif re.fullmatch(r"[0-9]+", text) and int(text) >= 1:  # ASCII digits only
             out.append(int(text))
         else:
             raise InputError("scale", f"expected slice sizes (jobs), 'research' or 'whole', "
@@ -154,6 +155,14 @@ def tasks(seeds: int, quick: bool, *, scale: Any = None, time_limit: float | Non
                                       "time_limit": time_limit or SCALE_TIME_LIMIT, **solve},
                          algos)
                     for k in range(min(seeds, fits))]
+    if not out:  # every size past what the traces here hold: nothing would run
+        held = [f"{t.label} {t.usable - t.start}" for t in SCALE_TRACES
+                if t.usable is not None and resolve(t.path).exists()]
+        sizes = ", ".join(str(x) for x in parse_scale(scale))
+        raise InputError("scale", f"no trace here holds a slice of {sizes} jobs (whole traces "
+                                  f"are read from $OASIS_TRACES or {shared_root()}: "
+                                  + (f"usable jobs {', '.join(held)})" if held else
+                                     "none found there)"))
     return out
 
 
@@ -411,7 +420,7 @@ def figure(rows, path: Path) -> None:
     axes[0][0].set_ylabel(f"OPT / ALG (median over slices, capped at {cap:g})")
     axes[0][0].set_ylim(0.9, None)
     handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="lower center", ncol=len(algos), frameon=False)
+    fig.legend(handles, names, loc="lower center", ncol=max(1, len(algos)), frameon=False)
     fig.suptitle("Public traces: OPT/ALG of each algorithm; a bar spans incumbent/ALG to "
                  "bound/ALG where the solve hit its time limit", fontsize=9)
     fig.tight_layout(rect=(0, 0.07, 1, 0.94))
