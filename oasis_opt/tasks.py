@@ -165,11 +165,12 @@ def make_executor(workers: int | None = None,
         client = Client(cluster)
     else:
         cluster = None
+        _probe_scheduler(dask)
         try:
-            client = Client(dask, timeout=5)
-        except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address
-            raise InputError("dask", f"cannot reach the Dask scheduler at {dask}: {exc}") \
-                from None
+            client = Client(dask, timeout=DASK_CONNECT_SECONDS)
+        except Exception as exc:  # the scheduler went away between the probe and here
+            raise InputError("dask", f"cannot reach the Dask scheduler at {dask}: "
+                                     f"{_first_line(exc)}") from None
     try:
         if table:
             client.register_plugin(_algorithms_plugin(table))
@@ -178,6 +179,42 @@ def make_executor(workers: int | None = None,
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+#: Seconds to connect to a Dask scheduler; the whole handshake gets twice as long.
+DASK_CONNECT_SECONDS = 5.0
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _probe_scheduler(address: str) -> None:
+    """Connect to ``address`` and complete Dask's handshake within a deadline before the
+    client does: ``Client`` itself waits forever on a server that accepts and never answers
+    (an HTTP server), and allocates whatever length a stranger's first bytes claim (a
+    ``MemoryError``). Anything but a handshake is ``InputError("dask", …)``."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def handshake() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=DASK_CONNECT_SECONDS),
+                                      2 * DASK_CONNECT_SECONDS)
+        await comm.close()
+
+    try:
+        asyncio.run(handshake())
+    except (asyncio.TimeoutError, TimeoutError):
+        raise InputError("dask", f"no Dask scheduler answered at {address} within "
+                                 f"{2 * DASK_CONNECT_SECONDS:g} s") from None
+    except MemoryError:  # a length read from a stranger's bytes
+        raise InputError("dask", f"the server at {address} does not speak Dask's "
+                                 "protocol") from None
+    except Exception as exc:  # unreachable, not an address, not Dask
+        raise InputError("dask", f"cannot reach the Dask scheduler at {address}: "
+                                 f"{_first_line(exc)}") from None
 
 
 def _algorithms_plugin(table: dict[str, Any]) -> Any:
