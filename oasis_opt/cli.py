@@ -386,12 +386,26 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _in_file(path: str):
+    """Commands that read two files whose fields share names (``jobs[0].id``): an error
+    about a field names its file too (``sched.json: jobs[0].id: unknown job 'x'``)."""
+    try:
+        yield
+    except InputError as err:
+        if not err.place or err.place.startswith(path):
+            raise
+        raise InputError(f"{path}: {err.place}", err.message) from None
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from .io import load_instance, load_schedule
     from .validate import validate
-    inst = load_instance(args.instance)
-    sched = load_schedule(args.schedule)
-    rep = validate(inst, sched)
+    with _in_file(args.instance):
+        inst = load_instance(args.instance)
+    with _in_file(args.schedule):  # unknown jobs and servers are the schedule's
+        sched = load_schedule(args.schedule)
+        rep = validate(inst, sched)
 
     def human() -> None:
         for w in rep.warnings:
@@ -642,10 +656,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from .io import check_output, load_instance, load_schedule
     from .show import format_of, show
+    from .validate import check_names
     format_of(args.output)  # a bad suffix is refused before anything is read
     check_output(args.output)
-    inst = load_instance(args.instance)
-    sched = load_schedule(args.schedule)
+    with _in_file(args.instance):
+        inst = load_instance(args.instance)
+    with _in_file(args.schedule):
+        sched = load_schedule(args.schedule)
+        check_names(inst, sched)  # unknown jobs and servers are the schedule's
     data = show(inst, sched, args.output)
     if not data["feasible"]:  # drawn anyway: show is for looking, validate for judging
         print(f"warning: the schedule breaks {len(data['violations'])} rule(s) of the model "

@@ -9,6 +9,7 @@ place, e.g. ``jobs[3].worker_demand: expected 3 values, got 2``. Writes are atom
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -250,9 +251,19 @@ def _first_error(err: ValidationError) -> InputError:
         msg = "unknown field"
     elif e["type"] == "too_short":
         msg = "empty list: give at least one value"
+    elif e["type"] == "union_tag_not_found":
+        msg = f"missing field 'kind'; expected one of {', '.join(sorted(_UTILITY_KINDS))}"
     elif e["type"] == "union_tag_invalid":
         msg = f"unknown utility kind; expected one of {', '.join(sorted(_UTILITY_KINDS))}"
+    elif e["type"] in _WRONG_TYPE:  # the words of every other message here
+        msg = f"expected {_WRONG_TYPE[e['type']]}, got {_kind(e.get('input'))}"
     return InputError(_place(e["loc"]), msg)
+
+
+#: pydantic's type errors of containers and strings, in the words of the number rules.
+_WRONG_TYPE = {"dict_type": "an object", "model_type": "an object", "list_type": "a list",
+               "string_type": "a string", "bool_type": "true or false",
+               "model_attributes_type": "an object"}
 
 
 #: Parsed JSON takes several times its text in memory (boxed numbers, dicts): a file is
@@ -289,7 +300,8 @@ def read_json(path: str | Path, what: str) -> Any:
     except OSError as exc:
         raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
     try:
-        text = raw.decode("utf-8")
+        # a byte-order mark (Windows editors write one) is not part of the document
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(str(path), f"not UTF-8 text (byte {exc.start})") from None
     try:
@@ -300,7 +312,9 @@ def read_json(path: str | Path, what: str) -> Any:
     except RecursionError:
         raise InputError(str(path), "not valid JSON: nested too deeply") from None
     except ValueError as exc:  # NaN/Infinity, duplicate keys, integers of > 4300 digits
-        raise InputError(str(path), f"not valid JSON: {exc}") from None
+        digits = re.search(r"value has (\d+) digits", str(exc))
+        why = f"an integer of {digits.group(1)} digits" if digits else str(exc)
+        raise InputError(str(path), f"not valid JSON: {why}") from None
 
 
 # --- instances ---------------------------------------------------------------------------
@@ -310,7 +324,7 @@ def parse_model(schema: type[BaseModel], data: Any, fmt: str, what: str) -> Any:
     """``data`` checked against a strict schema after its format tag: one ``InputError``
     naming the place of the first problem (``what``: e.g. "an instance")."""
     if not isinstance(data, dict):
-        raise InputError("", f"{what} must be a JSON object")
+        raise InputError("", f"{what} must be a JSON object, got {_kind(data)}")
     if data.get("format") != fmt:
         raise InputError("format", f"expected {fmt!r}, got {data.get('format')!r}")
     try:
@@ -493,7 +507,19 @@ def _num(x: float) -> float | int:
 
 def load_instance(path: str | Path) -> Instance:
     """Read and check an instance file (SPEC §5); ``InputError`` naming the place if bad."""
-    return instance_from_dict(read_json(path, "instance"))
+    with _in_file(path):
+        return instance_from_dict(read_json(path, "instance"))
+
+
+@contextlib.contextmanager
+def _in_file(path: str | Path) -> Iterator[None]:
+    """An error about the whole document (no field to name: not an object) names the file."""
+    try:
+        yield
+    except InputError as err:
+        if err.place:
+            raise
+        raise InputError(str(path), err.message) from None
 
 
 def save_instance(inst: Instance, path: str | Path) -> None:
@@ -543,7 +569,8 @@ def schedule_to_dict(s: Schedule) -> dict[str, Any]:
 
 def load_schedule(path: str | Path) -> Schedule:
     """Read a schedule file (SPEC §5); check it against its instance with ``validate``."""
-    return schedule_from_dict(read_json(path, "schedule"))
+    with _in_file(path):
+        return schedule_from_dict(read_json(path, "schedule"))
 
 
 def save_schedule(s: Schedule, path: str | Path) -> None:
@@ -637,12 +664,17 @@ def atomic_output(path: str | Path, place: str | None = None, suffix: str = ".tm
         yield tmp
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         if path.exists() and not path.is_file():
-            with tmp.open("rb") as src, path.open("wb") as dst:
+            # non-blocking open: a named pipe no process reads fails (ENXIO), never hangs
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            os.set_blocking(fd, True)
+            with tmp.open("rb") as src, os.fdopen(fd, "wb") as dst:
                 shutil.copyfileobj(src, dst)
         else:
             os.replace(tmp, path)
     except OSError as exc:
-        raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+        why = "a named pipe that no process reads" if exc.errno == errno.ENXIO else \
+            exc.strerror or str(exc)
+        raise _cannot_write(path, place, why) from None
     finally:
         tmp.unlink(missing_ok=True)
 
