@@ -438,7 +438,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from .tasks import make_executor
     if not 0 <= args.mip_gap < 1:
         raise InputError("--mip-gap", f"must be in [0, 1), got {args.mip_gap}")
-    if args.output:
+    if args.output is not None:
         check_output(args.output)  # before a solve of up to --time-limit seconds
     inst = load_instance(args.instance)
     floor = None if args.floor is None else \
@@ -450,7 +450,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                               executor=ex, on_round=None if args.json else _round_progress())
     if report.status.value == "error":  # never exit 0 on a solver failure (SPEC §6)
         raise SolverError(f"the solver failed on {inst.name} without a usable result")
-    if args.output:
+    if args.output is not None:
         save_schedule(sched, args.output)
     data = {**report.to_dict(), "solver": args.solver}
 
@@ -549,7 +549,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from . import algorithms
     from .io import check_output, load_instance, save_schedule
     algorithms.check(args.algorithm)
-    if args.output:
+    if args.output is not None:
         check_output(args.output)
     params = _params(args.param)
     for flag, key, value in (("--u-scale", "u_scale", args.u_scale),
@@ -565,7 +565,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     algorithms.check_params(args.algorithm, params, place="--param")
     inst = load_instance(args.instance)
     sched = algorithms.run(args.algorithm, inst, **params)
-    if args.output:
+    if args.output is not None:
         save_schedule(sched, args.output)
     data = {"algorithm": args.algorithm, "params": params, "total_utility": sched.total_utility,
             "completed": sched.completed, **sched.extras}

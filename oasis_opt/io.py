@@ -700,6 +700,8 @@ def ensure_folder(path: str | Path, place: str) -> Path:
     (a file is there, no permission): checked before work starts, not when the first result
     is written."""
     folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(place, f"cannot use {str(folder)!r} as a folder: it is a file")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

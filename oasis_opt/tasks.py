@@ -78,10 +78,13 @@ class ResultStore:
     def _read(self) -> list[dict[str, str]]:
         try:
             text = self.path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+        except OSError as exc:
             raise InputError(str(self.path), f"cannot read the results file: "
-                                             f"{getattr(exc, 'strerror', None) or exc}; use "
-                                             "another --out") from None
+                                             f"{exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise InputError(str(self.path), f"not a results file: not UTF-8 text (byte "
+                                             f"{exc.start}); use another output folder") \
+                from None
         if text and not text.endswith("\n"):
             # A crash mid-append left a partial last line: drop it, keep the rest.
             text = text[: text.rfind("\n") + 1]
@@ -89,7 +92,7 @@ class ResultStore:
         reader = csv.DictReader(io.StringIO(text))
         if reader.fieldnames is not None and tuple(reader.fieldnames) != self.columns:
             raise InputError(str(self.path), "not a results file of this version of oasis-opt "
-                                             "(columns differ); use another --out")
+                                             "(columns differ); use another output folder")
         return list(reader)
 
     def _rewrite(self, text: str) -> None:
