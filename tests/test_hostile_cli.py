@@ -323,3 +323,16 @@ def test_an_integer_of_thousands_of_digits(tmp_path, capsys):
     code, _, err = _run(capsys, "run", p, "-a", "fifo")
     assert code == 2
     assert "not valid JSON: an integer of 5001 digits" in _one_error(err)
+
+
+def test_trace_ratios_are_ratio_ratio_with_zero_over_zero_one():
+    """``traces.experiment`` uses ``ratio.ratio`` for OPT/ALG; only 0/0 differs (1, not
+    None: the algorithm matched OPT on that slice, docs/traces.md)."""
+    from oasis_opt.ratio import ratio
+    from oasis_opt.traces.experiment import _median, _over
+    for x, u in [(2.0, 1.0), (5.0, 0.0), (1e-9, 5.0), (3.0, 3.0)]:
+        assert _over(x, u) == ratio(x, u)
+    assert ratio(0.0, 0.0) is None and _over(0.0, 0.0) == 1.0
+    assert _over(None, 1.0) is None
+    assert _median([3.0, float("nan"), 1.0, 2.0]) == 2.0 and _median([]) is None
+    assert _median([1.0, 2.0]) == 1.5

@@ -26,12 +26,14 @@ from __future__ import annotations
 import math
 import os
 import re
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..ratio import ratio
 from ..tasks import COLUMNS, Task
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -236,10 +238,14 @@ def opt_interval(inst, *, time_limit: float, method: str = "auto") -> OptInterva
 
 
 def _over(x: float | None, u: float) -> float | None:
-    """``x / u`` (inf for a positive ``x`` over zero, 1 for 0/0; None when ``x`` is)."""
+    """``x / u`` as :func:`oasis_opt.ratio.ratio` computes OPT/ALG (zero within its relative
+    tolerance, inf for a positive ``x`` over zero), except 0/0: 1 here, where ``ratio`` says
+    None. In this CSV a slice on which OPT (or its bound) and ALG are both 0 is one the
+    algorithm matched, and its row must stay in the medians; ``x`` None (no bound): None."""
     if x is None:
         return None
-    return x / u if u > 1e-12 else (1.0 if x <= 1e-12 else math.inf)
+    q = ratio(x, u)
+    return 1.0 if q is None else q
 
 
 def execute(task: Task) -> list[dict[str, Any]]:
@@ -320,11 +326,9 @@ def _size(by_alg: dict[str, list[dict[str, str]]]) -> str:
 
 
 def _median(xs: list[float]) -> float | None:
-    xs = sorted(x for x in xs if not math.isnan(x))
-    if not xs:
-        return None
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+    """The median of the numbers that are not NaN; None when none are."""
+    kept = [x for x in xs if not math.isnan(x)]
+    return statistics.median(kept) if kept else None
 
 
 def _number(text: str) -> float | None:
