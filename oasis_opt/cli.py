@@ -190,12 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--scale", default=None, metavar="SIZES",
                    help="trace: slice sizes in jobs, comma-separated; 'research' = 1000,5000; "
                         "'whole' = the whole Philly trace (default 40: the quick set)")
-    e.add_argument("--time-limit", type=_positive("--time-limit"), default=None, metavar="S",
+    e.add_argument("--time-limit", type=_seconds("--time-limit"), default=None, metavar="S",
                    help="trace: the offline solve's time limit per slice (default 30 s for "
                         "40-job slices, 300 s at research scale)")
     e.add_argument("--method", choices=["auto", "compact", "colgen"], default=None,
                    help="trace: the offline solve's method (default auto)")
-    e.add_argument("--workers", type=_nonneg_int("--workers"), default=None,
+    e.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=None,
                    help="local worker processes (default: number of cores; 0 = in-process)")
     e.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
@@ -206,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a grid file (.json or .toml, \"format\": \"oasis-sweep/1\"; README) "
                         "or an experiment config {\"experiment\", \"seeds\", \"quick\", "
                         "\"out\"}")
-    w.add_argument("--workers", type=_nonneg_int("--workers"), default=None,
+    w.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=None,
                    help="local worker processes (default: number of cores)")
     w.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
@@ -307,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
     a.add_argument("--time-limit", type=_seconds("--time-limit"), default=10.0, metavar="S",
                    help="exact solve per candidate; an unproven one is skipped (default 10)")
-    a.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+    a.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=0,
                    help="local worker processes (default 0: in-process)")
     a.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
@@ -424,7 +424,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _pricing_options(p: argparse.ArgumentParser) -> None:
     """``--workers`` and ``--dask`` of ``solve`` and ``ratio``: where column generation prices
     its jobs at trace scale (docs/offline.md, "A certified bound at trace scale")."""
-    p.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+    p.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=0,
                    help="column generation at trace scale: price jobs on N local processes "
                         "(default 0: in-process; the same bound)")
     p.add_argument("--dask", metavar="ADDRESS", default=None,
@@ -631,8 +631,11 @@ def cmd_ratio(args: argparse.Namespace) -> int:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from .experiments import run_experiment
+    from .experiments import EXPERIMENTS, run_experiment
     from .tasks import make_executor
+    if args.name not in EXPERIMENTS:  # before a pool or a Dask cluster starts
+        raise InputError("name", f"unknown experiment {args.name!r}; choose from "
+                                 f"{', '.join(EXPERIMENTS)}")
     with make_executor(args.workers, args.dask) as ex:
         result = run_experiment(args.name, seeds=args.seeds, out=args.out, quick=args.quick,
                                 progress=not args.json, executor=ex,
@@ -793,7 +796,7 @@ def add_verify_parser(cmd: Callable[[str, str], argparse.ArgumentParser]) -> Non
     v.add_argument("--time-limit", type=_seconds("--time-limit"), default=60.0, metavar="S",
                    help="MILP seconds per instance where the exact DP does not apply; an "
                         "unproven one is counted as unsolved (default 60)")
-    v.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+    v.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=0,
                    help="local worker processes (default 0: in-process)")
     v.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
