@@ -233,6 +233,18 @@ def cases(d: Path) -> list[tuple[str, list[str], set[int]]]:
                                                       "--evaluations", "2", "-o",
                                                       str(OUT / "w.json"),
                                                       "--trajectory", str(where)], {2}))
+    # outputs that are folders with the suffix the command wants
+    for suffix in (".png", ".lp", ".mps", ".json", ".svg"):
+        (d / f"dir{suffix}").mkdir()
+    c += [("show -o DIR.png", ["show", ok, str(s["fifo"]), "-o", str(d / "dir.png")], {2}),
+          ("export -o DIR.lp", ["export", ok, "-o", str(d / "dir.lp")], {2}),
+          ("export -o DIR.mps", ["export", ok, "-o", str(d / "dir.mps")], {2}),
+          ("ratio --plot DIR.svg", ["ratio", ok, "--algorithms", "fifo", "--plot",
+                                    str(d / "dir.svg")], {2}),
+          ("adversary --trajectory DIR", ["adversary", "-a", "fifo", "--evaluations", "1",
+                                          "-o", o, "--trajectory", str(d / "dir")], {2}),
+          ("verify -o with a folder for instances.csv",
+           ["verify", str(SPACE), "-a", "fifo", "-o", str(d)], {0, 2})]
     # numeric flags
     bad_nums = ["0", "-1", "nan", "inf", "-inf", "1e309", "", "abc", "1e-320", "-0"]
     for v in bad_nums:

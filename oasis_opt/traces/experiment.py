@@ -131,12 +131,13 @@ def tasks(seeds: int, quick: bool, *, scale: Any = None, time_limit: float | Non
         raise InputError("method", f"unknown method {method!r}; choose from "
                                    f"{', '.join(METHODS)}")
     solve = {} if method == "auto" else {"method": method}
+    sizes = parse_scale(scale)  # refused by name even where --quick does not use it
     if quick:
         return [Task("trace", k, {"trace": "tiresias", "jobs": 5, "horizon": 15, "load": load,
                                   "time_limit": time_limit or 5.0, **solve}, algos)
                 for k in range(seeds) for load in LOADS]
     out = []
-    for size in parse_scale(scale):
+    for size in sizes:
         if size == QUICK_JOBS:
             for t in TRACES:
                 if not resolve(t.path).exists():
