@@ -727,7 +727,8 @@ def cmd_adversary(args: argparse.Namespace) -> int:
         raise InputError("--evaluations", "must be at least 1, got 0")
     out = check_output(args.output)
     prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
-    check_output(f"{prefix}.csv", "--trajectory" if args.trajectory else None)
+    for suffix in (".csv", ".png"):
+        check_output(f"{prefix}{suffix}", "--trajectory" if args.trajectory else None)
     space = SearchSpace(jobs=args.jobs, horizon=args.horizon,
                         worker_servers=args.worker_servers, ps_servers=args.ps_servers,
                         max_share=args.max_share)

@@ -619,17 +619,25 @@ def write_text_atomic(path: str | Path, text: str, place: str | None = None) -> 
 
 def check_output(path: str | Path, place: str | None = None) -> Path:
     """Refuse an output path that can never be written, before any work starts: an empty
-    name, a folder, or a path under a file. ``InputError(place or path, …)``; the write
-    itself (:func:`atomic_output`) still reports what only writing shows (a full disk)."""
+    name, a folder, a path under a file, or a folder where no file can be made (a temporary
+    file is made and removed in the nearest existing one). ``InputError(place or path, …)``;
+    the write itself (:func:`atomic_output`) still reports what only writing shows (a full
+    disk)."""
     path = Path(path)
     if not path.name or path.name in (".", ".."):
         raise InputError(place or str(path), f"{str(path)!r} names no file")
     if path.is_dir():
         raise _cannot_write(path, place, "it is a folder")
-    for parent in path.parents:  # the nearest existing ancestor must be a folder
+    for parent in path.parents:  # the nearest existing ancestor must be a writable folder
         if parent.exists():
             if not parent.is_dir():
                 raise _cannot_write(path, place, f"{str(parent)!r} is a file, not a folder")
+            try:  # permissions alone do not tell (root, read-only mounts, /proc): try it
+                fd, probe = tempfile.mkstemp(dir=parent, prefix=".oasis-probe-")
+                os.close(fd)
+                os.unlink(probe)
+            except OSError as exc:
+                raise _cannot_write(path, place, exc.strerror or str(exc)) from None
             break
     return path
 

@@ -336,3 +336,20 @@ def test_trace_ratios_are_ratio_ratio_with_zero_over_zero_one():
     assert _over(None, 1.0) is None
     assert _median([3.0, float("nan"), 1.0, 2.0]) == 2.0 and _median([]) is None
     assert _median([1.0, 2.0]) == 1.5
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("argv", [
+    ["solve", SMALL, "-o", "/proc/oasis-out.json"],
+    ["experiment", "ratio", "--quick", "--seeds", "1", "--workers", "0", "--out",
+     "/proc/oasis-out"],
+    ["verify", SPACE, "-a", "fifo", "-o", "/proc/oasis-out"],
+    ["adversary", "-a", "fifo", "--evaluations", "1", "-o", "/proc/oasis-out.json"],
+])
+def test_a_folder_where_nothing_can_be_made_is_refused_before_the_work(capsys, argv):
+    """/proc exists and is a folder, yet no file can be made there (like a read-only mount,
+    whatever the permissions say to root): refused before the solve or the first task, so
+    the one line on stderr is the error, no progress before it."""
+    code, _, err = _run(capsys, *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and "cannot write" in _one_error(err), err
