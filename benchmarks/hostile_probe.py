@@ -26,6 +26,14 @@ TIMEOUT = 90
 OUT = Path("@OUT@")  # replaced per case by a fresh folder
 
 
+def _put(p: Path, data: str | bytes) -> Path:
+    if isinstance(data, bytes):
+        p.write_bytes(data)
+    else:
+        p.write_text(data, encoding="utf-8")
+    return p
+
+
 def hostile_files(d: Path) -> dict[str, Path]:
     """name -> a hostile file (or directory) standing where an instance or schedule goes."""
     base = SMALL.read_text()
@@ -33,12 +41,7 @@ def hostile_files(d: Path) -> dict[str, Path]:
     f: dict[str, Path] = {}
 
     def put(name: str, data: str | bytes) -> None:
-        p = d / name
-        if isinstance(data, bytes):
-            p.write_bytes(data)
-        else:
-            p.write_text(data, encoding="utf-8")
-        f[name] = p
+        f[name] = _put(d / name, data)
 
     put("empty.json", "")
     put("ws.json", "   \n\t ")
@@ -152,12 +155,7 @@ def traces(d: Path) -> dict[str, Path]:
     t: dict[str, Path] = {}
 
     def put(name: str, data: str | bytes) -> None:
-        p = d / name
-        if isinstance(data, bytes):
-            p.write_bytes(data)
-        else:
-            p.write_text(data)
-        t[name] = p
+        t[name] = _put(d / name, data)
 
     put("tr-empty.csv", "")
     put("tr-header-only.csv", lines[0] + "\n")
