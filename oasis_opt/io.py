@@ -284,21 +284,44 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
+    """The bytes of an input file, at most ``most`` of them (``why``: the limit's reason, for
+    the message). Not only regular files: a pipe (``<(…)``) has no size to check before, so
+    the read stops one byte past ``most``; opened without blocking, a named pipe no process
+    writes reads as empty instead of waiting forever. ``InputError`` naming the file."""
+    from .limits import human
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(str(path), f"cannot read {what}: it is a folder")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(most + 1)
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
+    if len(raw) > most:
+        raise InputError(str(path), f"{what} larger than {human(most)}, {why}")
+    return raw
+
+
 def read_json(path: str | Path, what: str) -> Any:
     """Read a JSON file strictly: one ``InputError`` naming the file for an unreadable or
     oversized file, bad UTF-8, bad JSON, ``NaN``/``Infinity`` literals, duplicate keys, numbers
     with absurdly many digits, or nesting deeper than the parser can follow."""
-    from .limits import check_allocation, human
+    from .limits import check_allocation, human, max_memory
     path = Path(path)
     try:
         size = path.stat().st_size
-        if path.is_dir():
-            raise InputError(str(path), f"cannot read {what}: it is a folder")
-        check_allocation(str(path), size * JSON_MEMORY_FACTOR,
-                         f"reading this {what} file ({human(size)})")
-        raw = path.read_bytes()
     except OSError as exc:
         raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
+    check_allocation(str(path), size * JSON_MEMORY_FACTOR,
+                     f"reading this {what} file ({human(size)})")
+    raw = read_input(path, what, int(max_memory() // JSON_MEMORY_FACTOR),
+                     f"the most the memory limit {human(max_memory())} lets parse (raise "
+                     "it with --max-memory)")
+    if not raw.strip():
+        raise InputError(str(path), f"empty: no JSON {what} in it")
     try:
         # a byte-order mark (Windows editors write one) is not part of the document
         text = raw.decode("utf-8-sig")

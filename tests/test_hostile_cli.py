@@ -353,3 +353,64 @@ def test_a_folder_where_nothing_can_be_made_is_refused_before_the_work(capsys, a
     code, _, err = _run(capsys, *argv)
     assert code == 2
     assert err.count("\n") == 1 and "cannot write" in _one_error(err), err
+
+
+# --- inputs that are not regular files ---------------------------------------------------
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["run", "{pipe}", "-a", "fifo"], "{pipe}: empty: no JSON instance in it"),
+    (["validate", SMALL, "{pipe}"], "{pipe}: empty: no JSON schedule in it"),
+    (["import", "tiresias", "{pipe}", "-o", "{out}"], "{pipe}: empty trace"),
+    (["sweep", "{pipe}"], "{pipe}: empty: no JSON sweep grid in it"),
+    (["verify", "{pipe}", "-a", "fifo", "-o", "{out}"], "{pipe}: empty: no JSON space in it"),
+])
+def test_a_named_pipe_nobody_writes_reads_as_empty_not_forever(tmp_path, capsys, argv,
+                                                                 message):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    fill = {"pipe": pipe, "out": tmp_path / "out"}
+    code, _, err = _run(capsys, *[str(a).format(**fill) for a in argv])
+    assert code == 2
+    assert message.format(**fill) in _one_error(err)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_endless_input_stops_at_the_limit(capsys):
+    code, _, err = _run(capsys, "run", "/dev/zero", "-a", "fifo", "--max-memory", "64M")
+    assert code == 2
+    assert ("/dev/zero: instance larger than 4 MiB, the most the memory limit 64 MiB lets "
+            "parse") in _one_error(err)
+
+
+def test_an_instance_through_a_pipe_is_read(capsys):
+    r, w = os.pipe()
+    data = SMALL.read_bytes()
+    writer = threading.Thread(target=lambda: (os.write(w, data), os.close(w)))
+    writer.start()
+    try:
+        code, _, err = _run(capsys, "run", f"/dev/fd/{r}", "-a", "fifo")
+    finally:
+        writer.join()
+        os.close(r)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("pod_memory,node_memory,message", [
+    ("99999999999999999999", "262144", "t.csv:2: a worker's mem_gib 9.76562e+16 is outside"),
+    ("16384", "9" * 22, "node n0's mem_gib 9.76562e+18 is outside"),
+])
+def test_an_import_never_writes_an_instance_that_does_not_load(tmp_path, capsys, pod_memory,
+                                                                node_memory, message):
+    """Found by the trace property test: a pod asking for 1e17 GiB imported, and the instance
+    written was one ``load_instance`` refuses (demands above 1e15)."""
+    (tmp_path / "openb_node_list_gpu_node.csv").write_text(
+        f"sn,cpu_milli,memory_mib,gpu,model\nn0,64000,{node_memory},2,P100\n")
+    (tmp_path / "t.csv").write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+        f"deletion_time,scheduled_time\np0,12000,{pod_memory},1,460,,LS,Succeeded,0,1200,100\n")
+    code, _, err = _run(capsys, "import", "alibaba", tmp_path / "t.csv", "-o",
+                        tmp_path / "i.json")
+    assert code == 2
+    assert message in _one_error(err) and "(0, or 1e-09 to 1e+15)" in err
+    assert not (tmp_path / "i.json").exists()
