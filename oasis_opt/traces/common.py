@@ -363,7 +363,11 @@ def find_near(path: str | Path, name: str, levels: int = 3) -> Path | None:
     return None
 
 
-def sha256(path: str | Path) -> str:
+def sha256(path: str | Path) -> str | None:
+    """The file's SHA-256; None for a pipe (``<(…)``), which the import has already read:
+    opening it again would hash nothing or wait for a writer."""
+    if not Path(path).is_file():
+        return None
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
