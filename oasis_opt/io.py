@@ -296,13 +296,18 @@ def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        total = 0
         with os.fdopen(fd, "rb") as f:
-            raw = f.read(most + 1)
+            # in pieces: read(n) allocates n bytes up front, and ``most`` may be huge
+            while chunk := f.read(1 << 20):
+                total += len(chunk)
+                if total > most:
+                    raise InputError(str(path), f"{what} larger than {human(most)}, {why}")
+                chunks.append(chunk)
     except OSError as exc:
         raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
-    if len(raw) > most:
-        raise InputError(str(path), f"{what} larger than {human(most)}, {why}")
-    return raw
+    return b"".join(chunks)
 
 
 def read_json(path: str | Path, what: str) -> Any:

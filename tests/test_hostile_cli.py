@@ -414,3 +414,11 @@ def test_an_import_never_writes_an_instance_that_does_not_load(tmp_path, capsys,
     assert code == 2
     assert message in _one_error(err) and "(0, or 1e-09 to 1e+15)" in err
     assert not (tmp_path / "i.json").exists()
+
+
+def test_a_huge_memory_limit_reads_files_as_usual(capsys):
+    """``--max-memory 99999999999999999999T`` is a (silly) valid limit: reading a file in
+    pieces never asks for a buffer of the limit's size (it was an internal error)."""
+    code, _, err = _run(capsys, "run", SMALL, "-a", "fifo", "--max-memory",
+                        "99999999999999999999T")
+    assert code == 0, err
