@@ -53,6 +53,8 @@ from .model import REL_TOL
 SEARCH_STREAM, RANDOM_STREAM = 1, 2
 RESOURCES = ("gpu", "cpu")
 DEFAULT_EVALUATIONS = 200
+#: At least one exact solve each: more would run for weeks (bound a long search by ``budget``).
+MAX_EVALUATIONS = 10**6
 #: Utilities are 0 or in [MIN_VALUE, max_value]; finite ratios are at most J·max_value/MIN_VALUE.
 MIN_VALUE = 1.0
 #: Most jobs per candidate when candidates are scored by a certified lower bound on OPT.
@@ -553,8 +555,9 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
     algorithms.check_params(algorithm, params or {})
     if not 0 <= seed < 2**63:
         raise InputError("seed", f"must be in [0, 2^63), got {seed}")
-    if evaluations is not None and evaluations < 1:
-        raise InputError("evaluations", f"must be at least 1, got {evaluations}")
+    if evaluations is not None and not 1 <= evaluations <= MAX_EVALUATIONS:
+        raise InputError("evaluations", f"must be in 1 … {MAX_EVALUATIONS}, got {evaluations} "
+                                        "(a longer search: --budget SECONDS)")
     if budget is not None and not (math.isfinite(budget) and budget > 0):
         raise InputError("budget", f"must be a positive number of seconds, got {budget}")
     if batch < 1 or patience < 1:

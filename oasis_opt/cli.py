@@ -190,12 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--scale", default=None, metavar="SIZES",
                    help="trace: slice sizes in jobs, comma-separated; 'research' = 1000,5000; "
                         "'whole' = the whole Philly trace (default 40: the quick set)")
-    e.add_argument("--time-limit", type=_positive("--time-limit"), default=None, metavar="S",
+    e.add_argument("--time-limit", type=_seconds("--time-limit"), default=None, metavar="S",
                    help="trace: the offline solve's time limit per slice (default 30 s for "
                         "40-job slices, 300 s at research scale)")
     e.add_argument("--method", choices=["auto", "compact", "colgen"], default=None,
                    help="trace: the offline solve's method (default auto)")
-    e.add_argument("--workers", type=_nonneg_int("--workers"), default=None,
+    e.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=None,
                    help="local worker processes (default: number of cores; 0 = in-process)")
     e.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
@@ -206,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a grid file (.json or .toml, \"format\": \"oasis-sweep/1\"; README) "
                         "or an experiment config {\"experiment\", \"seeds\", \"quick\", "
                         "\"out\"}")
-    w.add_argument("--workers", type=_nonneg_int("--workers"), default=None,
+    w.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=None,
                    help="local worker processes (default: number of cores)")
     w.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
@@ -307,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
     a.add_argument("--time-limit", type=_seconds("--time-limit"), default=10.0, metavar="S",
                    help="exact solve per candidate; an unproven one is skipped (default 10)")
-    a.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+    a.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=0,
                    help="local worker processes (default 0: in-process)")
     a.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
@@ -369,9 +369,10 @@ def _cell(x: Any) -> str:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from .generator import demand_ratio, generate
-    from .io import save_instance
+    from .io import check_output, save_instance
     if args.horizon == 0:
         raise InputError("--horizon", "must be at least 1, got 0")
+    check_output(args.output)
     inst = generate(args.preset, seed=args.seed, jobs=args.jobs, horizon=args.horizon,
                     name=args.name, max_share=args.max_share)
     save_instance(inst, args.output)
@@ -385,12 +386,26 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _in_file(path: str):
+    """Commands that read two files whose fields share names (``jobs[0].id``): an error
+    about a field names its file too (``sched.json: jobs[0].id: unknown job 'x'``)."""
+    try:
+        yield
+    except InputError as err:
+        if not err.place or err.place.startswith(path):
+            raise
+        raise InputError(f"{path}: {err.place}", err.message) from None
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from .io import load_instance, load_schedule
     from .validate import validate
-    inst = load_instance(args.instance)
-    sched = load_schedule(args.schedule)
-    rep = validate(inst, sched)
+    with _in_file(args.instance):
+        inst = load_instance(args.instance)
+    with _in_file(args.schedule):  # unknown jobs and servers are the schedule's
+        sched = load_schedule(args.schedule)
+        rep = validate(inst, sched)
 
     def human() -> None:
         for w in rep.warnings:
@@ -409,7 +424,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _pricing_options(p: argparse.ArgumentParser) -> None:
     """``--workers`` and ``--dask`` of ``solve`` and ``ratio``: where column generation prices
     its jobs at trace scale (docs/offline.md, "A certified bound at trace scale")."""
-    p.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+    p.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=0,
                    help="column generation at trace scale: price jobs on N local processes "
                         "(default 0: in-process; the same bound)")
     p.add_argument("--dask", metavar="ADDRESS", default=None,
@@ -418,11 +433,13 @@ def _pricing_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from .io import load_instance, save_schedule
+    from .io import check_output, load_instance, save_schedule
     from .offline import solve
     from .tasks import make_executor
     if not 0 <= args.mip_gap < 1:
         raise InputError("--mip-gap", f"must be in [0, 1), got {args.mip_gap}")
+    if args.output is not None:
+        check_output(args.output)  # before a solve of up to --time-limit seconds
     inst = load_instance(args.instance)
     floor = None if args.floor is None else \
         [n.strip() for n in args.floor.split(",") if n.strip()]
@@ -433,7 +450,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                               executor=ex, on_round=None if args.json else _round_progress())
     if report.status.value == "error":  # never exit 0 on a solver failure (SPEC §6)
         raise SolverError(f"the solver failed on {inst.name} without a usable result")
-    if args.output:
+    if args.output is not None:
         save_schedule(sched, args.output)
     data = {**report.to_dict(), "solver": args.solver}
 
@@ -489,12 +506,17 @@ def _json_value(text: str, place: str) -> Any:
         raise ValueError(f"{const} is not a number")
     try:
         value = json.loads(text, parse_constant=refuse)
-    except ValueError:
-        raise InputError(place, f"{text!r} is not a JSON value (quote a string: "
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply
+        raise InputError(place, f"{_clip(text)!r} is not a JSON value (quote a string: "
                                 f"KEY='\"text\"')") from None
     if not _finite(value):  # 1e400 parses to infinity
-        raise InputError(place, f"{text!r}: numbers must be finite")
+        raise InputError(place, f"{_clip(text)!r}: numbers must be finite")
     return value
+
+
+def _clip(text: str, most: int = 60) -> str:
+    """A hostile value shown in a one-line message: its start only."""
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _finite(value: Any) -> bool:
@@ -528,8 +550,10 @@ def _params(pairs: Sequence[str] | None, place: str = "--param") -> dict[str, An
 
 def cmd_run(args: argparse.Namespace) -> int:
     from . import algorithms
-    from .io import load_instance, save_schedule
+    from .io import check_output, load_instance, save_schedule
     algorithms.check(args.algorithm)
+    if args.output is not None:
+        check_output(args.output)
     params = _params(args.param)
     for flag, key, value in (("--u-scale", "u_scale", args.u_scale),
                              ("--l-scale", "l_scale", args.l_scale)):
@@ -544,7 +568,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     algorithms.check_params(args.algorithm, params, place="--param")
     inst = load_instance(args.instance)
     sched = algorithms.run(args.algorithm, inst, **params)
-    if args.output:
+    if args.output is not None:
         save_schedule(sched, args.output)
     data = {"algorithm": args.algorithm, "params": params, "total_utility": sched.total_utility,
             "completed": sched.completed, **sched.extras}
@@ -586,6 +610,8 @@ def cmd_ratio(args: argparse.Namespace) -> int:
     if args.plot:
         from .show import format_of
         format_of(args.plot, "--plot")  # refuse a bad suffix before the solve
+        from .io import check_output
+        check_output(args.plot, "--plot")
     inst = load_instance(args.instance)
     from .tasks import make_executor
     with make_executor(args.workers, args.dask) as ex:
@@ -608,8 +634,11 @@ def cmd_ratio(args: argparse.Namespace) -> int:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from .experiments import run_experiment
+    from .experiments import EXPERIMENTS, run_experiment
     from .tasks import make_executor
+    if args.name not in EXPERIMENTS:  # before a pool or a Dask cluster starts
+        raise InputError("name", f"unknown experiment {args.name!r}; choose from "
+                                 f"{', '.join(EXPERIMENTS)}")
     with make_executor(args.workers, args.dask) as ex:
         result = run_experiment(args.name, seeds=args.seeds, out=args.out, quick=args.quick,
                                 progress=not args.json, executor=ex,
@@ -631,11 +660,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .io import load_instance, load_schedule
+    from .io import check_output, load_instance, load_schedule
     from .show import format_of, show
+    from .validate import check_names
     format_of(args.output)  # a bad suffix is refused before anything is read
-    inst = load_instance(args.instance)
-    sched = load_schedule(args.schedule)
+    check_output(args.output)
+    with _in_file(args.instance):
+        inst = load_instance(args.instance)
+    with _in_file(args.schedule):
+        sched = load_schedule(args.schedule)
+        check_names(inst, sched)  # unknown jobs and servers are the schedule's
     data = show(inst, sched, args.output)
     if not data["feasible"]:  # drawn anyway: show is for looking, validate for judging
         print(f"warning: the schedule breaks {len(data['violations'])} rule(s) of the model "
@@ -648,8 +682,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from .export import export, format_of
-    from .io import load_instance
+    from .io import check_output, load_instance
     format_of(args.output)  # a bad suffix is refused before anything is read or built
+    check_output(args.output)
     inst = load_instance(args.instance)
     data = export(inst, args.output)
     _emit(args, data, lambda: print(
@@ -659,8 +694,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .io import save_instance
+    from .io import check_output, save_instance
     from .traces import Policy, import_trace
+    check_output(args.output)
     policy = Policy(jobs=args.jobs, start=args.start, slot_seconds=args.slot_seconds,
                     horizon=args.horizon, elastic=args.elastic, efficiency=args.efficiency,
                     utility=args.utility, slack=args.slack, urgency=args.urgency,
@@ -684,7 +720,7 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .adversary_search import SearchSpace, describe, search, trajectory_csv, trajectory_figure
-    from .io import instance_from_dict, save_instance, write_text_atomic
+    from .io import check_output, instance_from_dict, save_instance, write_text_atomic
     from .tasks import make_executor
     if args.family is not None:
         return cmd_adversary_family(args)
@@ -692,6 +728,10 @@ def cmd_adversary(args: argparse.Namespace) -> int:
         raise InputError("--algorithm", "required (or --family NAME)")
     if args.evaluations == 0:
         raise InputError("--evaluations", "must be at least 1, got 0")
+    out = check_output(args.output)
+    prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
+    for suffix in (".csv", ".png"):
+        check_output(f"{prefix}{suffix}", "--trajectory" if args.trajectory else None)
     space = SearchSpace(jobs=args.jobs, horizon=args.horizon,
                         worker_servers=args.worker_servers, ps_servers=args.ps_servers,
                         max_share=args.max_share)
@@ -701,8 +741,6 @@ def cmd_adversary(args: argparse.Namespace) -> int:
                      budget=args.budget, seed=args.seed, executor=ex, progress=not args.json,
                      time_limit=args.time_limit, params=_params(args.param),
                      certified=args.certified, seed_family=args.seed_family)
-    out = Path(args.output)
-    prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
     data = res.summary()
     if res.instance is not None:
         save_instance(instance_from_dict(res.instance), out)
@@ -762,7 +800,7 @@ def add_verify_parser(cmd: Callable[[str, str], argparse.ArgumentParser]) -> Non
     v.add_argument("--time-limit", type=_seconds("--time-limit"), default=60.0, metavar="S",
                    help="MILP seconds per instance where the exact DP does not apply; an "
                         "unproven one is counted as unsolved (default 60)")
-    v.add_argument("--workers", type=_nonneg_int("--workers"), default=0,
+    v.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=0,
                    help="local worker processes (default 0: in-process)")
     v.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="tcp://HOST:PORT of a Dask scheduler, or 'local' for a local cluster")
@@ -840,9 +878,8 @@ def add_family_arguments(a: argparse.ArgumentParser) -> None:
 
 
 def cmd_adversary_family(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
-    from .io import instance_from_dict, save_instance, write_text_atomic
+    from .io import ensure_folder, instance_from_dict, save_instance, write_text_atomic
     from .tightness import (
         DEFAULT_SHARES,
         DEFAULT_STEPS,
@@ -856,7 +893,7 @@ def cmd_adversary_family(args: argparse.Namespace) -> int:
     steps = DEFAULT_STEPS if args.steps is None else args.steps
     for s in shares:
         check(args.family, s, steps)  # every bad value refused before anything runs
-    out = Path(args.output)
+    out = ensure_folder(args.output, "-o")
     rows = [tightness(args.family, s, steps) for s in shares]
     write_text_atomic(out / "tightness.csv", rows_csv(rows))
     figure(rows, out / "tightness.png")

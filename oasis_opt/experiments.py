@@ -32,6 +32,8 @@ from .traces import experiment as _trace
 ONLINE = ("oasis", "oasis-adaptive", "fifo", "drf", "rrh", "tetris")
 #: Algorithms that take the price-bound scales u_scale, l_scale.
 SCALED = ("oasis", "oasis-adaptive")
+#: Seeds one experiment accepts: its tasks are listed before any runs.
+MAX_SEEDS = 100_000
 FACTORS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 
 
@@ -205,8 +207,9 @@ def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "re
     if name not in EXPERIMENTS:
         raise InputError("name", f"unknown experiment {name!r}; choose from "
                                  f"{', '.join(EXPERIMENTS)}")
-    if seeds is not None and seeds < 1:
-        raise InputError("seeds", f"must be at least 1, got {seeds}")
+    if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
+        # the task list is built up front: a huge count would fill memory before any runs
+        raise InputError("seeds", f"must be in 1 … {MAX_SEEDS}, got {seeds}")
     exp = EXPERIMENTS[name]
     out = Path(out)
     extra = {k: v for k, v in (("scale", scale), ("time_limit", time_limit),

@@ -26,9 +26,7 @@ Pyomo's writers put ``c_e_``, ``c_l_`` or ``c_u_`` before a row's name (an ``=``
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +135,7 @@ def export(instance: Instance, path: str | Path) -> dict[str, Any]:
     atomically: a temporary file in the same folder, then a rename. Returns counts."""
     from .formulations import compact_pyomo
     from .formulations.common import prepare
+    from .io import atomic_output
 
     fmt = format_of(path)
     path = Path(path)
@@ -148,24 +147,10 @@ def export(instance: Instance, path: str | Path) -> dict[str, Any]:
     check_allocation("INSTANCE", BYTES_PER_ENTRY * (columns + rows),
                      f"the compact MILP ({columns} variables, about {rows} rows)")
     m = compact_pyomo.build(instance, prep=prep)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # the writer guesses the format from the name too: one suffix, no other dots
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="_oasis_export_",
-                                   suffix=path.suffix.lower())
-        os.close(fd)
-    except OSError as exc:
-        raise InputError(str(path), f"cannot write: {exc.strerror or exc}") from None
-    try:
+    # the writer guesses the format from the name too: one suffix, no other dots
+    with atomic_output(path, prefix="_oasis_export_", suffix=path.suffix.lower()) as tmp:
         # the format comes from the suffix (a format string here makes Pyomo warn)
-        m.write(tmp, io_options={"labeler": Labeler(prep)})
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        m.write(str(tmp), io_options={"labeler": Labeler(prep)})
     from pyomo.environ import Constraint, Var
     n_vars = sum(1 for _ in m.component_data_objects(Var, active=True))
     n_rows = sum(1 for _ in m.component_data_objects(Constraint, active=True))

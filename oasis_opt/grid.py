@@ -43,7 +43,17 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import AlgorithmError, InputError
-from .io import Count, Flag, Name, Pos, PosInt, ensure_folder, read_json
+from .io import (
+    JSON_MEMORY_FACTOR,
+    Count,
+    Flag,
+    Name,
+    Pos,
+    PosInt,
+    ensure_folder,
+    read_input,
+    read_json,
+)
 from .tasks import ResultStore, make_executor, run_tasks
 
 GRID_FORMAT = "oasis-sweep/1"
@@ -250,11 +260,10 @@ def _read_grid(path: Path) -> Any:
         except ImportError:  # Python 3.10
             raise InputError(str(path), "TOML grids need Python 3.11 or later; write it as "
                                         "JSON") from None
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise InputError(str(path), f"cannot read sweep grid: {exc.strerror or exc}") \
-                from None
+        from .limits import human, max_memory
+        raw = read_input(path, "sweep grid", int(max_memory() // JSON_MEMORY_FACTOR),
+                         f"the most the memory limit {human(max_memory())} lets parse "
+                         "(raise it with --max-memory)")
         try:
             data = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -8,12 +8,15 @@ place, e.g. ``jobs[3].worker_demand: expected 3 values, got 2``. Writes are atom
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import math
 import os
 import re
+import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -248,9 +251,19 @@ def _first_error(err: ValidationError) -> InputError:
         msg = "unknown field"
     elif e["type"] == "too_short":
         msg = "empty list: give at least one value"
+    elif e["type"] == "union_tag_not_found":
+        msg = f"missing field 'kind'; expected one of {', '.join(sorted(_UTILITY_KINDS))}"
     elif e["type"] == "union_tag_invalid":
         msg = f"unknown utility kind; expected one of {', '.join(sorted(_UTILITY_KINDS))}"
+    elif e["type"] in _WRONG_TYPE:  # the words of every other message here
+        msg = f"expected {_WRONG_TYPE[e['type']]}, got {_kind(e.get('input'))}"
     return InputError(_place(e["loc"]), msg)
+
+
+#: pydantic's type errors of containers and strings, in the words of the number rules.
+_WRONG_TYPE = {"dict_type": "an object", "model_type": "an object", "list_type": "a list",
+               "string_type": "a string", "bool_type": "true or false",
+               "model_attributes_type": "an object"}
 
 
 #: Parsed JSON takes several times its text in memory (boxed numbers, dicts): a file is
@@ -271,23 +284,52 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
+    """The bytes of an input file, at most ``most`` of them (``why``: the limit's reason, for
+    the message). Not only regular files: a pipe (``<(…)``) has no size to check before, so
+    the read stops one byte past ``most``; opened without blocking, a named pipe no process
+    writes reads as empty instead of waiting forever. ``InputError`` naming the file."""
+    from .limits import human
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(str(path), f"cannot read {what}: it is a folder")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        total = 0
+        with os.fdopen(fd, "rb") as f:
+            # in pieces: read(n) allocates n bytes up front, and ``most`` may be huge
+            while chunk := f.read(1 << 20):
+                total += len(chunk)
+                if total > most:
+                    raise InputError(str(path), f"{what} larger than {human(most)}, {why}")
+                chunks.append(chunk)
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
+    return b"".join(chunks)
+
+
 def read_json(path: str | Path, what: str) -> Any:
     """Read a JSON file strictly: one ``InputError`` naming the file for an unreadable or
     oversized file, bad UTF-8, bad JSON, ``NaN``/``Infinity`` literals, duplicate keys, numbers
     with absurdly many digits, or nesting deeper than the parser can follow."""
-    from .limits import check_allocation, human
+    from .limits import check_allocation, human, max_memory
     path = Path(path)
     try:
         size = path.stat().st_size
-        if path.is_dir():
-            raise InputError(str(path), f"cannot read {what}: it is a folder")
-        check_allocation(str(path), size * JSON_MEMORY_FACTOR,
-                         f"reading this {what} file ({human(size)})")
-        raw = path.read_bytes()
     except OSError as exc:
         raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
+    check_allocation(str(path), size * JSON_MEMORY_FACTOR,
+                     f"reading this {what} file ({human(size)})")
+    raw = read_input(path, what, int(max_memory() // JSON_MEMORY_FACTOR),
+                     f"the most the memory limit {human(max_memory())} lets parse (raise "
+                     "it with --max-memory)")
+    if not raw.strip():
+        raise InputError(str(path), f"empty: no JSON {what} in it")
     try:
-        text = raw.decode("utf-8")
+        # a byte-order mark (Windows editors write one) is not part of the document
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(str(path), f"not UTF-8 text (byte {exc.start})") from None
     try:
@@ -298,7 +340,9 @@ def read_json(path: str | Path, what: str) -> Any:
     except RecursionError:
         raise InputError(str(path), "not valid JSON: nested too deeply") from None
     except ValueError as exc:  # NaN/Infinity, duplicate keys, integers of > 4300 digits
-        raise InputError(str(path), f"not valid JSON: {exc}") from None
+        digits = re.search(r"value has (\d+) digits", str(exc))
+        why = f"an integer of {digits.group(1)} digits" if digits else str(exc)
+        raise InputError(str(path), f"not valid JSON: {why}") from None
 
 
 # --- instances ---------------------------------------------------------------------------
@@ -308,7 +352,7 @@ def parse_model(schema: type[BaseModel], data: Any, fmt: str, what: str) -> Any:
     """``data`` checked against a strict schema after its format tag: one ``InputError``
     naming the place of the first problem (``what``: e.g. "an instance")."""
     if not isinstance(data, dict):
-        raise InputError("", f"{what} must be a JSON object")
+        raise InputError("", f"{what} must be a JSON object, got {_kind(data)}")
     if data.get("format") != fmt:
         raise InputError("format", f"expected {fmt!r}, got {data.get('format')!r}")
     try:
@@ -491,7 +535,19 @@ def _num(x: float) -> float | int:
 
 def load_instance(path: str | Path) -> Instance:
     """Read and check an instance file (SPEC §5); ``InputError`` naming the place if bad."""
-    return instance_from_dict(read_json(path, "instance"))
+    with _in_file(path):
+        return instance_from_dict(read_json(path, "instance"))
+
+
+@contextlib.contextmanager
+def _in_file(path: str | Path) -> Iterator[None]:
+    """An error about the whole document (no field to name: not an object) names the file."""
+    try:
+        yield
+    except InputError as err:
+        if err.place:
+            raise
+        raise InputError(str(path), err.message) from None
 
 
 def save_instance(inst: Instance, path: str | Path) -> None:
@@ -541,7 +597,8 @@ def schedule_to_dict(s: Schedule) -> dict[str, Any]:
 
 def load_schedule(path: str | Path) -> Schedule:
     """Read a schedule file (SPEC §5); check it against its instance with ``validate``."""
-    return schedule_from_dict(read_json(path, "schedule"))
+    with _in_file(path):
+        return schedule_from_dict(read_json(path, "schedule"))
 
 
 def save_schedule(s: Schedule, path: str | Path) -> None:
@@ -582,21 +639,80 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
     write_text_atomic(path, dumps(data) + "\n")
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
+def write_text_atomic(path: str | Path, text: str, place: str | None = None) -> None:
+    """``text`` to ``path`` through :func:`atomic_output`."""
+    with atomic_output(path, place) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def check_output(path: str | Path, place: str | None = None) -> Path:
+    """Refuse an output path that can never be written, before any work starts: an empty
+    name, a folder, a path under a file, or a folder where no file can be made (a temporary
+    file is made and removed in the nearest existing one). ``InputError(place or path, …)``;
+    the write itself (:func:`atomic_output`) still reports what only writing shows (a full
+    disk)."""
     path = Path(path)
+    if not path.name or path.name in (".", ".."):
+        raise InputError(place or str(path), f"{str(path)!r} names no file")
+    if path.is_dir():
+        raise _cannot_write(path, place, "it is a folder")
+    for parent in path.parents:  # the nearest existing ancestor must be a writable folder
+        if parent.exists():
+            if not parent.is_dir():
+                raise _cannot_write(path, place, f"{str(parent)!r} is a file, not a folder")
+            try:  # permissions alone do not tell (root, read-only mounts, /proc): try it
+                fd, probe = tempfile.mkstemp(dir=parent, prefix=".oasis-probe-")
+                os.close(fd)
+                os.unlink(probe)
+            except OSError as exc:
+                raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+            break
+    return path
+
+
+def _cannot_write(path: Path, place: str | None, why: str) -> InputError:
+    """The place is the option when given (``--plot``: then the message names the path)."""
+    if place is None:
+        return InputError(str(path), f"cannot write: {why}")
+    return InputError(place, f"cannot write {str(path)!r}: {why}")
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | Path, place: str | None = None, suffix: str = ".tmp",
+                  prefix: str | None = None) -> Iterator[Path]:
+    """The one way files are written: the block writes the temporary path it is given (in
+    ``path``'s folder, ``prefix`` + random + ``suffix``: writers that choose the format by the
+    name get a name without other dots);
+    when it ends without error the file is renamed onto ``path``, otherwise removed — an
+    output is whole or absent. A target that exists but is not a regular file (``/dev/null``,
+    a named pipe) is written in place instead: a rename would replace the device node.
+    Every ``OSError`` is ``InputError(place or path, "cannot write: …")``."""
+    path = check_output(path, place)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, name = tempfile.mkstemp(dir=path.parent, suffix=suffix,
+                                    prefix=f".{path.name}." if prefix is None else prefix)
+        os.close(fd)
     except OSError as exc:
-        raise InputError(str(path), f"cannot write: {exc.strerror or exc}") from None
+        raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        yield tmp
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        if path.exists() and not path.is_file():
+            # non-blocking open: a named pipe no process reads fails (ENXIO), never hangs
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            os.set_blocking(fd, True)
+            with tmp.open("rb") as src, os.fdopen(fd, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        else:
+            os.replace(tmp, path)
+    except OSError as exc:
+        why = "a named pipe that no process reads" if exc.errno == errno.ENXIO else \
+            exc.strerror or str(exc)
+        raise _cannot_write(path, place, why) from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 #: Where the repository's ``instances/`` live in an installed package (package data).
@@ -620,6 +736,8 @@ def ensure_folder(path: str | Path, place: str) -> Path:
     (a file is there, no permission): checked before work starts, not when the first result
     is written."""
     folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(place, f"cannot use {str(folder)!r} as a folder: it is a file")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

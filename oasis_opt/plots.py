@@ -31,16 +31,13 @@ def _p(row: dict[str, str]) -> dict[str, Any]:
 
 
 def save_figure(fig, path: str | Path, dpi: int = 120) -> None:
-    """Write a PNG atomically (a temporary file in the same folder, then rename) and close
-    the figure; nothing is left behind if drawing fails."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    """Write a PNG atomically (``io.atomic_output``: a temporary file in the same folder,
+    then rename) and close the figure; nothing is left behind if drawing fails."""
+    from .io import atomic_output
     try:
-        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
-        tmp.replace(path)
+        with atomic_output(path, suffix=".png") as tmp:
+            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
     finally:
-        tmp.unlink(missing_ok=True)
         _plt().close(fig)
 
 

@@ -23,8 +23,6 @@ that OASiS's bar must reach.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -56,24 +54,13 @@ def _plt():
 
 
 def save_figure(fig: Any, path: str | Path, place: str = "-o") -> None:
-    """Atomic: draw to a temporary file in the same folder, then rename."""
+    """Atomic (``io.atomic_output``): draw to a temporary file in the same folder, then
+    rename; the figure is closed either way."""
+    from .io import atomic_output
     fmt = format_of(path, place)
-    path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="_oasis_show_", suffix=path.suffix)
-    except OSError as exc:
-        raise InputError(str(path), f"cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format=fmt, dpi=130, bbox_inches="tight")
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        with atomic_output(path, suffix=Path(path).suffix) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=130, bbox_inches="tight")
     finally:
         _plt().close(fig)
 

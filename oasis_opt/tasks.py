@@ -67,12 +67,24 @@ class ResultStore:
         self.columns = tuple(columns)
         self.key = key
         self.rows: list[dict[str, str]] = []
+        from .io import check_output
+        # a results path that cannot be written (a folder there, a file for its folder) is
+        # refused before any task runs; the folder itself is made by the first append
+        check_output(self.path)
         if self.path.exists():
             self.rows = self._read()
         self.done = {self.key(r) for r in self.rows}
 
     def _read(self) -> list[dict[str, str]]:
-        text = self.path.read_text(encoding="utf-8")
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(str(self.path), f"cannot read the results file: "
+                                             f"{exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise InputError(str(self.path), f"not a results file: not UTF-8 text (byte "
+                                             f"{exc.start}); use another output folder") \
+                from None
         if text and not text.endswith("\n"):
             # A crash mid-append left a partial last line: drop it, keep the rest.
             text = text[: text.rfind("\n") + 1]
@@ -80,7 +92,7 @@ class ResultStore:
         reader = csv.DictReader(io.StringIO(text))
         if reader.fieldnames is not None and tuple(reader.fieldnames) != self.columns:
             raise InputError(str(self.path), "not a results file of this version of oasis-opt "
-                                             "(columns differ); use another --out")
+                                             "(columns differ); use another output folder")
         return list(reader)
 
     def _rewrite(self, text: str) -> None:
@@ -91,7 +103,6 @@ class ResultStore:
         new = [r for r in rows if self.key(r) not in self.done]
         if not new:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists() or self.path.stat().st_size == 0
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=self.columns, extrasaction="ignore",
@@ -100,10 +111,14 @@ class ResultStore:
             w.writeheader()
         for r in new:
             w.writerow({k: _fmt(r.get(k)) for k in self.columns})
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(buf.getvalue())  # one write per task: rows of a task land together
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(buf.getvalue())  # one write per task: rows of a task land together
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            raise InputError(str(self.path), f"cannot write: {exc.strerror or exc}") from None
         for r in new:
             s = {k: _fmt(r.get(k)) for k in self.columns}
             self.rows.append(s)
@@ -153,11 +168,12 @@ def make_executor(workers: int | None = None,
         client = Client(cluster)
     else:
         cluster = None
+        _probe_scheduler(dask)
         try:
-            client = Client(dask, timeout=5)
-        except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address
-            raise InputError("dask", f"cannot reach the Dask scheduler at {dask}: {exc}") \
-                from None
+            client = Client(dask, timeout=DASK_CONNECT_SECONDS)
+        except Exception as exc:  # the scheduler went away between the probe and here
+            raise InputError("dask", f"cannot reach the Dask scheduler at {dask}: "
+                                     f"{_first_line(exc)}") from None
     try:
         if table:
             client.register_plugin(_algorithms_plugin(table))
@@ -166,6 +182,42 @@ def make_executor(workers: int | None = None,
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+#: Seconds to connect to a Dask scheduler; the whole handshake gets twice as long.
+DASK_CONNECT_SECONDS = 5.0
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _probe_scheduler(address: str) -> None:
+    """Connect to ``address`` and complete Dask's handshake within a deadline before the
+    client does: ``Client`` itself waits forever on a server that accepts and never answers
+    (an HTTP server), and allocates whatever length a stranger's first bytes claim (a
+    ``MemoryError``). Anything but a handshake is ``InputError("dask", …)``."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def handshake() -> None:
+        comm = await asyncio.wait_for(connect(address, timeout=DASK_CONNECT_SECONDS),
+                                      2 * DASK_CONNECT_SECONDS)
+        await comm.close()
+
+    try:
+        asyncio.run(handshake())
+    except (asyncio.TimeoutError, TimeoutError):
+        raise InputError("dask", f"no Dask scheduler answered at {address} within "
+                                 f"{2 * DASK_CONNECT_SECONDS:g} s") from None
+    except MemoryError:  # a length read from a stranger's bytes
+        raise InputError("dask", f"the server at {address} does not speak Dask's "
+                                 "protocol") from None
+    except Exception as exc:  # unreachable, not an address, not Dask
+        raise InputError("dask", f"cannot reach the Dask scheduler at {address}: "
+                                 f"{_first_line(exc)}") from None
 
 
 def _algorithms_plugin(table: dict[str, Any]) -> Any:

@@ -62,6 +62,9 @@ def check(family: str, share: float, steps: int) -> int:
                                      f"{', '.join(FAMILIES)}")
     if not (math.isfinite(share) and 0 < share <= 1):
         raise InputError("share", f"must be in (0, 1], got {share}")
+    if share * MAX_JOBS < 1:  # 1/share can overflow: refuse before rounding it
+        raise InputError("share", f"{share:g} means more than {MAX_JOBS} jobs per block "
+                                  f"(at least {1 / MAX_JOBS:g})")
     C = max(1, round(1 / share))
     if steps < 2:
         raise InputError("steps", f"must be at least 2, got {steps}")

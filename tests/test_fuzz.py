@@ -369,6 +369,7 @@ def test_fuzzed_space(tmp_path_factory, data):
 OPTION_VALUES = st.sampled_from([
     "0", "1", "-1", "3", "1e309", "nan", "inf", "-inf", "1e-300", "abc", "", "10000000000",
     "99999999999999999999", "0.5", "4.0", "2G", "1K", "-5M",
+    "1e-320", "-0", "²", "٣", "research", "whole", "40,,40", "all",
 ])
 COMMAND_LINES = {
     "generate": (["generate", "--preset", "small", "-o", "{out}"],
@@ -385,6 +386,14 @@ COMMAND_LINES = {
     "import": (["import", "tiresias", "{trace}", "-o", "{out}"],
                ["--jobs", "--start", "--slot-seconds", "--horizon", "--servers", "--load",
                 "--elastic", "--efficiency", "--slack", "--urgency"]),
+    # the recent flags (issue: hostile audit of the whole command line)
+    "ratio": (["ratio", "{inst}", "--algorithms", "fifo", "--time-limit", "5"],
+              ["--time-limit", "--workers", "--max-memory"]),
+    "verify": (["verify", "{space}", "--algorithm", "fifo", "-o", "{out}"],
+               ["--max-instances", "--max-share", "--time-limit", "--workers"]),
+    "experiment": (["experiment", "trace", "--quick", "--seeds", "1", "--workers", "0",
+                    "--out", "{out}"],
+                   ["--scale", "--time-limit", "--seeds"]),
 }
 
 
@@ -395,11 +404,16 @@ def test_fuzzed_options(tmp_path_factory, command, data):
     argv, options = COMMAND_LINES[command]
     values = {"inst": ROOT / "instances" / "small-s0.json", "out": d / "out.json",
               "out_mps": d / "out.mps",
-              "trace": ROOT / "instances" / "traces" / "tiresias" / "60_job.csv"}
+              "trace": ROOT / "instances" / "traces" / "tiresias" / "60_job.csv",
+              "space": ROOT / "instances" / "spaces" / "tiny-2jobs.json"}
     args = [str(a).format(**values) for a in argv]
     for opt in data.draw(st.lists(st.sampled_from(options), min_size=1, max_size=3,
                                   unique=True)):
         args += [opt, data.draw(OPTION_VALUES)]
+    if command == "experiment":  # the last --seeds counts
+        seeds = args[max(i for i, a in enumerate(args) if a == "--seeds") + 1]
+        if seeds.isascii() and seeds.isdigit() and 2 < int(seeds) <= 100_000:
+            return  # a long, valid request
     if command == "adversary":
         if "--jobs" not in args:
             args += ["--jobs", "2"]

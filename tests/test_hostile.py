@@ -178,7 +178,7 @@ def test_schedule_with_an_astronomic_worker_count_is_malformed(tmp_path, capsys)
 
 @pytest.mark.parametrize("field,value,message", [
     ("slot", "3", "expected an integer, got a string"),
-    ("completed", 1, "valid boolean"),
+    ("completed", 1, "jobs[0].completed: expected true or false, got 1"),
     ("utility", "48.2", "expected a number, got a string"),
 ])
 def test_schedule_type_errors_are_malformed_not_violations(tmp_path, capsys, field, value,

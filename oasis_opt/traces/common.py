@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..io import CELL_BYTES, JOB_BYTES, SERVER_BYTES
+from ..io import CELL_BYTES, JOB_BYTES, MAX_AMOUNT, MIN_AMOUNT, SERVER_BYTES, read_input
 from ..limits import check_allocation, check_count
 from ..model import Instance, Job, ServerGroup
 from ..utility import Deadline, Linear, Sigmoid, Utility
@@ -195,17 +195,7 @@ class RowError(ValueError):
 
 def read_text(path: str | Path, what: str = "trace") -> str:
     """The file as text; a missing, huge, binary or non-UTF-8 file is one ``InputError``."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_TRACE_BYTES:
-            raise InputError(str(path), f"{what} is {size} bytes, more than the "
-                                        f"{MAX_TRACE_BYTES} an importer reads")
-        data = p.read_bytes()
-    except IsADirectoryError:
-        raise InputError(str(path), f"cannot read {what}: is a directory") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
+    data = read_input(path, what, MAX_TRACE_BYTES, "the most an importer reads")
     if b"\0" in data:
         raise InputError(str(path), f"not a text file (NUL byte at offset {data.index(0)})")
     try:
@@ -373,7 +363,11 @@ def find_near(path: str | Path, name: str, levels: int = 3) -> Path | None:
     return None
 
 
-def sha256(path: str | Path) -> str:
+def sha256(path: str | Path) -> str | None:
+    """The file's SHA-256; None for a pipe (``<(…)``), which the import has already read:
+    opening it again would hash nothing or wait for a writer."""
+    if not Path(path).is_file():
+        return None
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -500,7 +494,13 @@ def server_count(spec: ClusterSpec, gpus: float) -> int:
     gpu = spec.resources.index("gpu")
     limit = spec.max_nodes
     if spec.uniform:
-        h = max(1, math.ceil(gpus / spec.nodes[0][1][gpu] - 1e-9))
+        need = gpus / spec.nodes[0][1][gpu]
+        if not math.isfinite(need):  # a vanishing --load asks for unboundedly many
+            if limit is None:
+                raise InputError("load", f"asks for {need:g} servers; give --servers or a "
+                                         "larger --load")
+            return limit
+        h = max(1, math.ceil(need - 1e-9))
         return h if limit is None else min(h, limit)
     for h in range(1, (limit or len(spec.nodes)) + 1):
         if sum(g.capacity[gpu] for g in choose_servers(spec, h)) >= gpus - 1e-9:
@@ -528,6 +528,16 @@ class Imported:
                 "slot_seconds": self.slot_seconds, "worker_servers": len(inst.worker_names),
                 "unfinishable": self.unfinishable, "peak_gpus": self.peak_gpus,
                 "gpus": float(inst.worker_capacity[:, inst.resources.index("gpu")].sum())}
+
+
+def _check_amounts(place: str, values: Sequence[float], resources: Sequence[str],
+                   whose: str) -> None:
+    """Demands and capacities as an instance file allows them (0, or in [MIN_AMOUNT,
+    MAX_AMOUNT]: docs/model.md): an imported instance must load again."""
+    for r, x in zip(resources, values, strict=True):
+        if x != 0 and not MIN_AMOUNT <= x <= MAX_AMOUNT:
+            raise InputError(place, f"{whose} {r} {x:g} is outside what an instance holds "
+                                    f"(0, or {MIN_AMOUNT:g} to {MAX_AMOUNT:g})")
 
 
 def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob],
@@ -561,7 +571,9 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
                                           f"horizon {T}; raise --horizon or --slot-seconds, or "
                                           f"lower --jobs")
         work = j.duration * j.workers / S
-        check_count(f"{trace}:{j.line}", math.ceil(work), MAX_WORKLOAD,
+        # the float itself (ceil(w) <= L iff w <= L for an integer L): a vanishing
+        # --slot-seconds makes it infinite, which has no ceiling
+        check_count(f"{trace}:{j.line}", work, MAX_WORKLOAD,
                     "workload (worker-slots; raise --slot-seconds)")
         V = max(1, math.ceil(work - 1e-9))
         N = max_workers(j, policy)
@@ -575,6 +587,7 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
         # demand the horizon can hold: a job runs at most N workers from its arrival on
         total_gpu_work += min(V, N * (T - a)) * j.demand[gpu]
         biggest_gang = max(biggest_gang, j.workers * j.demand[gpu])
+        _check_amounts(f"{trace}:{j.line}", j.demand, spec.resources, "a worker's")
         built.append(Job(
             id=j.id, arrival=a, workload=V, max_workers=N, ps_ratio=float(N),
             worker_demand=np.array(j.demand, dtype=float),
@@ -591,6 +604,8 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
     check_allocation("--servers", H * SERVER_BYTES + T * H * len(spec.resources) * CELL_BYTES,
                      f"{H} servers × {T} slots × {len(spec.resources)} resources")
     servers = choose_servers(spec, H)
+    for g in servers:
+        _check_amounts(spec.source, g.capacity, spec.resources, f"node {g.name}'s")
     lines = [j.line for j in jobs]
     peak = peak_gpus(jobs, gpu)
     src = {"format": fmt, "file": trace, "file_name": os.path.basename(trace),

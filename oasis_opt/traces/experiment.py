@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..ratio import ratio
 from ..tasks import COLUMNS, Task
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +109,7 @@ def parse_scale(scale: str | int | Sequence[str | int] | None) -> tuple[int | st
             out += RESEARCH_SIZES
         elif text == "whole":
             out.append("whole")
-        elif text.isdigit() and int(text) >= 1:
+        elif re.fullmatch(r"[0-9]+", text) and int(text) >= 1:  # ASCII digits only
             out.append(int(text))
         else:
             raise InputError("scale", f"expected slice sizes (jobs), 'research' or 'whole', "
@@ -128,12 +131,13 @@ def tasks(seeds: int, quick: bool, *, scale: Any = None, time_limit: float | Non
         raise InputError("method", f"unknown method {method!r}; choose from "
                                    f"{', '.join(METHODS)}")
     solve = {} if method == "auto" else {"method": method}
+    sizes = parse_scale(scale)  # refused by name even where --quick does not use it
     if quick:
         return [Task("trace", k, {"trace": "tiresias", "jobs": 5, "horizon": 15, "load": load,
                                   "time_limit": time_limit or 5.0, **solve}, algos)
                 for k in range(seeds) for load in LOADS]
     out = []
-    for size in parse_scale(scale):
+    for size in sizes:
         if size == QUICK_JOBS:
             for t in TRACES:
                 if not resolve(t.path).exists():
@@ -154,6 +158,14 @@ def tasks(seeds: int, quick: bool, *, scale: Any = None, time_limit: float | Non
                                       "time_limit": time_limit or SCALE_TIME_LIMIT, **solve},
                          algos)
                     for k in range(min(seeds, fits))]
+    if not out:  # every size past what the traces here hold: nothing would run
+        held = [f"{t.label} {t.usable - t.start}" for t in SCALE_TRACES
+                if t.usable is not None and resolve(t.path).exists()]
+        sizes = ", ".join(str(x) for x in parse_scale(scale))
+        raise InputError("scale", f"no trace here holds a slice of {sizes} jobs (whole traces "
+                                  f"are read from $OASIS_TRACES or {shared_root()}: "
+                                  + (f"usable jobs {', '.join(held)})" if held else
+                                     "none found there)"))
     return out
 
 
@@ -227,10 +239,14 @@ def opt_interval(inst, *, time_limit: float, method: str = "auto") -> OptInterva
 
 
 def _over(x: float | None, u: float) -> float | None:
-    """``x / u`` (inf for a positive ``x`` over zero, 1 for 0/0; None when ``x`` is)."""
+    """``x / u`` as :func:`oasis_opt.ratio.ratio` computes OPT/ALG (zero within its relative
+    tolerance, inf for a positive ``x`` over zero), except 0/0: 1 here, where ``ratio`` says
+    None. In this CSV a slice on which OPT (or its bound) and ALG are both 0 is one the
+    algorithm matched, and its row must stay in the medians; ``x`` None (no bound): None."""
     if x is None:
         return None
-    return x / u if u > 1e-12 else (1.0 if x <= 1e-12 else math.inf)
+    q = ratio(x, u)
+    return 1.0 if q is None else q
 
 
 def execute(task: Task) -> list[dict[str, Any]]:
@@ -311,11 +327,9 @@ def _size(by_alg: dict[str, list[dict[str, str]]]) -> str:
 
 
 def _median(xs: list[float]) -> float | None:
-    xs = sorted(x for x in xs if not math.isnan(x))
-    if not xs:
-        return None
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+    """The median of the numbers that are not NaN; None when none are."""
+    kept = [x for x in xs if not math.isnan(x)]
+    return statistics.median(kept) if kept else None
 
 
 def _number(text: str) -> float | None:
@@ -411,7 +425,7 @@ def figure(rows, path: Path) -> None:
     axes[0][0].set_ylabel(f"OPT / ALG (median over slices, capped at {cap:g})")
     axes[0][0].set_ylim(0.9, None)
     handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="lower center", ncol=len(algos), frameon=False)
+    fig.legend(handles, names, loc="lower center", ncol=max(1, len(algos)), frameon=False)
     fig.suptitle("Public traces: OPT/ALG of each algorithm; a bar spans incumbent/ALG to "
                  "bound/ALG where the solve hit its time limit", fontsize=9)
     fig.tight_layout(rect=(0, 0.07, 1, 0.94))

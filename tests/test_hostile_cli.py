@@ -1,0 +1,424 @@
+"""The command line against hostile options, output paths and addresses (the defects found by
+``benchmarks/hostile_probe.py``): each class pinned by exit status, the message's place, and
+nothing written. Hostile files and numbers in files are ``test_hostile.py``'s."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from oasis_opt import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = ROOT / "instances" / "small-s0.json"
+TIRESIAS = ROOT / "instances" / "traces" / "tiresias" / "60_job.csv"
+SPACE = ROOT / "instances" / "spaces" / "tiny-2jobs.json"
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_error(err: str) -> str:
+    lines = [x for x in err.strip().splitlines() if "error" in x]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and "internal error" not in err, err
+    return lines[0]
+
+
+@pytest.fixture
+def fifo_schedule(tmp_path) -> Path:
+    path = tmp_path / "fifo.json"
+    assert cli.main(["run", str(SMALL), "-a", "fifo", "-o", str(path)]) == 0
+    return path
+
+
+# --- output paths: refused before the work, never an internal error ---------------------
+
+
+def _writers(tmp_path: Path, out: str, schedule: Path) -> list[list[str]]:
+    return [["run", SMALL, "-a", "fifo", "-o", out],
+            ["solve", SMALL, "-o", out],
+            ["generate", "--preset", "small", "-o", out],
+            ["import", "tiresias", TIRESIAS, "-o", out],
+            ["export", SMALL, "-o", out + ".lp"],
+            ["show", SMALL, schedule, "-o", out + ".png"],
+            ["adversary", "-a", "fifo", "--evaluations", "1", "-o", out]]
+
+
+@pytest.mark.parametrize("which", range(7))
+def test_an_output_that_is_a_folder_is_refused(tmp_path, capsys, fifo_schedule, which,
+                                                monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "taken"
+    for name in ("taken", "taken.lp", "taken.png"):
+        (tmp_path / name).mkdir()
+    argv = _writers(tmp_path, str(folder), fifo_schedule)[which]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, _, err = _run(capsys, *argv)
+    assert code == 2, err
+    assert "cannot write: it is a folder" in _one_error(err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no temporary left over
+
+
+@pytest.mark.parametrize("out,message", [(".", "'.' names no file"),
+                                         ("", "names no file"),
+                                         ("afile/x.json", "'afile' is a file, not a folder")])
+def test_an_output_that_names_no_file_is_refused(tmp_path, capsys, monkeypatch, out, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    for argv in (["run", SMALL, "-a", "fifo", "-o", out],
+                 ["adversary", "-a", "fifo", "--evaluations", "1", "-o", out]):
+        code, _, err = _run(capsys, *argv)
+        assert code == 2, err
+        assert message in _one_error(err)
+
+
+def test_ratio_plot_into_a_folder_is_refused_before_the_solve(tmp_path, capsys):
+    (tmp_path / "p.png").mkdir()
+    code, _, err = _run(capsys, "ratio", SMALL, "--algorithms", "fifo", "--plot",
+                        tmp_path / "p.png", "--json")
+    assert code == 2
+    assert "--plot: cannot write" in _one_error(err) and "it is a folder" in err
+
+
+def test_a_named_pipe_nobody_reads_is_refused_not_waited_on(tmp_path, capsys):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    code, _, err = _run(capsys, "run", SMALL, "-a", "fifo", "-o", pipe)
+    assert code == 2
+    assert "a named pipe that no process reads" in _one_error(err)
+    assert pipe.exists() and not pipe.is_file()  # still the pipe, not replaced by a file
+
+
+def test_a_named_pipe_with_a_reader_gets_the_file_in_place(tmp_path, capsys):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()))
+    reader.start()
+    try:
+        # the reader's open and ours meet; retry while the reader has not opened yet
+        for _ in range(200):
+            code, _, err = _run(capsys, "run", SMALL, "-a", "fifo", "-o", pipe, "--json")
+            if code == 0:
+                break
+            threading.Event().wait(0.05)
+    finally:
+        if not got and reader.is_alive():
+            with open(pipe, "wb"):
+                pass  # let the reader end
+        reader.join()
+    assert code == 0, err
+    assert json.loads(got[0])["format"] == "oasis-schedule/1"
+    assert not pipe.is_file()  # a rename would have replaced the pipe (or a device) by a file
+
+
+@pytest.mark.parametrize("argv", [
+    ["experiment", "ratio", "--quick", "--seeds", "1", "--workers", "0", "--out"],
+    ["verify", SPACE, "-a", "fifo", "-o"],
+])
+def test_a_results_folder_that_is_a_file_is_refused(tmp_path, capsys, argv):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    code, _, err = _run(capsys, *argv, afile)
+    assert code == 2, err
+    assert "'" + str(afile) + "' is a file, not a folder" in _one_error(err)
+    assert afile.read_text() == "x"
+
+
+def test_a_results_file_that_is_not_utf8_is_refused(tmp_path, capsys):
+    (tmp_path / "ratio.csv").write_bytes(b"\xff\xfe\n")
+    code, _, err = _run(capsys, "experiment", "ratio", "--quick", "--seeds", "1", "--workers",
+                        "0", "--out", tmp_path)
+    assert code == 2
+    assert "ratio.csv: not a results file: not UTF-8 text (byte 0)" in _one_error(err)
+
+
+def test_adversary_family_into_a_file_is_refused(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    code, _, err = _run(capsys, "adversary", "--family", "threshold", "-o",
+                        tmp_path / "afile")
+    assert code == 2
+    assert "-o: cannot use" in _one_error(err) and "it is a file" in err
+
+
+# --- numbers that pass a flag's check and overflow later ---------------------------------
+
+
+@pytest.mark.parametrize("argv,code,message", [
+    (["import", "tiresias", TIRESIAS, "--slot-seconds", "1e-320"], 2,
+     "workload (worker-slots; raise --slot-seconds) inf is too large"),
+    (["import", "tiresias", TIRESIAS, "--load", "1e-320"], 0, None),  # the trace's cluster
+    (["adversary", "--family", "threshold", "--share", "1e-320"], 2,
+     "--share: 9.99989e-321 means more than 5000 jobs per block"),
+    (["adversary", "-a", "fifo", "--evaluations", "10" + "0" * 29], 2,
+     "--evaluations: must be in 1 … 1000000"),
+    (["experiment", "ratio", "--seeds", "10" + "0" * 29, "--workers", "0"], 2,
+     "--seeds: must be in 1 … 100000"),
+    (["run", SMALL, "-a", "oasis", "--param", "u_scale=" + "[" * 5000], 2,
+     "--param u_scale: '[[[["),
+])
+def test_extreme_numbers_in_flags(tmp_path, capsys, argv, code, message):
+    out = tmp_path / "o" / "x.json"
+    argv = argv + (["-o", out] if argv[0] in ("import", "adversary") else
+                   ["--out", tmp_path / "e"] if argv[0] == "experiment" else [])
+    got, _, err = _run(capsys, *argv)
+    assert got == code, err
+    if message is not None:
+        line = _one_error(err)
+        assert message in line
+        assert len(line) < 300  # a hostile value is clipped, not echoed whole
+        assert not (tmp_path / "o").exists() and not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize("scale,message", [
+    ("²", "expected slice sizes (jobs), 'research' or 'whole', got '²'"),
+    ("٣", "got '٣'"),  # a digit to Python, not to us
+    ("40,,40", "got ''"),
+    ("10" + "0" * 29, "no trace here holds a slice of 1" + "0" * 30 + " jobs"),
+])
+def test_trace_scale_refused_by_name(tmp_path, capsys, scale, message):
+    code, _, err = _run(capsys, "experiment", "trace", "--scale", scale, "--seeds", "1",
+                        "--workers", "0", "--out", tmp_path / "e")
+    assert code == 2, err
+    line = _one_error(err)
+    assert "--scale: " in line and message in line
+    assert not (tmp_path / "e").exists()
+
+
+def test_research_scale_without_the_whole_traces_says_where_it_looked(tmp_path, capsys,
+                                                                     monkeypatch):
+    monkeypatch.setenv("OASIS_TRACES", str(tmp_path / "none"))
+    code, _, err = _run(capsys, "experiment", "trace", "--scale", "research", "--seeds", "1",
+                        "--workers", "0", "--out", tmp_path / "e")
+    assert code == 2
+    assert "no trace here holds a slice of 1000, 5000 jobs" in _one_error(err)
+    assert str(tmp_path / "none") in err and "none found there" in err
+
+
+# --- --dask: fail fast, one line ---------------------------------------------------------
+
+
+def _server(reply: bytes | None):
+    """A TCP server on loopback that accepts, then sends ``reply`` (None: says nothing)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    conns = []
+    stop = threading.Event()
+
+    def serve():
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                continue
+            conns.append(c)
+            if reply is not None:
+                c.sendall(reply)
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return srv, stop, conns, t
+
+
+@pytest.mark.parametrize("reply,message", [
+    (None, "no Dask scheduler answered at"),  # an HTTP server waits for a request line
+    # an HTTP server's answer read as a Dask frame: a length of exabytes
+    (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n",
+     "does not speak Dask's protocol"),
+])
+@pytest.mark.parametrize("command", [["ratio", SMALL, "--algorithms", "fifo"],
+                                     ["solve", SMALL]])
+def test_dask_address_of_a_stranger_fails_fast(capsys, monkeypatch, reply, message, command):
+    pytest.importorskip("distributed")
+    from oasis_opt import tasks
+    monkeypatch.setattr(tasks, "DASK_CONNECT_SECONDS", 0.5)
+    srv, stop, conns, t = _server(reply)
+    try:
+        address = f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+        code, _, err = _run(capsys, *command, "--dask", address, "--json")
+    finally:
+        stop.set()
+        t.join()
+        for c in conns:
+            c.close()
+        srv.close()
+    assert code == 2
+    line = _one_error(err)
+    assert line.startswith(f"oasis-opt {command[0]}: error: --dask: ") and message in line
+
+
+@pytest.mark.parametrize("address", ["nope", "tcp://", "tcp://[::1", "inproc://x"])
+def test_dask_address_that_is_not_one(capsys, address):
+    pytest.importorskip("distributed")
+    code, _, err = _run(capsys, "ratio", SMALL, "--algorithms", "fifo", "--dask", address)
+    assert code == 2
+    assert "--dask: cannot reach the Dask scheduler at" in _one_error(err)
+
+
+# --- messages name the file -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["validate", "show"])
+def test_an_unknown_job_names_the_schedule_file(tmp_path, capsys, fifo_schedule, command):
+    doc = json.loads(fifo_schedule.read_text())
+    doc["jobs"][0]["id"] = "nope"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    argv = [command, SMALL, bad] + (["-o", tmp_path / "p.png"] if command == "show" else [])
+    code, _, err = _run(capsys, *argv)
+    assert code == 2
+    assert f"{bad}: jobs[0].id: unknown job 'nope'" in _one_error(err)
+    assert not (tmp_path / "p.png").exists()
+
+
+@pytest.mark.parametrize("text,message", [
+    ("[]", "an instance must be a JSON object, got a list"),
+    ("null", "an instance must be a JSON object, got null"),
+])
+def test_a_document_that_is_not_an_object_names_the_file(tmp_path, capsys, text, message):
+    p = tmp_path / "inst.json"
+    p.write_text(text)
+    code, _, err = _run(capsys, "run", p, "-a", "fifo")
+    assert code == 2
+    assert f"{p}: {message}" in _one_error(err)
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path, capsys):
+    p = tmp_path / "bom.json"
+    p.write_bytes(b"\xef\xbb\xbf" + SMALL.read_bytes().replace(b"\n", b"\r\n"))
+    code, _, err = _run(capsys, "run", p, "-a", "fifo")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d: d["jobs"][0].update(utility={}), "jobs[0].utility: missing field 'kind'"),
+    (lambda d: d.update(jobs={}), "jobs: expected a list, got an object"),
+    (lambda d: d["worker_servers"].__setitem__(0, None),
+     "worker_servers[0]: expected an object, got null"),
+])
+def test_type_errors_in_plain_words(tmp_path, capsys, edit, message):
+    doc = json.loads(SMALL.read_text())
+    edit(doc)
+    p = tmp_path / "i.json"
+    p.write_text(json.dumps(doc))
+    code, _, err = _run(capsys, "run", p, "-a", "fifo")
+    assert code == 2
+    assert message in _one_error(err)
+
+
+def test_an_integer_of_thousands_of_digits(tmp_path, capsys):
+    p = tmp_path / "i.json"
+    p.write_text(SMALL.read_text().replace('"horizon": ', '"horizon": 1' + "0" * 5000
+                                           + ', "x": ', 1))
+    code, _, err = _run(capsys, "run", p, "-a", "fifo")
+    assert code == 2
+    assert "not valid JSON: an integer of 5001 digits" in _one_error(err)
+
+
+def test_trace_ratios_are_ratio_ratio_with_zero_over_zero_one():
+    """``traces.experiment`` uses ``ratio.ratio`` for OPT/ALG; only 0/0 differs (1, not
+    None: the algorithm matched OPT on that slice, docs/traces.md)."""
+    from oasis_opt.ratio import ratio
+    from oasis_opt.traces.experiment import _median, _over
+    for x, u in [(2.0, 1.0), (5.0, 0.0), (1e-9, 5.0), (3.0, 3.0)]:
+        assert _over(x, u) == ratio(x, u)
+    assert ratio(0.0, 0.0) is None and _over(0.0, 0.0) == 1.0
+    assert _over(None, 1.0) is None
+    assert _median([3.0, float("nan"), 1.0, 2.0]) == 2.0 and _median([]) is None
+    assert _median([1.0, 2.0]) == 1.5
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("argv", [
+    ["solve", SMALL, "-o", "/proc/oasis-out.json"],
+    ["experiment", "ratio", "--quick", "--seeds", "1", "--workers", "0", "--out",
+     "/proc/oasis-out"],
+    ["verify", SPACE, "-a", "fifo", "-o", "/proc/oasis-out"],
+    ["adversary", "-a", "fifo", "--evaluations", "1", "-o", "/proc/oasis-out.json"],
+])
+def test_a_folder_where_nothing_can_be_made_is_refused_before_the_work(capsys, argv):
+    """/proc exists and is a folder, yet no file can be made there (like a read-only mount,
+    whatever the permissions say to root): refused before the solve or the first task, so
+    the one line on stderr is the error, no progress before it."""
+    code, _, err = _run(capsys, *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and "cannot write" in _one_error(err), err
+
+
+# --- inputs that are not regular files ---------------------------------------------------
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["run", "{pipe}", "-a", "fifo"], "{pipe}: empty: no JSON instance in it"),
+    (["validate", SMALL, "{pipe}"], "{pipe}: empty: no JSON schedule in it"),
+    (["import", "tiresias", "{pipe}", "-o", "{out}"], "{pipe}: empty trace"),
+    (["sweep", "{pipe}"], "{pipe}: empty: no JSON sweep grid in it"),
+    (["verify", "{pipe}", "-a", "fifo", "-o", "{out}"], "{pipe}: empty: no JSON space in it"),
+])
+def test_a_named_pipe_nobody_writes_reads_as_empty_not_forever(tmp_path, capsys, argv,
+                                                                 message):
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    fill = {"pipe": pipe, "out": tmp_path / "out"}
+    code, _, err = _run(capsys, *[str(a).format(**fill) for a in argv])
+    assert code == 2
+    assert message.format(**fill) in _one_error(err)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_endless_input_stops_at_the_limit(capsys):
+    code, _, err = _run(capsys, "run", "/dev/zero", "-a", "fifo", "--max-memory", "64M")
+    assert code == 2
+    assert ("/dev/zero: instance larger than 4 MiB, the most the memory limit 64 MiB lets "
+            "parse") in _one_error(err)
+
+
+def test_an_instance_through_a_pipe_is_read(capsys):
+    r, w = os.pipe()
+    data = SMALL.read_bytes()
+    writer = threading.Thread(target=lambda: (os.write(w, data), os.close(w)))
+    writer.start()
+    try:
+        code, _, err = _run(capsys, "run", f"/dev/fd/{r}", "-a", "fifo")
+    finally:
+        writer.join()
+        os.close(r)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("pod_memory,node_memory,message", [
+    ("99999999999999999999", "262144", "t.csv:2: a worker's mem_gib 9.76562e+16 is outside"),
+    ("16384", "9" * 22, "node n0's mem_gib 9.76562e+18 is outside"),
+])
+def test_an_import_never_writes_an_instance_that_does_not_load(tmp_path, capsys, pod_memory,
+                                                                node_memory, message):
+    """Found by the trace property test: a pod asking for 1e17 GiB imported, and the instance
+    written was one ``load_instance`` refuses (demands above 1e15)."""
+    (tmp_path / "openb_node_list_gpu_node.csv").write_text(
+        f"sn,cpu_milli,memory_mib,gpu,model\nn0,64000,{node_memory},2,P100\n")
+    (tmp_path / "t.csv").write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+        f"deletion_time,scheduled_time\np0,12000,{pod_memory},1,460,,LS,Succeeded,0,1200,100\n")
+    code, _, err = _run(capsys, "import", "alibaba", tmp_path / "t.csv", "-o",
+                        tmp_path / "i.json")
+    assert code == 2
+    assert message in _one_error(err) and "(0, or 1e-09 to 1e+15)" in err
+    assert not (tmp_path / "i.json").exists()
+
+
+def test_a_huge_memory_limit_reads_files_as_usual(capsys):
+    """``--max-memory 99999999999999999999T`` is a (silly) valid limit: reading a file in
+    pieces never asks for a buffer of the limit's size (it was an internal error)."""
+    code, _, err = _run(capsys, "run", SMALL, "-a", "fifo", "--max-memory",
+                        "99999999999999999999T")
+    assert code == 0, err
