@@ -215,26 +215,32 @@ class _Master:
         #: per-server masters re-solve by interior point (solve_lp); aggregated ones are small
         self.interior = not aggregate
 
+    def usage(self, job: int, workers: SlotCounts, ps: SlotCounts
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Job ``job``'s use of capacity under these counts, sparse over the full cell
+        numbering (t, s, r) of both pools (``row_of``'s): the cells and the amounts."""
+        inst, R = self.inst, len(self.inst.resources)
+        idx, val = [], []
+        for counts, demand, base, S in ((workers, inst.worker_demand[job], 0, self.H),
+                                        (ps, inst.ps_demand[job], self.n_w, self.K)):
+            r = np.flatnonzero(demand > 0)
+            rows = base + ((counts.slot[:, None] * S + counts.server[:, None]) * R + r[None, :])
+            idx.append(rows.ravel())
+            val.append((counts.count[:, None] * demand[None, r]).ravel())
+        return np.concatenate(idx), np.concatenate(val)
+
     def add(self, col: Column) -> int:
         """Add a column (once); returns its index."""
         key = col.key()
         if key in self.seen:
             return self.seen[key]
         self.seen[key] = len(self.columns)
-        inst, R = self.inst, len(self.inst.resources)
-        a, b = inst.worker_demand[col.job], inst.ps_demand[col.job]
-        idx, val = [], []
-        for counts, demand, base, S in ((col.workers, a, 0, self.H),
-                                        (col.ps, b, self.n_w, self.K)):
-            r = np.flatnonzero(demand > 0)
-            rows = base + ((counts.slot[:, None] * S + counts.server[:, None]) * R + r[None, :])
-            idx.append(rows.ravel())
-            val.append((counts.count[:, None] * demand[None, r]).ravel())
-        full = self.row_of[np.concatenate(idx)]
+        cells, val = self.usage(col.job, col.workers, col.ps)
+        full = self.row_of[cells]
         keep = full >= 0
         # Servers of one group share a row when aggregated: sum their coefficients.
         rows, inv = np.unique(full[keep], return_inverse=True)
-        v = np.bincount(inv.ravel(), weights=np.concatenate(val)[keep], minlength=len(rows))
+        v = np.bincount(inv.ravel(), weights=val[keep], minlength=len(rows))
         i = np.append(rows, self.n_kept + col.job).astype(np.int32)
         v = np.append(v, 1.0)
         # No upper bound of 1 on x: Σ_l x_il ≤ 1 holds it, so that μ_i carries the dual.
@@ -375,11 +381,7 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
         for i, b in enumerate(found):
             if not (math.isfinite(b.payoff) and b.payoff > 0):
                 continue
-            for counts, demand, base, S in ((b.worker_counts, inst.worker_demand[i], 0, H),
-                                            (b.ps_counts, inst.ps_demand[i], n_w, K)):
-                r = np.flatnonzero(demand > 0)
-                idx = base + (counts.slot[:, None] * S + counts.server[:, None]) * R + r
-                np.add.at(used, idx.ravel(), (counts.count[:, None] * demand[r]).ravel())
+            np.add.at(used, *master.usage(i, b.worker_counts, b.ps_counts))
         return master.row_capacity - np.bincount(rows_of, weights=used[kept],
                                                  minlength=master.n_kept)
 
