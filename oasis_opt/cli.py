@@ -386,24 +386,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-@contextlib.contextmanager
-def _in_file(path: str):
-    """Commands that read two files whose fields share names (``jobs[0].id``): an error
-    about a field names its file too (``sched.json: jobs[0].id: unknown job 'x'``)."""
-    try:
-        yield
-    except InputError as err:
-        if not err.place or err.place.startswith(path):
-            raise
-        raise InputError(f"{path}: {err.place}", err.message) from None
-
-
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .io import load_instance, load_schedule
+    from .io import in_file, load_instance, load_schedule
     from .validate import validate
-    with _in_file(args.instance):
+    with in_file(args.instance, fields=True):
         inst = load_instance(args.instance)
-    with _in_file(args.schedule):  # unknown jobs and servers are the schedule's
+    with in_file(args.schedule, fields=True):  # unknown jobs and servers are the schedule's
         sched = load_schedule(args.schedule)
         rep = validate(inst, sched)
 
@@ -660,14 +648,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .io import check_output, load_instance, load_schedule
+    from .io import check_output, in_file, load_instance, load_schedule
     from .show import format_of, show
     from .validate import check_names
     format_of(args.output)  # a bad suffix is refused before anything is read
     check_output(args.output)
-    with _in_file(args.instance):
+    with in_file(args.instance, fields=True):
         inst = load_instance(args.instance)
-    with _in_file(args.schedule):
+    with in_file(args.schedule, fields=True):
         sched = load_schedule(args.schedule)
         check_names(inst, sched)  # unknown jobs and servers are the schedule's
     data = show(inst, sched, args.output)

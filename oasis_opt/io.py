@@ -535,19 +535,23 @@ def _num(x: float) -> float | int:
 
 def load_instance(path: str | Path) -> Instance:
     """Read and check an instance file (SPEC §5); ``InputError`` naming the place if bad."""
-    with _in_file(path):
+    with in_file(path):
         return instance_from_dict(read_json(path, "instance"))
 
 
 @contextlib.contextmanager
-def _in_file(path: str | Path) -> Iterator[None]:
-    """An error about the whole document (no field to name: not an object) names the file."""
+def in_file(path: str | Path, fields: bool = False) -> Iterator[None]:
+    """Errors of the block name the file ``path``: one about the whole document (no field to
+    name: not an object) by the file alone; with ``fields``, one about a field too
+    (``sched.json: jobs[0].id``: for commands that read two files whose fields share names)."""
     try:
         yield
     except InputError as err:
-        if err.place:
+        if not err.place:
+            raise InputError(str(path), err.message) from None
+        if not fields or err.place.startswith(str(path)):
             raise
-        raise InputError(str(path), err.message) from None
+        raise InputError(f"{path}: {err.place}", err.message) from None
 
 
 def save_instance(inst: Instance, path: str | Path) -> None:
@@ -597,7 +601,7 @@ def schedule_to_dict(s: Schedule) -> dict[str, Any]:
 
 def load_schedule(path: str | Path) -> Schedule:
     """Read a schedule file (SPEC §5); check it against its instance with ``validate``."""
-    with _in_file(path):
+    with in_file(path):
         return schedule_from_dict(read_json(path, "schedule"))
 
 
