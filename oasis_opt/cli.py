@@ -429,8 +429,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.output is not None:
         check_output(args.output)  # before a solve of up to --time-limit seconds
     inst = load_instance(args.instance)
-    floor = None if args.floor is None else \
-        [n.strip() for n in args.floor.split(",") if n.strip()]
+    floor = None if args.floor is None else _names(args.floor, "--floor", empty_ok=True)
     with make_executor(args.workers, args.dask) as ex:
         sched, report = solve(inst, modeler=args.modeler, time_limit=args.time_limit,
                               mip_gap=args.mip_gap, method=args.method, solver=args.solver,
@@ -526,6 +525,27 @@ def _key_value(text: str, place: str) -> tuple[str, Any]:
     return key, _json_value(value, f"{place} {key}")
 
 
+def _names(text: str, place: str, *, empty_ok: bool) -> list[str]:
+    """A comma-separated list of algorithm names (``--algorithms``, ``--floor``), each resolved
+    now, repeats dropped in order. An empty item (``fifo,,drf``) is refused by the option's
+    name; so is an empty list unless ``empty_ok`` (``--floor ''``: no floor)."""
+    from . import algorithms
+    items = [n.strip() for n in text.split(",")]
+    if items == [""]:
+        if empty_ok:
+            return []
+        raise InputError(place, "names no algorithm (leave the option out for all of them)")
+    if "" in items:
+        raise InputError(place, f"an empty name in {text!r}")
+    names = list(dict.fromkeys(items))
+    for n in names:
+        try:
+            algorithms.check(n)
+        except InputError as err:
+            raise InputError(place, err.message) from None
+    return names
+
+
 def _params(pairs: Sequence[str] | None, place: str = "--param") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for text in pairs or ():
@@ -590,10 +610,8 @@ def cmd_ratio(args: argparse.Namespace) -> int:
     from . import algorithms
     from .io import load_instance
     from .ratio import compare
-    names = [n.strip() for n in args.algorithms.split(",")] if args.algorithms \
-        else algorithms.names()
-    for n in names:
-        algorithms.check(n)
+    names = algorithms.names() if args.algorithms is None else \
+        _names(args.algorithms, "--algorithms", empty_ok=False)
     table = _algorithm_params(names, args.param)
     if args.plot:
         from .show import format_of

@@ -422,3 +422,29 @@ def test_a_huge_memory_limit_reads_files_as_usual(capsys):
     code, _, err = _run(capsys, "run", SMALL, "-a", "fifo", "--max-memory",
                         "99999999999999999999T")
     assert code == 0, err
+
+
+# --- lists of algorithm names: one parser for --algorithms and --floor ------------------
+
+
+@pytest.mark.parametrize(("argv", "place", "words"), [
+    (["ratio", SMALL, "--algorithms", ""], "--algorithms", "names no algorithm"),
+    (["ratio", SMALL, "--algorithms", "fifo,,drf"], "--algorithms", "an empty name"),
+    (["ratio", SMALL, "--algorithms", "fifo,nope"], "--algorithms", "unknown algorithm 'nope'"),
+    (["solve", SMALL, "--time-limit", "5", "--floor", "fifo,"], "--floor", "an empty name"),
+])
+def test_a_bad_list_of_algorithms_is_refused_by_its_option(capsys, argv, place, words):
+    code, out, err = _run(capsys, *argv)
+    line = _one_error(err)
+    assert code == 2 and out == "" and f"{place}: " in line and words in line
+
+
+def test_a_repeated_algorithm_is_compared_once(capfd):
+    # --json writes on the real stdout (file descriptor 1): capfd, not capsys
+    code, out, _ = _run(capfd, "ratio", SMALL, "--algorithms", "fifo,fifo", "--json")
+    assert code == 0 and [r["algorithm"] for r in json.loads(out)["rows"]] == ["fifo"]
+
+
+def test_an_empty_floor_is_no_floor(capfd):
+    code, out, _ = _run(capfd, "solve", SMALL, "--time-limit", "20", "--floor", "", "--json")
+    assert code == 0 and json.loads(out)["floor_runs"] == {}
