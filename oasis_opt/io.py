@@ -674,6 +674,22 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
     return path
 
 
+def append_text(path: str | Path, text: str, place: str | None = None) -> None:
+    """Append ``text`` to ``path`` (made with its folders when absent) in one write, flushed
+    to disk before returning: the append-only results files, whose rows of one task land
+    together or not at all. Every ``OSError`` is ``InputError(place or path, "cannot
+    write: …")``, as :func:`atomic_output` says it."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+
+
 def _cannot_write(path: Path, place: str | None, why: str) -> InputError:
     """The place is the option when given (``--plot``: then the message names the path)."""
     if place is None:

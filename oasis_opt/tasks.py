@@ -111,14 +111,8 @@ class ResultStore:
             w.writeheader()
         for r in new:
             w.writerow({k: _fmt(r.get(k)) for k in self.columns})
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(buf.getvalue())  # one write per task: rows of a task land together
-                f.flush()
-                os.fsync(f.fileno())
-        except OSError as exc:
-            raise InputError(str(self.path), f"cannot write: {exc.strerror or exc}") from None
+        from .io import append_text
+        append_text(self.path, buf.getvalue())  # one write per task: its rows land together
         for r in new:
             s = {k: _fmt(r.get(k)) for k in self.columns}
             self.rows.append(s)
