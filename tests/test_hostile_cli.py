@@ -1,5 +1,5 @@
 """The command line against hostile options, output paths and addresses (the defects found by
-``benchmarks/hostile_probe.py``): each class pinned by exit status, the message's place, and
+``tools/hostile_probe.py``): each class pinned by exit status, the message's place, and
 nothing written. Hostile files and numbers in files are ``test_hostile.py``'s."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Adversarial probe of the whole command line: hostile files, flag values and output paths.
 
-Run ``python benchmarks/hostile_probe.py [FILTER]``: every case runs ``oasis-opt`` as a
+Run ``python tools/hostile_probe.py [FILTER]``: every case runs ``oasis-opt`` as a
 subprocess with a timeout and is judged by the quality bar (docs/model.md "Strict numbers"):
 bad input exits 2 with one line naming the place, no traceback, nothing half-written; nothing
 hangs. It prints the cases that break it (and, with ``-v``, every case). Not a test: the
