@@ -294,6 +294,35 @@ def test_unit_pricer_is_best_schedule_for_unit_jobs(seed: int) -> None:
                        for f in ("slot", "server", "count"))
 
 
+def _same_answer(got, want) -> None:
+    assert (got.payoff, got.cost, got.t_hat, got.utility) == \
+        (want.payoff, want.cost, want.t_hat, want.utility)
+    for g, w in ((got.worker_counts, want.worker_counts), (got.ps_counts, want.ps_counts)):
+        assert all(np.array_equal(getattr(g, f), getattr(w, f))
+                   for f in ("slot", "server", "count"))
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_unit_pricer_with_free_capacity_per_slot_and_labels(seed: int) -> None:
+    """OASiS's use of ``UnitPricer``: free capacity per slot, (T, H, R), and its slot labels
+    (an alike tail and an alike pair): ``best_schedule``'s answer with the same labels, byte
+    for byte, for a unit job arriving in every slot; labels or not, the same answer."""
+    job, wp, pp, wf, pf, classes = _with_alike_slots(seed)
+    T = wp.shape[0]
+    rng = np.random.default_rng(2000 + seed)
+    util = np.sort(rng.choice([5.0, 10.0, 30.0], size=T))[::-1].copy()
+    if seed % 4 == 1:
+        wf[classes == classes[0]] = 0.0  # nothing fits in the first slot nor its copies
+    labelled = UnitPricer(wp, pp, wf, pf, classes)
+    plain = UnitPricer(wp, pp, wf, pf)
+    for a in range(T):
+        unit = JobSpec(a, 1, job.max_workers, job.ps_ratio, job.worker_demand, job.ps_demand,
+                       util[:T - a])
+        want = best_schedule(unit, wp, pp, wf, pf, classes)
+        _same_answer(labelled.best(unit), want)
+        _same_answer(plain.best(unit), best_schedule(unit, wp, pp, wf, pf))
+
+
 @pytest.mark.parametrize("seed", range(250))
 def test_convex_pricing_equals_brute_force(seed: int) -> None:
     """``best_schedule(convex=True)`` (column generation's pricing): the brute-force optimum

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..model import Instance, Schedule, SlotCounts
 from . import prices as pr
-from .subroutine import TIE_TOL, JobSpec, best_schedule, payoff_upper_bound
+from .subroutine import TIE_TOL, JobSpec, UnitPricer, best_schedule, payoff_upper_bound
 
 #: A job is admitted when its best payoff exceeds this (SPEC §3 step 3).
 ADMIT_TOL = 1e-9
@@ -82,6 +82,10 @@ def run(
     P = 0.0
     D = D0
     bound_updates = 0
+    # Jobs of workload 1 (three quarters of the Philly trace) share one UnitPricer's tables
+    # between two changes of the prices (an admission, new bounds): the same answer as
+    # best_schedule, without rebuilding the per-slot tables at every decision.
+    unit: UnitPricer | None = None
     for i in map(int, order):
         job = instance.jobs[i]
         spec = JobSpec.from_instance(instance, i)
@@ -94,14 +98,22 @@ def run(
             pstate.rebound(b.U_ps, b.L_ps)
             price_cost = wstate.dual_cost() + pstate.dual_cost()
             bound_updates += 1
-        best = best_schedule(spec, wstate.price, pstate.price, wstate.free, pstate.free,
-                             pr.slot_classes(wstate, pstate))
+            unit = None
+        if spec.workload == 1:
+            if unit is None:
+                unit = UnitPricer(wstate.price, pstate.price, wstate.free, pstate.free,
+                                  pr.slot_classes(wstate, pstate))
+            best = unit.best(spec)
+        else:
+            best = best_schedule(spec, wstate.price, pstate.price, wstate.free, pstate.free,
+                                 pr.slot_classes(wstate, pstate))
         dP = 0.0
         admitted = best.payoff > ADMIT_TOL
         if admitted:
             workers[i], pss[i] = best.worker_counts, best.ps_counts
             wstate.add_counts(best.worker_counts, spec.worker_demand)
             pstate.add_counts(best.ps_counts, spec.ps_demand)
+            unit = None
             u_sum += best.payoff
             dP = _earned(spec, best.worker_counts)
             P += dP
@@ -122,8 +134,10 @@ def run(
     if certificate:
         start = time.perf_counter()
         classes = pr.slot_classes(wstate, pstate)
+        unit = UnitPricer(wstate.price, pstate.price, instance.worker_capacity,
+                          instance.ps_capacity, classes)
         D_cert = price_cost + sum(_certified_payoff(instance, i, wstate.price, pstate.price,
-                                                    classes)
+                                                    classes, unit)
                                   for i in range(instance.num_jobs))
         cert_s = time.perf_counter() - start
 
@@ -152,10 +166,15 @@ def run(
 
 
 def _certified_payoff(instance: Instance, i: int, worker_price: np.ndarray,
-                      ps_price: np.ndarray, classes: np.ndarray | None = None) -> float:
+                      ps_price: np.ndarray, classes: np.ndarray | None = None,
+                      unit: UnitPricer | None = None) -> float:
     """``u*_i = max(0, best payoff at these prices against the full capacities)``; the exact
-    subroutine runs only when a cheap upper bound leaves room for a positive payoff."""
+    subroutine runs only when a cheap upper bound leaves room for a positive payoff. ``unit``:
+    a ``UnitPricer`` at the same prices, capacities and labels, for jobs of workload 1 (the
+    same payoff; cheaper than the bound)."""
     spec = JobSpec.from_instance(instance, i)
+    if unit is not None and spec.workload == 1:
+        return max(0.0, unit.best(spec).payoff)
     args = (spec, worker_price, ps_price, instance.worker_capacity, instance.ps_capacity)
     if payoff_upper_bound(*args, classes) <= 0.0:
         return 0.0

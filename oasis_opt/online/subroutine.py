@@ -614,9 +614,8 @@ def payoff_upper_bound(
 
 
 class UnitPricer:
-    """``best_schedule`` for jobs of workload V = 1 at one set of prices against capacities
-    that are the same in every slot (column generation's pricing): the same answer, byte for
-    byte, at a fraction of the cost.
+    """``best_schedule`` for jobs of workload V = 1 at one set of prices and free capacities:
+    the same answer, byte for byte, at a fraction of the cost.
 
     With V = 1 the DP of step 2 is ``best_t[1] = min_{t' ≤ t} cost_{t'}(1)``, where
     ``cost_t(1) = Wcost_t(1) + Pcost_t(ceil(1/γ))`` depends on the job only through its demand
@@ -624,33 +623,46 @@ class UnitPricer:
     slot, the same tie order as ``best_schedule``'s) are built once per demand class and
     shared by all unit jobs of the class; a job then costs its utility row, a running minimum,
     an argmax and the backtracking of step 4 in closed form (the work moves back from t̂ while
-    the previous slot's ``best[1]`` is within tolerance of the current target). On the first
-    5 000 Philly jobs three quarters have V = 1: pricing them one by one was about half of a
-    pricing round."""
+    the previous slot's ``best[1]`` is within tolerance of the current target).
+
+    Two users: column generation's pricing (one pricer per round, full capacities: free
+    (H, R) and (K, R); on the first 5 000 Philly jobs three quarters have V = 1), and OASiS
+    (one pricer per state of its prices: free (T, H, R) and (T, K, R), ``classes`` its slot
+    labels as in ``best_schedule``, the tables built once per label; between two admissions
+    every unit job's decision shares them)."""
 
     def __init__(self, worker_price: np.ndarray, ps_price: np.ndarray,
-                 worker_free: np.ndarray, ps_free: np.ndarray) -> None:
-        if worker_free.ndim != 2 or ps_free.ndim != 2:
-            raise ValueError("UnitPricer needs the same free capacity in every slot")
+                 worker_free: np.ndarray, ps_free: np.ndarray,
+                 classes: np.ndarray | None = None) -> None:
+        if worker_free.ndim != ps_free.ndim:
+            raise ValueError("UnitPricer needs both pools' free capacity per slot, or neither")
         self.wp, self.pp, self.wf, self.pf = worker_price, ps_price, worker_free, ps_free
+        # one representative slot per label and every slot's row (None: a row per slot)
+        self.reps, self.inv = (None, None) if classes is None else \
+            _first_and_inverse(np.asarray(classes))
         self.tables: dict[tuple[bytes, bytes, int], tuple[np.ndarray, _Greedy, _Greedy]] = {}
 
     def _class(self, job: JobSpec, z: int) -> tuple[np.ndarray, _Greedy, _Greedy]:
         key = (job.worker_demand.tobytes(), job.ps_demand.tobytes(), z)
         if key not in self.tables:
-            T = self.wp.shape[0]
             if min(np.minimum.reduce(self.wp, axis=None, initial=0.0),
                    np.minimum.reduce(self.pp, axis=None, initial=0.0)) < -TIE_TOL:
                 raise ValueError("prices must be non-negative")
-            fw = fit_counts(self.wf, job.worker_demand, 1, 0, T)
-            fp = fit_counts(self.pf, job.ps_demand, z, 0, T)
-            gw = _greedy(np.maximum(self.wp @ job.worker_demand, 0.0), fw, 1)
-            gp = _greedy(np.maximum(self.pp @ job.ps_demand, 0.0), fp, z)
-            self.tables[key] = (gw.table[:, 1] + gp.table[:, z], gw, gp)
+            rows = slice(None) if self.reps is None else self.reps
+            wp, pp = self.wp[rows], self.pp[rows]
+            n = wp.shape[0]
+            wf = self.wf[rows] if self.wf.ndim == 3 else self.wf
+            pf = self.pf[rows] if self.pf.ndim == 3 else self.pf
+            gw = _greedy(np.maximum(wp @ job.worker_demand, 0.0),
+                         fit_counts(wf, job.worker_demand, 1, 0, n), 1)
+            gp = _greedy(np.maximum(pp @ job.ps_demand, 0.0),
+                         fit_counts(pf, job.ps_demand, z, 0, n), z)
+            cost = gw.table[:, 1] + gp.table[:, z]
+            self.tables[key] = (cost if self.inv is None else cost[self.inv], gw, gp)
         return self.tables[key]
 
     def best(self, job: JobSpec) -> BestSchedule:
-        """``best_schedule(job, prices, free)`` for a job with ``job.workload == 1``."""
+        """``best_schedule(job, prices, free, classes)`` for a job with ``job.workload == 1``."""
         T, H, _ = self.wp.shape
         K = self.pp.shape[1]
         a = job.arrival
@@ -660,8 +672,8 @@ class UnitPricer:
             raise ValueError("UnitPricer prices jobs of workload 1 only")
         if T - a <= 0 or int(job.max_workers) <= 0:
             return none
-        if not fit_counts(self.wf, job.worker_demand, 1, 0, 1).any():
-            return none  # no server takes one worker: wmax = 0
+        if self.wf.ndim == 2 and not fit_counts(self.wf, job.worker_demand, 1, 0, 1).any():
+            return none  # no server takes one worker: wmax = 0 (per slot: cost +inf below)
         z = int(ps_needed(1, job.ps_ratio))
         cost, gw, gp = self._class(job, z)
         done = np.minimum.accumulate(cost[a:])  # best_t[1], t = a … T−1
@@ -681,5 +693,5 @@ class UnitPricer:
         psn = np.zeros(T, dtype=np.int64)
         psn[a + s_work] = z
         return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat,
-                            float(job.utility[s_hat]), gw.place(units, 0),
-                            gp.place(psn, 0), (T, H, K))
+                            float(job.utility[s_hat]), gw.place(units, 0, self.inv),
+                            gp.place(psn, 0, self.inv), (T, H, K))
