@@ -118,6 +118,37 @@ def floor_share(instance: Instance, floor_utility: float | None) -> float | None
     return float(floor_utility) / bound if bound > 0 else None
 
 
+#: The server model (cuts, PS rate rounding in the cuts, dominance, chained rows) is kept
+#: over ``PLAIN`` only where it lowers the LP relaxation's bound by at least this share of it
+#: (``cut_gain``; issue 22 round 4). Fitted on `mixed` s0–s5 and `ps-light` s0–s5 (HiGHS
+#: alone, random seeds 0 and 1, docs/offline.md): the gain is 0.0002–0.009 on the eight
+#: where PLAIN took less CPU (81.5 against 102.2 s on `mixed`), 0.011–0.017 on mixed-s3 (the
+#: server model 1.3x faster) and mixed-s2 (even), 0.11 and 0.21 on ps-light-s0 and -s3
+#: (the server model 1.4–2x faster; the comparator did not prove -s3 in 20 CPU s).
+CUT_GAIN = 0.01
+#: ``cut_gain`` builds both models and solves their LPs only below this many predicted
+#: nonzeros of the server model (about 0.1 s at the `mixed` family's 10 k); beyond it the
+#: server model is kept, as before round 4.
+CUT_GAIN_NONZEROS = 60_000
+
+
+def cut_gain(instance: Instance) -> float | None:
+    """``(LP(PLAIN) − LP(server)) / LP(server)``: how much the server model's extra rows
+    (completion and PS cuts, the no-idle-PS dominance row, the per-server linking) lower the
+    bound of the LP relaxation below the plain model's, a pure function of the instance;
+    None where the server model is too large to build twice (``CUT_GAIN_NONZEROS``) or an
+    LP has no optimum."""
+    from ..formulations.common import PLAIN, Options, prepare
+    from ..formulations.compact_highspy import relaxation_bound
+    server = prepare(instance, Options(packing="server"))
+    if not server.active or server.model_size()["nonzeros"] > CUT_GAIN_NONZEROS:
+        return None
+    tight, plain = relaxation_bound(server), relaxation_bound(prepare(instance, PLAIN))
+    if tight is None or plain is None or tight <= 0:
+        return None
+    return (plain - tight) / tight
+
+
 def route_options(instance: Instance, floor_utility: float | None = None) -> Any:
     """The formulation of the default route, from the instance's features (issue 22):
     ``None`` (the defaults: demand-class pattern packing), server packing, or the plain
@@ -144,6 +175,12 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     the cuts, the dominance rows and the patterns cost root time and find nothing (fitted on
     `loose` s0, s1, s4, s5 and `mixed-2r`-s0, checked on `loose`-s2 and fresh seeds;
     docs/offline.md).
+    Where the server branch would be taken, ``PLAIN`` is taken instead unless the server
+    model's rows lower the LP bound by ``CUT_GAIN`` of it or more (``cut_gain``, issue 22
+    round 4): where they do not, both models search the same tree, PLAIN's nodes are
+    cheaper (half the rows) and, given the optimum as a start, its tree closed in 5 nodes on
+    ps-light-s1 where the server model's took 230–360. Where they do (`ps-light` s0, s3:
+    the PS rate rounding of the PS cuts cuts 11–21 % off the LP), the server model stays.
 
     Server packing runs HiGHS without root restarts (``Options.restart`` auto; PLAIN keeps
     them, as measured): on
@@ -164,7 +201,8 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     if share is not None and share >= LOOSE_FLOOR_SHARE:
         return PLAIN
     if f["shared_ps"] < 1.0:
-        return Options(packing="server")
+        gain = cut_gain(instance)
+        return PLAIN if gain is not None and gain < CUT_GAIN else Options(packing="server")
     return None
 
 
@@ -223,10 +261,13 @@ def racers(prep: Any) -> list[tuple[Any, int]]:
     a server-packed model on a pool whose PS servers bind (``route_options``' server
     branch, or patterns that fell back to servers), where the server model and PLAIN were
     each faster on some instances and slower on others, by 0.24–2.8x either way
-    (docs/offline.md). Elsewhere ``PORTFOLIO``'s cut-free variant, as measured on the
-    `hard` preset."""
-    from ..formulations.common import PLAIN
-    if prep.packing == "server" and prep.options != PLAIN and not prep.ps_free:
+    (docs/offline.md); where the route took PLAIN on such a pool (``cut_gain`` below
+    ``CUT_GAIN``, or a loose instance) the server model is its partner. Elsewhere
+    ``PORTFOLIO``'s cut-free variant, as measured on the `hard` preset."""
+    from ..formulations.common import PLAIN, Options
+    if prep.packing == "server" and not prep.ps_free:
+        if prep.options == PLAIN:  # round 4: the partner is the server model
+            return [(PLAIN, 0), (Options(packing="server"), 0)]
         return [(prep.options, 0), (PLAIN, 0)]
     return [(prep.options, PORTFOLIO[0][1])] + [(replace(prep.options, **o), seed)
                                                 for o, seed in PORTFOLIO[1:]]
@@ -256,9 +297,13 @@ def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
     Philly instance: the cut-free model proves it in about 200 s, the default alone leaves
     2.9 % at 300 s). ``OASIS_PORTFOLIO=1`` races regardless, ``0`` never."""
     import multiprocessing as mp
+
+    from ..formulations.common import PLAIN
     wanted = os.environ.get("OASIS_PORTFOLIO", "")
+    # PLAIN races only the server model (``racers``), where a PS capacity row can bind
+    plain = prep.options == PLAIN and prep.packing == "server" and not prep.ps_free
     if wanted == "0" or not (modeler == "auto" and options is None and medium == "highspy"
-                             and prep.options.completion_cuts
+                             and (prep.options.completion_cuts or plain)
                              and prep.model_size()["nonzeros"] >= PORTFOLIO_MIN_NONZEROS):
         return False
     # only a top-level process races: a sweep's or Dask's workers already share the cores
