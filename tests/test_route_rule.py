@@ -194,3 +194,18 @@ def test_plain_against_the_server_model_proves_the_comparators_optimum(monkeypat
     for opt in (h.getInfo().objective_function_value, ref.objective):
         assert abs(rep.objective - opt) <= REL_TOL * max(1.0, opt)
     assert validate(instance, sched).feasible
+
+
+def test_the_lp_bounds_cut_gain_compares_are_bounds():
+    """``compact_highspy.relaxation_bound``: the LP optimum of each model is ≥ the brute-force
+    optimum, the server model's ≤ PLAIN's (its rows only add), and ``cut_gain`` is their
+    relative difference."""
+    from oasis_opt.formulations.common import prepare
+    from oasis_opt.formulations.compact_highspy import relaxation_bound
+    for d in (tiny_heterogeneous(), tiny_ps_light()):
+        instance = instance_from_dict(d)
+        opt = best_utility(instance)
+        server = relaxation_bound(prepare(instance, Options(packing="server")))
+        plain = relaxation_bound(prepare(instance, PLAIN))
+        assert opt - REL_TOL * max(1.0, opt) <= server <= plain + REL_TOL * max(1.0, plain)
+        assert abs(cut_gain(instance) - (plain - server) / server) <= 1e-9
