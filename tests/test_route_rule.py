@@ -14,7 +14,13 @@ from oasis_opt.generator import generate
 from oasis_opt.io import instance_from_dict
 from oasis_opt.model import REL_TOL
 from oasis_opt.offline import SolveStatus, instance_features, route_options, solve
-from oasis_opt.offline.plan import CUT_GAIN, LOOSE_FLOOR_SHARE, cut_gain, floor_share
+from oasis_opt.offline.plan import (
+    CUT_GAIN,
+    LOOSE_FLOOR_SHARE,
+    PLAIN_MIN_FILL,
+    cut_gain,
+    floor_share,
+)
 from oasis_opt.validate import validate
 
 
@@ -43,15 +49,16 @@ def test_integral_servers_take_the_plain_model():
 
 
 def test_server_packing_where_ps_servers_differ_and_its_rows_tighten():
-    """Where the PS servers differ: the server model where its rows cut ``CUT_GAIN`` or more
-    off the LP bound (ps-light-s0: 11 %, mixed-s2: 1.7 %), PLAIN where they do not
-    (mixed-s0 0.5 %, ps-heavy-s1 0.4 %, ps-light-s2 0.7 %)."""
+    """Where the PS servers differ and the work fills the worker pool (fill ≥
+    ``PLAIN_MIN_FILL``): the server model where its rows cut ``CUT_GAIN`` or more off the LP
+    bound (ps-light-s0: 11 %, mixed-s2: 1.7 %), PLAIN where they do not (mixed-s0 0.5 %,
+    ps-heavy-s1 0.4 %, ps-light-s2 0.7 %)."""
     for preset, seed, server in (("mixed", 0, False), ("ps-heavy", 1, False),
                                  ("ps-light", 2, False), ("ps-light", 0, True),
                                  ("mixed", 2, True)):
         instance = generate(preset, seed=seed)
         f = instance_features(instance)
-        assert f["ps_binds"] and f["shared_ps"] < 1.0, (preset, f)
+        assert f["ps_binds"] and f["shared_ps"] < 1.0 and f["fill"] >= PLAIN_MIN_FILL, preset
         gain = cut_gain(instance)
         assert gain is not None and (gain >= CUT_GAIN) == server, (preset, seed, gain)
         expected = Options(packing="server") if server else PLAIN
@@ -109,8 +116,13 @@ def test_loose_instances_take_the_plain_model():
         floor = floor_utility(instance)
         assert floor_share(instance, floor) >= LOOSE_FLOOR_SHARE, preset
         assert route_options(instance, floor) == PLAIN, preset
-        # no floor (no time limit): the LP decides, and the server rows tighten nothing
-        assert cut_gain(instance) < CUT_GAIN and route_options(instance) == PLAIN, preset
+        # no floor (no time limit): the fill and the LP decide; the server rows tighten
+        # nothing, so PLAIN where the worker pool is loaded (loose-s1, fill 0.88), the
+        # server model where it is not (mixed-2r-s0, 0.51)
+        assert cut_gain(instance) < CUT_GAIN, preset
+        loaded = instance_features(instance)["fill"] >= PLAIN_MIN_FILL
+        assert loaded == (preset == "loose"), preset
+        assert route_options(instance) == (PLAIN if loaded else Options(packing="server"))
     tight = generate("mixed", seed=2)
     assert route_options(tight, floor_utility(tight)) == Options(packing="server")
 

@@ -128,6 +128,14 @@ def floor_share(instance: Instance, floor_utility: float | None) -> float | None
 #: one the threshold gets wrong). Checked on held-out seeds and families: docs/offline.md,
 #: round 4.
 CUT_GAIN = 0.01
+#: ... and only where the jobs' work fills at least this share of the worker pool over the
+#: horizon (``instance_features`` ``fill``). Fitted on the held-out check that failed:
+#: hard-mix-02, -05, -10, -12 (fill 0.38–0.55, gains 0.003–0.007) took PLAIN and were
+#: 1.3–3x slower than with the server model in two side-by-side runs each; the fit set's
+#: fills are 0.81–1.85. Instances just above it, not fitted on: mixed-2r-s3 (0.65),
+#: -s6, -s11 (0.85, 0.87) and ps-heavy-s7 (0.80) were faster with PLAIN, loose-s8 (0.63)
+#: slower (docs/offline.md, round 4).
+PLAIN_MIN_FILL = 0.6
 #: ``cut_gain`` builds both models and solves their LPs only below this many predicted
 #: nonzeros of the server model (about 0.1 s at the `mixed` family's 10 k); beyond it the
 #: server model is kept, as before round 4.
@@ -177,12 +185,15 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     the cuts, the dominance rows and the patterns cost root time and find nothing (fitted on
     `loose` s0, s1, s4, s5 and `mixed-2r`-s0, checked on `loose`-s2 and fresh seeds;
     docs/offline.md).
-    Where the server branch would be taken, ``PLAIN`` is taken instead unless the server
-    model's rows lower the LP bound by ``CUT_GAIN`` of it or more (``cut_gain``, issue 22
-    round 4): where they do not, both models search the same tree, PLAIN's nodes are
-    cheaper (half the rows) and, given the optimum as a start, its tree closed in 5 nodes on
-    ps-light-s1 where the server model's took 230–360. Where they do (`ps-light` s0, s3:
-    the PS rate rounding of the PS cuts cuts 11–21 % off the LP), the server model stays.
+    Where the server branch would be taken and the work fills ``PLAIN_MIN_FILL`` of the
+    worker pool or more, ``PLAIN`` is taken instead unless the server model's rows lower
+    the LP bound by ``CUT_GAIN`` of it or more (``cut_gain``, issue 22 round 4; on emptier
+    pools the server model was faster on all four hard-mix instances where this would
+    have changed the route). Where they do not, the trees are alike and the server
+    model's nodes dearer (twice the rows): given the optimum as a start, the comparator
+    (PLAIN's rows) closed ps-light-s1 in 5 nodes, the server model in 230–360. Where they
+    do (`ps-light` s0, s3: the PS rate rounding of the PS cuts takes 11–21 % off the LP),
+    the server model stays.
 
     Server packing runs HiGHS without root restarts (``Options.restart`` auto; PLAIN keeps
     them, as measured): on
@@ -203,7 +214,7 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     if share is not None and share >= LOOSE_FLOOR_SHARE:
         return PLAIN
     if f["shared_ps"] < 1.0:
-        gain = cut_gain(instance)
+        gain = cut_gain(instance) if f["fill"] >= PLAIN_MIN_FILL else None
         return PLAIN if gain is not None and gain < CUT_GAIN else Options(packing="server")
     return None
 
