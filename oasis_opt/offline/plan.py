@@ -131,7 +131,7 @@ CUT_GAIN = 0.01
 #: ... and only where the jobs' work fills at least this share of the worker pool over the
 #: horizon (``instance_features`` ``fill``). Fitted on the held-out check that failed:
 #: hard-mix-02, -05, -10, -12 (fill 0.38–0.55, gains 0.003–0.007) took PLAIN and were
-#: 1.3–3x slower than with the server model in two side-by-side runs each; the fit set's
+#: 1.3–4.4x slower than with the server model in two side-by-side runs each; the fit set's
 #: fills are 0.81–1.85. Instances just above it, not fitted on: mixed-2r-s3 (0.65),
 #: -s6, -s11 (0.85, 0.87) and ps-heavy-s7 (0.80) were faster with PLAIN, loose-s8 (0.63)
 #: slower (docs/offline.md, round 4).
