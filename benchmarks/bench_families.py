@@ -71,7 +71,13 @@ VARIANTS: dict[str, Options | None] = {
                              ps_dominance=False),
     "server-nodom": Options(packing="server", ps_dominance=False),
     "plain": PLAIN,
+    "round3": None,  # the default route as before issue 22 round 4 (ROUTE_PATCHES)
 }
+#: Variants that run the default route with one of its rules switched off, as
+#: ``(plan attribute, replacement)``: ``round3`` never weighs the LP bounds (``plan.cut_gain``
+#: None keeps the server model wherever the PS servers differ), the route of main before
+#: round 4, so that both can alternate in one run beside one comparator.
+ROUTE_PATCHES: dict[str, tuple[str, Any]] = {"round3": ("cut_gain", lambda instance: None)}
 
 
 def instances(family: str, seeds: int = 3) -> Iterator[Instance]:
@@ -112,10 +118,17 @@ def side_by_side(instance: Instance, first: int, limit: float = LIMIT,
         saved = os.environ.get("OASIS_PORTFOLIO")
         if race:  # ``@race`` races wherever the route would, ``@solo`` never
             os.environ["OASIS_PORTFOLIO"] = {"race": "1", "solo": "0"}[race]
+        from oasis_opt.offline import plan
+        attr, patch = ROUTE_PATCHES.get(name, (None, None))
+        kept = getattr(plan, attr) if attr else None
         try:
+            if attr:
+                setattr(plan, attr, patch)
             (_, rep), wall, cpu = _timed(solve, instance, time_limit=limit,
                                          options=VARIANTS[name])
         finally:
+            if attr:
+                setattr(plan, attr, kept)
             if race:
                 os.environ.pop("OASIS_PORTFOLIO", None)
                 if saved is not None:

@@ -301,6 +301,23 @@ def build(instance: Instance, options: Options | None = None,
     return m
 
 
+def relaxation_bound(prep: Prep) -> float | None:
+    """The optimum of the compact MILP's LP relaxation (every integrality dropped, no
+    presolve reductions or cuts of HiGHS): ``max Σ f_i·c_it`` over the rows of ``prep``'s
+    options with ``c, s, y, z, λ`` continuous, an upper bound on OPT. None where HiGHS
+    reports no optimum (it always should: the model is feasible at 0)."""
+    from .highs import new_highs
+
+    lp = build(prep.instance, prep=prep).lp()
+    lp.integrality_ = []
+    h = new_highs(threads=1)
+    h.passModel(lp)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    return float(h.getInfo().objective_function_value)
+
+
 def values(m: Model, x: np.ndarray) -> tuple[dict, dict, dict, dict]:
     """Solved y, z, λ_w, λ_z as {index: value} dicts from the column values ``x``."""
     return tuple({k: float(x[j]) for k, j in var.items()}  # type: ignore[return-value]

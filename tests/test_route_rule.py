@@ -1,7 +1,8 @@
 """The route chosen by the instance (issue 22): demand-class patterns only where every PS
-server has an identical twin or the PS pool cannot bind; server packing elsewhere; the plain
-server model where the floor comes close to the trivial bound; each with the same proven
-optimum (the brute force's)."""
+server has an identical twin or the PS pool cannot bind; server packing elsewhere where its
+rows lower the LP bound by ``CUT_GAIN`` or more, the plain server model where they do not or
+where the floor comes close to the trivial bound; each with the same proven optimum (the
+brute force's)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ from oasis_opt.generator import generate
 from oasis_opt.io import instance_from_dict
 from oasis_opt.model import REL_TOL
 from oasis_opt.offline import SolveStatus, instance_features, route_options, solve
-from oasis_opt.offline.plan import LOOSE_FLOOR_SHARE, floor_share
+from oasis_opt.offline.plan import (
+    CUT_GAIN,
+    LOOSE_FLOOR_SHARE,
+    PLAIN_MIN_FILL,
+    cut_gain,
+    floor_share,
+)
 from oasis_opt.validate import validate
 
 
@@ -41,12 +48,33 @@ def test_integral_servers_take_the_plain_model():
     assert not instance_features(generate("hard", seed=1))["integral_servers"]
 
 
-def test_server_packing_where_ps_servers_differ():
-    for preset, seed in (("mixed", 0), ("ps-heavy", 1), ("ps-light", 2)):
+def test_server_packing_where_ps_servers_differ_and_its_rows_tighten():
+    """Where the PS servers differ and the work fills the worker pool (fill ≥
+    ``PLAIN_MIN_FILL``): the server model where its rows cut ``CUT_GAIN`` or more off the LP
+    bound (ps-light-s0: 11 %, mixed-s2: 1.7 %), PLAIN where they do not (mixed-s0 0.5 %,
+    ps-heavy-s1 0.4 %, ps-light-s2 0.7 %)."""
+    for preset, seed, server in (("mixed", 0, False), ("ps-heavy", 1, False),
+                                 ("ps-light", 2, False), ("ps-light", 0, True),
+                                 ("mixed", 2, True)):
         instance = generate(preset, seed=seed)
         f = instance_features(instance)
-        assert f["ps_binds"] and f["shared_ps"] < 1.0, (preset, f)
-        assert route_options(instance).packing == "server", preset
+        assert f["ps_binds"] and f["shared_ps"] < 1.0 and f["fill"] >= PLAIN_MIN_FILL, preset
+        gain = cut_gain(instance)
+        assert gain is not None and (gain >= CUT_GAIN) == server, (preset, seed, gain)
+        expected = Options(packing="server") if server else PLAIN
+        assert route_options(instance) == expected, (preset, seed)
+
+
+def tiny_ps_light() -> dict:
+    """``tiny_heterogeneous`` with one PS serving up to 8 workers (γ = 8) and two PS servers
+    of different shapes that hold one PS each: the PS rate rounding of the PS cuts lowers
+    the LP bound by 4.5 %, so the route keeps the server model."""
+    d = tiny_heterogeneous()
+    for j in d["jobs"]:
+        j["ps_ratio"] = 8
+    d["ps_servers"][0]["capacity"] = [1, 2]
+    d["ps_servers"][1]["capacity"] = [0, 2]
+    return d
 
 
 def tiny_heterogeneous() -> dict:
@@ -67,8 +95,9 @@ def tiny_heterogeneous() -> dict:
 
 
 def test_server_route_proves_the_brute_force_optimum():
-    instance = instance_from_dict(tiny_heterogeneous())
-    assert route_options(instance).packing == "server"
+    instance = instance_from_dict(tiny_ps_light())
+    assert cut_gain(instance) >= CUT_GAIN
+    assert route_options(instance) == Options(packing="server")
     sched, rep = solve(instance)
     assert rep.status is SolveStatus.OPTIMAL
     expected = best_utility(instance)
@@ -87,10 +116,15 @@ def test_loose_instances_take_the_plain_model():
         floor = floor_utility(instance)
         assert floor_share(instance, floor) >= LOOSE_FLOOR_SHARE, preset
         assert route_options(instance, floor) == PLAIN, preset
-        assert route_options(instance) != PLAIN  # no floor (no time limit): no plain
-    tight = generate("mixed", seed=0)
-    assert route_options(tight, floor_utility(tight)).packing == "server"
-    assert route_options(tight, floor_utility(tight)) != PLAIN
+        # no floor (no time limit): the fill and the LP decide; the server rows tighten
+        # nothing, so PLAIN where the worker pool is loaded (loose-s1, fill 0.88), the
+        # server model where it is not (mixed-2r-s0, 0.51)
+        assert cut_gain(instance) < CUT_GAIN, preset
+        loaded = instance_features(instance)["fill"] >= PLAIN_MIN_FILL
+        assert loaded == (preset == "loose"), preset
+        assert route_options(instance) == (PLAIN if loaded else Options(packing="server"))
+    tight = generate("mixed", seed=2)
+    assert route_options(tight, floor_utility(tight)) == Options(packing="server")
 
 
 def test_plain_route_proves_the_other_modellers_optimum():
@@ -118,7 +152,7 @@ def test_server_packing_runs_without_root_restarts():
     server packing, the fallback of too many patterns), on with patterns and for PLAIN."""
     from oasis_opt.formulations.common import prepare
     from oasis_opt.formulations.highs import mip_options
-    instance = generate("mixed", seed=0)
+    instance = generate("mixed", seed=2)
     assert mip_options(prepare(instance, route_options(instance))) == {
         "mip_allow_restart": False}
     assert mip_options(prepare(instance, PLAIN)) == {}
@@ -129,14 +163,17 @@ def test_server_packing_runs_without_root_restarts():
 
 def test_plain_races_the_server_model_where_the_rule_is_unsure():
     """``plan.racers``, a pure function of the planned model: where the route packs by server
-    and the PS pool binds, PLAIN races the server model; on patterns (identical PS servers)
-    and where no PS capacity binds, the cut-free variant with another seed, as before."""
+    and the PS pool binds, PLAIN and the server model race each other; on patterns
+    (identical PS servers) and where no PS capacity binds, the cut-free variant with another
+    seed, as before."""
     from oasis_opt.formulations.common import prepare
 
     from oasis_opt.offline.plan import PORTFOLIO, racers
-    instance = instance_from_dict(tiny_heterogeneous())
+    instance = instance_from_dict(tiny_ps_light())
     prep = prepare(instance, route_options(instance))
     assert racers(prep) == [(prep.options, 0), (PLAIN, 0)]
+    plain = prepare(generate("mixed", seed=0), PLAIN)  # PLAIN's partner: the server model
+    assert racers(plain) == [(PLAIN, 0), (Options(packing="server"), 0)]
     fallback = prepare(instance, Options(pattern_limit=0))  # too many patterns: servers
     assert fallback.packing == "server" and racers(fallback)[1] == (PLAIN, 0)
     hard = prepare(generate("hard", seed=1))
@@ -169,3 +206,18 @@ def test_plain_against_the_server_model_proves_the_comparators_optimum(monkeypat
     for opt in (h.getInfo().objective_function_value, ref.objective):
         assert abs(rep.objective - opt) <= REL_TOL * max(1.0, opt)
     assert validate(instance, sched).feasible
+
+
+def test_the_lp_bounds_cut_gain_compares_are_bounds():
+    """``compact_highspy.relaxation_bound``: the LP optimum of each model is ≥ the brute-force
+    optimum, the server model's ≤ PLAIN's (its rows only add), and ``cut_gain`` is their
+    relative difference."""
+    from oasis_opt.formulations.common import prepare
+    from oasis_opt.formulations.compact_highspy import relaxation_bound
+    for d in (tiny_heterogeneous(), tiny_ps_light()):
+        instance = instance_from_dict(d)
+        opt = best_utility(instance)
+        server = relaxation_bound(prepare(instance, Options(packing="server")))
+        plain = relaxation_bound(prepare(instance, PLAIN))
+        assert opt - REL_TOL * max(1.0, opt) <= server <= plain + REL_TOL * max(1.0, plain)
+        assert abs(cut_gain(instance) - (plain - server) / server) <= 1e-9

@@ -118,6 +118,47 @@ def floor_share(instance: Instance, floor_utility: float | None) -> float | None
     return float(floor_utility) / bound if bound > 0 else None
 
 
+#: The server model (cuts, PS rate rounding in the cuts, dominance, chained rows) is kept
+#: over ``PLAIN`` only where it lowers the LP relaxation's bound by at least this share of it
+#: (``cut_gain``; issue 22 round 4). Fitted on `mixed` s0–s5 and `ps-light` s0–s5 (HiGHS
+#: alone, random seeds 0 and 1, docs/offline.md): on the eight with a gain of 0.0002–0.009
+#: PLAIN took 115.5 CPU s against the server model's 157.5 (less on 6, within 10 % on 2);
+#: on the four from 0.011 on it took 88.9 against 68.5 (ps-light-s0, -s3: gains 0.11, 0.21,
+#: the server model 1.3–1.8x faster; mixed-s3, 0.011, 1.25x; mixed-s2, 0.017, 0.78x: the
+#: one the threshold gets wrong). Checked on held-out seeds and families: docs/offline.md,
+#: round 4.
+CUT_GAIN = 0.01
+#: ... and only where the jobs' work fills at least this share of the worker pool over the
+#: horizon (``instance_features`` ``fill``). Fitted on the held-out check that failed:
+#: hard-mix-02, -05, -10, -12 (fill 0.38–0.55, gains 0.003–0.007) took PLAIN and were
+#: 1.3–4.4x slower than with the server model in two side-by-side runs each; the fit set's
+#: fills are 0.81–1.85. Instances just above it, not fitted on: mixed-2r-s3 (0.65),
+#: -s6, -s11 (0.85, 0.87) and ps-heavy-s7 (0.80) were faster with PLAIN, loose-s8 (0.63)
+#: slower (docs/offline.md, round 4).
+PLAIN_MIN_FILL = 0.6
+#: ``cut_gain`` builds both models and solves their LPs only below this many predicted
+#: nonzeros of the server model (about 0.1 s at the `mixed` family's 10 k); beyond it the
+#: server model is kept, as before round 4.
+CUT_GAIN_NONZEROS = 60_000
+
+
+def cut_gain(instance: Instance) -> float | None:
+    """``(LP(PLAIN) − LP(server)) / LP(server)``: how much the server model's extra rows
+    (completion and PS cuts, the no-idle-PS dominance row, the per-server linking) lower the
+    bound of the LP relaxation below the plain model's, a pure function of the instance;
+    None where the server model is too large to build twice (``CUT_GAIN_NONZEROS``) or an
+    LP has no optimum."""
+    from ..formulations.common import PLAIN, Options, prepare
+    from ..formulations.compact_highspy import relaxation_bound
+    server = prepare(instance, Options(packing="server"))
+    if not server.active or server.model_size()["nonzeros"] > CUT_GAIN_NONZEROS:
+        return None
+    tight, plain = relaxation_bound(server), relaxation_bound(prepare(instance, PLAIN))
+    if tight is None or plain is None or tight <= 0:
+        return None
+    return (plain - tight) / tight
+
+
 def route_options(instance: Instance, floor_utility: float | None = None) -> Any:
     """The formulation of the default route, from the instance's features (issue 22):
     ``None`` (the defaults: demand-class pattern packing), server packing, or the plain
@@ -144,6 +185,15 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     the cuts, the dominance rows and the patterns cost root time and find nothing (fitted on
     `loose` s0, s1, s4, s5 and `mixed-2r`-s0, checked on `loose`-s2 and fresh seeds;
     docs/offline.md).
+    Where the server branch would be taken and the work fills ``PLAIN_MIN_FILL`` of the
+    worker pool or more, ``PLAIN`` is taken instead unless the server model's rows lower
+    the LP bound by ``CUT_GAIN`` of it or more (``cut_gain``, issue 22 round 4; on emptier
+    pools the server model was faster on all four hard-mix instances where this would
+    have changed the route). Where they do not, the trees are alike and the server
+    model's nodes dearer (twice the rows): given the optimum as a start, the comparator
+    (PLAIN's rows) closed ps-light-s1 in 5 nodes, the server model in 230–360. Where they
+    do (`ps-light` s0, s3: the PS rate rounding of the PS cuts takes 11–21 % off the LP),
+    the server model stays.
 
     Server packing runs HiGHS without root restarts (``Options.restart`` auto; PLAIN keeps
     them, as measured): on
@@ -164,7 +214,8 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     if share is not None and share >= LOOSE_FLOOR_SHARE:
         return PLAIN
     if f["shared_ps"] < 1.0:
-        return Options(packing="server")
+        gain = cut_gain(instance) if f["fill"] >= PLAIN_MIN_FILL else None
+        return PLAIN if gain is not None and gain < CUT_GAIN else Options(packing="server")
     return None
 
 
@@ -223,10 +274,13 @@ def racers(prep: Any) -> list[tuple[Any, int]]:
     a server-packed model on a pool whose PS servers bind (``route_options``' server
     branch, or patterns that fell back to servers), where the server model and PLAIN were
     each faster on some instances and slower on others, by 0.24–2.8x either way
-    (docs/offline.md). Elsewhere ``PORTFOLIO``'s cut-free variant, as measured on the
-    `hard` preset."""
-    from ..formulations.common import PLAIN
-    if prep.packing == "server" and prep.options != PLAIN and not prep.ps_free:
+    (docs/offline.md); where the route took PLAIN on such a pool (``cut_gain`` below
+    ``CUT_GAIN``, or a loose instance) the server model is its partner. Elsewhere
+    ``PORTFOLIO``'s cut-free variant, as measured on the `hard` preset."""
+    from ..formulations.common import PLAIN, Options
+    if prep.packing == "server" and not prep.ps_free:
+        if prep.options == PLAIN:  # round 4: the partner is the server model
+            return [(PLAIN, 0), (Options(packing="server"), 0)]
         return [(prep.options, 0), (PLAIN, 0)]
     return [(prep.options, PORTFOLIO[0][1])] + [(replace(prep.options, **o), seed)
                                                 for o, seed in PORTFOLIO[1:]]
@@ -256,9 +310,13 @@ def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
     Philly instance: the cut-free model proves it in about 200 s, the default alone leaves
     2.9 % at 300 s). ``OASIS_PORTFOLIO=1`` races regardless, ``0`` never."""
     import multiprocessing as mp
+
+    from ..formulations.common import PLAIN
     wanted = os.environ.get("OASIS_PORTFOLIO", "")
+    # PLAIN races only the server model (``racers``), where a PS capacity row can bind
+    plain = prep.options == PLAIN and prep.packing == "server" and not prep.ps_free
     if wanted == "0" or not (modeler == "auto" and options is None and medium == "highspy"
-                             and prep.options.completion_cuts
+                             and (prep.options.completion_cuts or plain)
                              and prep.model_size()["nonzeros"] >= PORTFOLIO_MIN_NONZEROS):
         return False
     # only a top-level process races: a sweep's or Dask's workers already share the cores
