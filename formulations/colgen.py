@@ -448,6 +448,7 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
     centre_g: list = [None, None]  # (the centre's answers, their subgradient)
 
     def g_centre() -> np.ndarray:
+        """The subgradient at the centre, computed once per centre."""
         if centre_g[0] is not best_found:
             centre_g[:] = [best_found, subgradient(best_found)]
         return centre_g[1]
@@ -482,7 +483,10 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
             if found is None:
                 return False
             if auto_smoothing and s > 0:
-                alpha = adapt_smoothing(alpha, subgradient(found), centre, out)
+                g_sep = subgradient(found)
+                if best_found is found:  # the point became the centre: its subgradient too
+                    centre_g[:] = [found, g_sep]
+                alpha = adapt_smoothing(alpha, g_sep, centre, out)
             entered += enter(found, p_lp, q_lp, mu)
             if entered:
                 break
