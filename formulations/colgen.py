@@ -291,6 +291,54 @@ class _Master:
 #: (1 step: 149 618 at 127 s; 5 steps: 151 373 at 124 s).
 SUBGRADIENT_STEPS = 2
 SUBGRADIENT_STEP = 1.0
+#: Step of the automatic smoothing factor (``separation_point``): α moves by this much (towards
+#: 0) or this fraction of 1 − α (towards 1) after each round.
+SMOOTHING_STEP = 0.1
+
+
+def separation_point(centre: np.ndarray, out: np.ndarray, g_centre: np.ndarray | None,
+                     alpha: float) -> np.ndarray:
+    """The prices a round prices at, between the centre ``π_in`` (least Lagrangian bound so
+    far) and the LP duals ``π_out``, per master row: Wentges smoothing
+    ``π̃ = α·π_in + (1 − α)·π_out``, turned towards the steepest descent of the Lagrangian at
+    the centre when its subgradient ``g_in`` is given (directional smoothing, Pessoa,
+    Sadykov, Uchoa and Vanderbeck 2018):
+
+        π_g = π_in − (‖π_out − π_in‖/‖g_in‖)·g_in,     β = cos∠(π_out − π_in, π_g − π_in)⁺,
+        ρ = β·π_g + (1 − β)·π_out,     π_sep = max(0, π_in + ‖π̃ − π_in‖/‖ρ − π_in‖·(ρ − π_in)).
+
+    The step from the centre is as long as Wentges' (1 − α)·‖π_out − π_in‖, in a direction
+    between the LP's and −g_in. Any non-negative prices give a valid bound once priced; the
+    choice only decides how fast it falls."""
+    d_out = out - centre
+    n_out = float(np.linalg.norm(d_out))
+    plain = np.maximum(alpha * centre + (1 - alpha) * out, 0.0)
+    if g_centre is None or n_out <= 0:
+        return plain
+    n_g = float(np.linalg.norm(g_centre))
+    if n_g <= 0:
+        return plain
+    d_g = -(n_out / n_g) * g_centre  # π_g − π_in, as long as π_out − π_in
+    beta = max(0.0, float(d_out @ d_g)) / (n_out * n_out)
+    rho = beta * d_g + (1 - beta) * d_out  # ρ − π_in
+    n_rho = float(np.linalg.norm(rho))
+    if n_rho <= 0:
+        return plain
+    return np.maximum(centre + (1 - alpha) * n_out / n_rho * rho, 0.0)
+
+
+def adapt_smoothing(alpha: float, g_sep: np.ndarray, centre: np.ndarray,
+                    out: np.ndarray) -> float:
+    """The next round's α (automatic smoothing, Pessoa et al. 2018): the Lagrangian's
+    subgradient at the separation point, ``g_sep``, tells on which side of it the least bound
+    lies along the in-out segment. ``g_sep·(π_out − π_in) > 0``: the bound rises towards the
+    LP duals, the point went too far, α grows by ``SMOOTHING_STEP·(1 − α)``; otherwise the
+    bound still falls towards them and α shrinks by ``SMOOTHING_STEP``, down to
+    ``SMOOTHING_STEP`` (at 0 the round would price at the LP duals alone and α never adapt
+    again; the LP duals are still priced when the smoothed point finds no column)."""
+    if float(g_sep @ (out - centre)) > 0:
+        return alpha + SMOOTHING_STEP * (1 - alpha)
+    return max(SMOOTHING_STEP, alpha - SMOOTHING_STEP)
 
 
 def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, start: float,
@@ -299,7 +347,7 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
               pricer: Pricer | None = None,
               progress: Callable[[int, int], None] | None = None,
               after_round: Callable[[], bool] | None = None,
-              subgradient_steps: int = 0) -> bool:
+              subgradient_steps: int = 0, auto_smoothing: bool = False) -> bool:
     """Column generation rounds on ``master`` until pricing finds no column (returns True:
     the LP is optimal), the deadline or the round limit. Every round's Lagrangian bound
     updates ``res.bound``.
@@ -307,7 +355,9 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
     Pricing uses Wentges smoothing: prices ``π = s·π_best + (1 − s)·π_LP`` where ``π_best``
     gave the least Lagrangian bound in this phase; a column found there enters when its reduced
     cost at the LP duals is positive; when none does (mispricing), the round prices at ``π_LP``
-    itself, and no column there proves the LP optimal.
+    itself, and no column there proves the LP optimal. With ``auto_smoothing`` (trace scale)
+    the point is ``separation_point`` — turned towards the steepest descent at the centre —
+    and α adapts each round (``adapt_smoothing``, starting at ``smoothing``).
 
     Then, in a round that added columns, ``subgradient_steps`` projected subgradient steps on
     the Lagrangian dual from the centre: ``π ← max(0, π_best − θ·(LB(π_best) − LP)/‖g‖²·g)``
@@ -385,7 +435,26 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
         return master.row_capacity - np.bincount(rows_of, weights=used[kept],
                                                  minlength=master.n_kept)
 
+    def rows(pi: np.ndarray) -> np.ndarray:
+        """Prices over all (t, s, r) → per master row (servers of a group share one)."""
+        out = np.zeros(master.n_kept)
+        out[rows_of] = pi[kept]
+        return out
+
+    def cells(row_pi: np.ndarray) -> np.ndarray:
+        """Per master row → over all (t, s, r) (0 where no row)."""
+        return np.where(kept, row_pi[np.maximum(master.row_of, 0)], 0.0)
+
+    centre_g: list = [None, None]  # (the centre's answers, their subgradient)
+
+    def g_centre() -> np.ndarray:
+        """The subgradient at the centre, computed once per centre."""
+        if centre_g[0] is not best_found:
+            centre_g[:] = [best_found, subgradient(best_found)]
+        return centre_g[1]
+
     theta = SUBGRADIENT_STEP
+    alpha = smoothing
     for _ in range(max_iterations):
         t0 = time.perf_counter()
         if master.columns:
@@ -399,26 +468,38 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
         pi_lp, mu = duals[:n_cap], duals[n_cap:]
         p_lp, q_lp = split(pi_lp)
         entered = 0
-        for s in ((smoothing, 0.0) if best_pi is not None and smoothing > 0 else (0.0,)):
-            pi = pi_lp if s == 0.0 else s * best_pi + (1 - s) * pi_lp
+        s_round = alpha if auto_smoothing else smoothing
+        for s in ((s_round, 0.0) if best_pi is not None and s_round > 0 and smoothing > 0
+                  else (0.0,)):
+            if s == 0.0:
+                pi = pi_lp
+            elif auto_smoothing:
+                assert best_pi is not None
+                centre, out = rows(best_pi), rows(pi_lp)
+                pi = cells(separation_point(centre, out, g_centre(), s))
+            else:
+                pi = s * best_pi + (1 - s) * pi_lp
             found = price_at(pi)
             if found is None:
                 return False
+            if auto_smoothing and s > 0:
+                g_sep = subgradient(found)
+                if best_found is found:  # the point became the centre: its subgradient too
+                    centre_g[:] = [found, g_sep]
+                alpha = adapt_smoothing(alpha, g_sep, centre, out)
             entered += enter(found, p_lp, q_lp, mu)
             if entered:
                 break
         for _step in range(subgradient_steps if entered else 0):
             # Polyak steps from the centre towards the LP value (a lower estimate of the
             # least bound): new prices, exactly priced, so any bound they give is valid
-            g = subgradient(best_found)
+            g = g_centre()
             norm = float(g @ g)
             if best_pi is None or norm <= 0 or phase_best <= lp:
                 break
-            row_pi = np.zeros(master.n_kept)
-            row_pi[rows_of] = best_pi[kept]
-            row_pi = np.maximum(row_pi - theta * (phase_best - lp) / norm * g, 0.0)
+            row_pi = np.maximum(rows(best_pi) - theta * (phase_best - lp) / norm * g, 0.0)
             before = phase_best
-            found = price_at(np.where(kept, row_pi[np.maximum(master.row_of, 0)], 0.0))
+            found = price_at(cells(row_pi))
             if found is None:
                 return False
             entered += enter(found, p_lp, q_lp, mu)
@@ -658,7 +739,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                            report=lambda b: track.update(bound=b),
                            pricer=Pricer(inst, specs, executor) if executor else None,
                            progress=pricing, after_round=after_round,
-                           subgradient_steps=SUBGRADIENT_STEPS if bound_only else 0)
+                           subgradient_steps=SUBGRADIENT_STEPS if bound_only else 0,
+                           auto_smoothing=bound_only)
     res.bound_seconds = time.perf_counter() - start
     if bound_only and master.columns and track.gap() > mip_gap and left() > 0.5:
         improve(round_lp(inst, master.columns, master.values(), fill=True, deadline=hard))

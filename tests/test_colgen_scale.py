@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 from bruteforce import best_utility
 from conftest import INSTANCES
@@ -150,3 +151,64 @@ def test_every_algorithm_is_below_the_bound():
     res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True, max_iterations=50)
     for name in ("oasis", "fifo", "drf", "rrh", "tetris"):
         assert algorithms.run(name, inst).total_utility <= res.bound + _tol(res.bound)
+
+
+def test_separation_point_is_wentges_without_a_subgradient_and_as_far_with_one():
+    rng = np.random.default_rng(0)
+    centre, out = rng.random(50), rng.random(50)
+    alpha = 0.7
+    plain = colgen.separation_point(centre, out, None, alpha)
+    assert plain == pytest.approx(alpha * centre + (1 - alpha) * out)
+    # −g along the in-out direction: the same point as Wentges'
+    g = -(out - centre)
+    assert colgen.separation_point(centre, out, g, alpha) == pytest.approx(plain)
+    # otherwise turned towards −g, at the same distance from the centre (before clipping at 0)
+    big = centre + 10.0
+    g = rng.standard_normal(50)
+    sep = colgen.separation_point(big, out + 10.0, g, alpha)
+    assert np.linalg.norm(sep - big) == pytest.approx((1 - alpha) * np.linalg.norm(out - centre))
+    assert (sep - big) @ -g >= (plain - centre) @ -g - 1e-9
+    assert (colgen.separation_point(centre, out, g, alpha) >= 0).all()
+
+
+def test_smoothing_adapts_towards_the_side_where_the_bound_falls():
+    centre, out = np.zeros(3), np.ones(3)
+    # the bound rises towards the LP duals (g·(π_out − π_in) > 0): back towards the centre
+    assert colgen.adapt_smoothing(0.5, np.ones(3), centre, out) > 0.5
+    # it still falls towards them: further out, never below the floor
+    assert colgen.adapt_smoothing(0.5, -np.ones(3), centre, out) == pytest.approx(0.4)
+    assert colgen.adapt_smoothing(colgen.SMOOTHING_STEP, -np.ones(3), centre, out) == \
+        pytest.approx(colgen.SMOOTHING_STEP)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_automatic_smoothing_reaches_the_same_lp_optimum(monkeypatch, seed):
+    """Where the bound phase converges (pricing proves the LP optimal), the automatic and
+    directional smoothing of the trace-scale path ends at the same bound as a fixed Wentges
+    factor: the LP optimum, ≥ every algorithm's schedule and ≥ its own incumbent."""
+    inst = generate("paper", seed=seed, jobs=25)
+    kw = colgen_inputs(inst)
+    auto = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
+    monkeypatch.setattr(colgen, "separation_point",
+                        lambda c, o, _g, a: np.maximum(a * c + (1 - a) * o, 0.0))
+    monkeypatch.setattr(colgen, "adapt_smoothing", lambda a, *_: a)
+    fixed = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
+    assert auto.extras["lp_proven"] and fixed.extras["lp_proven"]
+    assert auto.bound == pytest.approx(fixed.bound, rel=1e-6)
+    assert auto.bound >= auto.schedule.total_utility - _tol(auto.bound)
+    for name in ("oasis", "rrh", "tetris"):
+        assert algorithms.run(name, inst).total_utility <= auto.bound + _tol(auto.bound)
+
+
+@pytest.mark.parametrize("seed", [20, 21, 22, 23])
+def test_bound_only_above_the_proven_optimum(seed):
+    """The trace-scale path's bound ≥ the optimum the compact MILP proves (more seeds than the
+    brute-force test, on instances the MILP closes in seconds)."""
+    from oasis_opt.offline import solve
+    inst = generate("small", seed=seed, jobs=6)
+    _, rep = solve(inst, method="compact")
+    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
+    assert rep.status.value == "optimal"
+    opt = rep.objective
+    assert res.bound >= opt - _tol(opt)
+    assert res.schedule.total_utility <= opt + _tol(opt)
