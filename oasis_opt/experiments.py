@@ -227,8 +227,11 @@ def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "re
             registry.check(a)
         tasks = [replace(t, algorithms=tuple(dict.fromkeys((*t.algorithms, *algorithms))))
                  if len(t.algorithms) > 1 else t for t in tasks]
-    ran = run_tasks(tasks, exp.execute, store, executor=executor, progress=progress,
-                    description=name)
+    from .progress import step_lines
+    # the trace experiment's long tasks (the whole Philly trace: an hour) report their steps
+    with _trace.report_steps(step_lines(progress)):
+        ran = run_tasks(tasks, exp.execute, store, executor=executor, progress=progress,
+                        description=name)
     figure = out / f"{name}.png"
     exp.figure(store.rows, figure)
     return {"experiment": name, "csv": str(out / f"{name}.csv"), "figure": str(figure),

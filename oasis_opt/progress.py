@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -46,3 +46,16 @@ def progress_bar(enabled: bool, total: int, description: str = "",
                   TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
                   transient=transient) as p:
         yield _Bar(p, p.add_task(description, total=total))
+
+
+def step_lines(enabled: bool) -> Callable[[str], None] | None:
+    """One stderr line per step of a long task (the trace experiment's import, algorithms and
+    solve rounds; above the bar when one is live), or None when disabled."""
+    if not enabled:
+        return None
+    from rich.console import Console
+    console = Console(stderr=True, highlight=False)
+
+    def show(line: str) -> None:
+        console.print(line, markup=False, soft_wrap=True)
+    return show

@@ -15,10 +15,13 @@ Two sets of slices, chosen by ``scale`` (``oasis-opt experiment trace --scale �
   (docs/traces.md, "Slot length and horizon"); ``whole`` is every job of the Philly trace.
   A slice larger than the trace holds is left out (``SCALE_TRACES[…].sizes``).
 
-Each task runs the offline solve once (:func:`opt_interval`, the one call of
-``offline.solve``; ``time_limit`` and ``method`` are parameters) and every registered
-algorithm, and reports per algorithm its utility and OPT/ALG as the interval
-``[incumbent/ALG, bound/ALG]`` (incumbent ≤ OPT ≤ bound; equal ends where OPT is proven).
+Each task runs every algorithm once, then the offline solve once (:func:`opt_interval`, the
+one call of ``offline.solve``; ``time_limit`` and ``method`` are parameters) with the best
+built-in schedule as its floor, so that no algorithm runs twice (on the whole Philly trace
+the six take about 12 CPU-minutes). It reports per algorithm its utility and OPT/ALG as the
+interval ``[incumbent/ALG, bound/ALG]`` (incumbent ≤ OPT ≤ bound; equal ends where OPT is
+proven). Long tasks report their steps (import, each algorithm, the solve's rounds) as lines
+to the hook :func:`report_steps` installs (the CLI prints them on stderr).
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ import math
 import os
 import re
 import statistics
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..model import Schedule
 from ..ratio import ratio
 from ..tasks import COLUMNS, Task
 
@@ -47,6 +53,10 @@ RESEARCH_SIZES = (1000, 5000)
 #: The solve's time limit per task (seconds): the quick set's, and research scale's default.
 QUICK_TIME_LIMIT = 30.0
 SCALE_TIME_LIMIT = 300.0
+#: ``--scale whole``'s default: column generation's bound on the whole Philly trace took
+#: 36 minutes with a 2 400 s limit (docs/results.md); with the six algorithms before it
+#: (about 12 CPU-minutes) the task ends in about an hour on 2 cores.
+WHOLE_TIME_LIMIT = 2400.0
 #: The trace experiment's CSV: the experiments' columns, then the interval and its parts.
 TRACE_COLUMNS = (*COLUMNS, "scale", "slot_seconds", "incumbent", "ratio_lo", "ratio_hi",
                  "validated", "time_limit", "method", "route", "note")
@@ -121,7 +131,8 @@ def tasks(seeds: int, quick: bool, *, scale: Any = None, time_limit: float | Non
           method: str = "auto") -> list[Task]:
     """``seeds`` slices of each trace per size (the quick set at each of two loads);
     ``quick``: two tiny Tiresias slices. ``scale``: :func:`parse_scale`; ``time_limit``: the
-    solve's per task (default 30 s for 40-job slices, 300 s at research scale)."""
+    solve's per task (default 30 s for 40-job slices, 300 s at research scale, 2 400 s for
+    the whole trace)."""
     from ..algorithms import builtin_names
     algos = tuple(builtin_names())
     if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
@@ -155,7 +166,9 @@ def tasks(seeds: int, quick: bool, *, scale: Any = None, time_limit: float | Non
                 max(0, ((t.usable or 0) - t.start) // int(size))
             out += [Task("trace", k, {"trace": t.label, "jobs": size, "load": SCALE_LOAD,
                                       "scale": str(size),
-                                      "time_limit": time_limit or SCALE_TIME_LIMIT, **solve},
+                                      "time_limit": time_limit or (
+                                          WHOLE_TIME_LIMIT if size == "whole"
+                                          else SCALE_TIME_LIMIT), **solve},
                          algos)
                     for k in range(min(seeds, fits))]
     if not out:  # every size past what the traces here hold: nothing would run
@@ -214,19 +227,31 @@ class OptInterval:
         return self.status == "optimal"
 
 
-def opt_interval(inst, *, time_limit: float, method: str = "auto") -> OptInterval:
+def opt_interval(inst, *, time_limit: float, method: str = "auto",
+                 floor: Schedule | tuple[()] | None = None,
+                 on_step: Callable[[str], None] | None = None) -> OptInterval:
     """The one call of ``offline.solve`` in this experiment (so a better bound or route there
     shows here): the validated incumbent and the bound within ``time_limit`` seconds. A solve
     refused for size (``InputError``) or failing (``SolverError``, out of memory) gives
-    ``bound`` None and the note; the caller's online schedules then give the incumbent."""
-    import time
+    ``bound`` None and the note; the caller's online schedules then give the incumbent.
 
+    ``floor``: the best online schedule the caller already has (a ``Schedule``): the solve's
+    floor and, at trace scale, column generation's seed, instead of the solve running the
+    algorithms again; ``()``: none (the caller's algorithms all failed); None: the solve's
+    own floor (it runs the built-in algorithms). ``on_step``:
+    one line per round of column generation and per improvement of the solve (at most one
+    every ``STEP_EVERY`` seconds unless the incumbent improves)."""
     from ..errors import SolverError
     from ..offline import solve
     from ..validate import validate
+    kwargs: dict[str, Any] = {}
+    if floor is not None:
+        kwargs["floor"] = _replay(floor) if isinstance(floor, Schedule) else ()
+    if on_step is not None:
+        kwargs.update(on_progress=_progress_lines(on_step), on_round=_round_lines(on_step))
     start = time.perf_counter()
     try:
-        sched, rep = solve(inst, time_limit=time_limit, method=method)
+        sched, rep = solve(inst, time_limit=time_limit, method=method, **kwargs)
     except InputError as err:
         return OptInterval(0.0, None, "refused", "", time.perf_counter() - start, True,
                            f"{err.place}: {err.message}")
@@ -236,6 +261,62 @@ def opt_interval(inst, *, time_limit: float, method: str = "auto") -> OptInterva
     ok = validate(inst, sched).feasible
     return OptInterval(float(rep.objective), float(rep.bound), rep.status.value, rep.route,
                        rep.seconds, ok)
+
+
+def _replay(schedule: Schedule) -> list[Callable[..., Schedule]]:
+    """``offline.solve``'s ``floor`` (algorithms, by name or as functions, that it runs with
+    ``algorithms.run``) as one function returning ``schedule``, already computed: the solve
+    validates it again (seconds on the whole trace) but runs no algorithm."""
+    def already_run(_instance: Any) -> Schedule:
+        return schedule
+    return [already_run]
+
+
+# --- steps of a long task -----------------------------------------------------------------
+
+#: Where :func:`execute` reports its steps (one line each), or None; :func:`report_steps`
+#: sets it. Worker processes forked after it is set (the default local pool on Linux)
+#: inherit it; Dask workers and spawned processes do not (their tasks report nothing).
+_STEPS: Callable[[str], None] | None = None
+#: The solve's progress lines at most this often (seconds) unless the incumbent improves.
+STEP_EVERY = 30.0
+
+
+@contextmanager
+def report_steps(on_step: Callable[[str], None] | None) -> Iterator[None]:
+    """While inside, :func:`execute` reports its steps to ``on_step(line)``: the import, each
+    algorithm's utility and seconds, the solve's rounds and improvements."""
+    global _STEPS
+    before, _STEPS = _STEPS, on_step
+    try:
+        yield
+    finally:
+        _STEPS = before
+
+
+def _progress_lines(on_step: Callable[[str], None]
+                    ) -> Callable[[float, float | None, float], None]:
+    """``offline.solve``'s ``on_progress`` as lines, throttled to ``STEP_EVERY``."""
+    last: list[Any] = [-math.inf, None]
+
+    def show(seconds: float, incumbent: float | None, bound: float) -> None:
+        if incumbent == last[1] and seconds - last[0] < STEP_EVERY:
+            return
+        last[0], last[1] = seconds, incumbent
+        inc = "–" if incumbent is None else f"{incumbent:.8g}"
+        on_step(f"solve {seconds:.0f} s: incumbent {inc}, bound {bound:.8g}")
+    return show
+
+
+def _round_lines(on_step: Callable[[str], None]) -> Callable[[Any], None]:
+    """Column generation's rounds (``colgen.Round``) as lines."""
+    def show(r: Any) -> None:
+        where = f"pricing {r.priced}/{r.jobs} jobs" if r.priced is not None else \
+            f"{r.columns} columns, LP {r.lp:.8g}"
+        gap = f"{r.gap:.2%}" if math.isfinite(r.gap) else "–"
+        on_step(f"solve {r.seconds:.0f} s: round {r.iteration}, bound {r.bound:.8g}, "
+                f"incumbent {r.incumbent:.8g}, gap {gap} ({where})")
+    return show
 
 
 def _over(x: float | None, u: float) -> float | None:
@@ -250,22 +331,50 @@ def _over(x: float | None, u: float) -> float | None:
 
 
 def execute(task: Task) -> list[dict[str, Any]]:
-    """The offline interval (:func:`opt_interval`), then every algorithm against it."""
+    """Every algorithm once, then the offline interval (:func:`opt_interval`) with the best
+    built-in schedule as the solve's floor, and every algorithm against the interval."""
     from .. import algorithms
     params = task.params
+    step = _STEPS
+    started = time.perf_counter()
+
+    def say(text: str) -> None:
+        if step is not None:
+            step(f"[{time.perf_counter() - started:7.0f} s] {label}: {text}")
+    label = f"{params['trace']}-{params['jobs']}#{task.seed}"
+    say("importing")
     imported = instance_for(params, task.seed)
     inst = imported.instance
+    say(f"{inst.num_jobs} jobs, {inst.horizon} slots of {imported.slot_seconds:g} s, "
+        f"{len(inst.worker_names)} servers")
     limit = float(params.get("time_limit", QUICK_TIME_LIMIT))
     method = params.get("method", "auto")
-    solved = opt_interval(inst, time_limit=limit, method=method)
     runs = []
     for name in task.algorithms:
+        say(f"running {name}")
         try:
             runs.append((name, algorithms.run(name, inst), True, ""))
+            say(f"{name}: utility {runs[-1][1].total_utility:.8g}, "
+                f"{runs[-1][1].completed} completed, {runs[-1][1].extras['seconds']:.0f} s")
         except algorithms.InvalidScheduleError as err:  # reported, not hidden
             runs.append((name, None, False, str(err)))
+            say(f"{name}: invalid schedule")
+    # the solve's own floor would be the best built-in schedule (ties to the first in
+    # registry order; a user's algorithm never joins it): the same schedule, not run again;
+    # () where every built-in one failed (the solve's floor would have none either)
+    floor: Schedule | tuple[()] = ()
+    for name, sched, ok, _ in runs:
+        if ok and name in algorithms.REGISTRY and (
+                isinstance(floor, tuple) or sched.total_utility > floor.total_utility):
+            floor = sched
+    say(f"offline solve (method {method}, time limit {limit:g} s)")
+    solved = opt_interval(inst, time_limit=limit, method=method, floor=floor,
+                          on_step=None if step is None else say)
+    say(f"solve {solved.status}: incumbent {solved.incumbent:.8g}, bound "
+        + ("none" if solved.bound is None else f"{solved.bound:.8g}")
+        + f", {solved.seconds:.0f} s" + (f" ({solved.note})" if solved.note else ""))
     best_online = max((s.total_utility for _, s, ok, _ in runs if ok), default=0.0)
-    # the solve's floor already holds the built-in algorithms; a refused solve has none
+    # the solve's floor already holds the best built-in one; a refused solve has none
     incumbent = max(solved.incumbent, best_online)
     bound = solved.bound
     base = {"experiment": task.experiment, "seed": task.seed, "params": task.params_key,
