@@ -28,20 +28,33 @@ def test_growth_cases_double_one_size_and_are_feasible():
             assert int(best.workers.sum()) >= case[0].workload
 
 
-def test_paired_growth_sees_linear_and_quadratic():
-    """Synthetic costs: n and 2n repetitions of a fixed call (exponent ≈ 1), n² and 4n² (≈ 2)."""
-    x = list(range(2000))
+def test_paired_growth_sees_linear_and_quadratic(monkeypatch):
+    """Synthetic costs on a fake CPU clock (the real one made this test fail under load):
+    n and 2n units (exponent 1), n² and 4n² (2), and a burst of load that slows one side of
+    one round by 3× is left out by the median of the paired ratios."""
+    clock = {"now": 0.0, "calls": 0, "burst": None, "slowed": 0}
+    monkeypatch.setattr(bench.time, "thread_time", lambda: clock["now"])
 
-    def work(n: int) -> None:
-        for _ in range(n):
-            sum(x)
+    def work(units: float):
+        def call() -> None:
+            clock["calls"] += 1
+            slow = 3.0 if clock["burst"] is not None and \
+                clock["burst"][0] <= clock["calls"] < clock["burst"][1] else 1.0
+            clock["slowed"] += slow > 1
+            clock["now"] += 1e-3 * units * slow
+        return call
 
-    _, _, lin = bench.paired_growth(lambda: work(4), lambda: work(8), rounds=5,
-                                    sample_seconds=0.01)
-    _, _, quad = bench.paired_growth(lambda: work(4), lambda: work(16), rounds=5,
-                                     sample_seconds=0.01)
-    assert 0.7 < math.log2(lin) < 1.3
-    assert 1.7 < math.log2(quad) < 2.3
+    small, _, lin = bench.paired_growth(work(4), work(8), rounds=5, sample_seconds=0.01)
+    assert small == pytest.approx(4e-3) and math.log2(lin) == pytest.approx(1.0)
+    _, _, quad = bench.paired_growth(work(4), work(16), rounds=5, sample_seconds=0.01)
+    assert math.log2(quad) == pytest.approx(2.0)
+    # 4 calls of warm-up and sizing, then rounds of 3 small and 2 large calls; round 1 runs
+    # the large side first: the burst slows only its 2 large calls
+    base = clock["calls"]
+    clock["burst"] = (base + 9, base + 11)
+    _, large, ratio = bench.paired_growth(work(4), work(8), rounds=5, sample_seconds=0.01)
+    assert clock["calls"] == base + 4 + 5 * 5 and clock["slowed"] == 2
+    assert math.log2(ratio) == pytest.approx(1.0) and large == pytest.approx(8e-3)
 
 
 def test_growth_rejects_unknown_axis():
