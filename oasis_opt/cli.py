@@ -476,12 +476,10 @@ def _round_progress() -> Callable[[Any], None]:
     """One stderr line per round of column generation's bound phase (``colgen.Round``), and
     every ``ROUND_EVERY`` seconds while a round prices."""
 
+    from .progress import round_text
+
     def show(r: Any) -> None:
-        where = f"pricing {r.priced}/{r.jobs} jobs" if r.priced is not None else \
-            f"{r.columns} columns, LP {r.lp:.8g}"
-        gap = f"{r.gap:.2%}" if math.isfinite(r.gap) else "–"
-        print(f"  {r.seconds:8.1f} s  round {r.iteration:4d}  bound {r.bound:.8g}  "
-              f"incumbent {r.incumbent:.8g}  gap {gap}  ({where})", file=sys.stderr, flush=True)
+        print(f"  {r.seconds:8.1f} s  {round_text(r)}", file=sys.stderr, flush=True)
     return show
 
 

@@ -59,3 +59,15 @@ def step_lines(enabled: bool) -> Callable[[str], None] | None:
     def show(line: str) -> None:
         console.print(line, markup=False, soft_wrap=True)
     return show
+
+
+def round_text(r: Any) -> str:
+    """One round of column generation's bound phase (``colgen.Round``) as text, the same on
+    the command line and in the experiments' step lines: the round, bound, incumbent, gap,
+    and what the round is doing (pricing k/n jobs, or the master's columns and LP)."""
+    import math
+    where = f"pricing {r.priced}/{r.jobs} jobs" if r.priced is not None else \
+        f"{r.columns} columns, LP {r.lp:.8g}"
+    gap = f"{r.gap:.2%}" if math.isfinite(r.gap) else "–"
+    return (f"round {r.iteration:4d}  bound {r.bound:.8g}  incumbent {r.incumbent:.8g}  "
+            f"gap {gap}  ({where})")

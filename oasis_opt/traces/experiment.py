@@ -310,12 +310,10 @@ def _progress_lines(on_step: Callable[[str], None]
 
 def _round_lines(on_step: Callable[[str], None]) -> Callable[[Any], None]:
     """Column generation's rounds (``colgen.Round``) as lines."""
+    from ..progress import round_text
+
     def show(r: Any) -> None:
-        where = f"pricing {r.priced}/{r.jobs} jobs" if r.priced is not None else \
-            f"{r.columns} columns, LP {r.lp:.8g}"
-        gap = f"{r.gap:.2%}" if math.isfinite(r.gap) else "–"
-        on_step(f"solve {r.seconds:.0f} s: round {r.iteration}, bound {r.bound:.8g}, "
-                f"incumbent {r.incumbent:.8g}, gap {gap} ({where})")
+        on_step(f"solve {r.seconds:.0f} s: {round_text(r)}")
     return show
 
 
