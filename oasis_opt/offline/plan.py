@@ -268,6 +268,12 @@ PORTFOLIO: tuple[tuple[dict[str, Any], int], ...] = (
     ({}, 0), ({"completion_cuts": False, "ps_cuts": False, "ps_dominance": False}, 1))
 
 
+def _server_pair(prep: Any) -> bool:
+    """A server-packed model on a pool whose PS servers bind: where the server model and
+    PLAIN race each other (``racers``)."""
+    return prep.packing == "server" and not prep.ps_free
+
+
 def racers(prep: Any) -> list[tuple[Any, int]]:
     """The variants that race, as (options, HiGHS random seed); the first is the planned
     model itself. Where the rule is unsure (issue 22, item 2) the second is ``common.PLAIN``:
@@ -278,7 +284,7 @@ def racers(prep: Any) -> list[tuple[Any, int]]:
     ``CUT_GAIN``, or a loose instance) the server model is its partner. Elsewhere
     ``PORTFOLIO``'s cut-free variant, as measured on the `hard` preset."""
     from ..formulations.common import PLAIN, Options
-    if prep.packing == "server" and not prep.ps_free:
+    if _server_pair(prep):
         if prep.options == PLAIN:  # round 4: the partner is the server model
             return [(PLAIN, 0), (Options(packing="server"), 0)]
         return [(prep.options, 0), (PLAIN, 0)]
@@ -314,7 +320,7 @@ def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
     from ..formulations.common import PLAIN
     wanted = os.environ.get("OASIS_PORTFOLIO", "")
     # PLAIN races only the server model (``racers``), where a PS capacity row can bind
-    plain = prep.options == PLAIN and prep.packing == "server" and not prep.ps_free
+    plain = prep.options == PLAIN and _server_pair(prep)
     if wanted == "0" or not (modeler == "auto" and options is None and medium == "highspy"
                              and (prep.options.completion_cuts or plain)
                              and prep.model_size()["nonzeros"] >= PORTFOLIO_MIN_NONZEROS):
