@@ -12,7 +12,6 @@ import contextlib
 import math
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -455,21 +454,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def _solve_progress() -> Callable[[float, float | None, float], None]:
-    """One stderr line per improvement of either side (at most one a second unless the
-    incumbent improves): elapsed seconds, incumbent, bound, gap."""
-    last = [-math.inf, None]
-
-    def show(seconds: float, incumbent: float | None, bound: float) -> None:
-        now = time.monotonic()
-        if incumbent == last[1] and now - last[0] < 1.0:
-            return
-        last[0], last[1] = now, incumbent
-        inc = "–" if incumbent is None else f"{incumbent:.6g}"
-        gap = "–" if not incumbent or not math.isfinite(bound) else \
-            f"{max(0.0, bound - incumbent) / abs(incumbent):.2%}"
-        print(f"  {seconds:8.1f} s  incumbent {inc:>10}  bound {bound:.6g}  gap {gap}",
-              file=sys.stderr, flush=True)
-    return show
+    """One stderr line per improvement of the incumbent, else at most one a second: elapsed
+    seconds, incumbent, bound, gap (``progress.solve_lines``)."""
+    from .progress import solve_lines
+    return solve_lines(lambda seconds, text: print(f"  {seconds:8.1f} s  {text}",
+                                                   file=sys.stderr, flush=True))
 
 
 def _round_progress() -> Callable[[Any], None]:

@@ -61,6 +61,25 @@ def step_lines(enabled: bool) -> Callable[[str], None] | None:
     return show
 
 
+def solve_lines(emit: Callable[[float, str], None], every: float = 1.0
+                ) -> Callable[[float, float | None, float], None]:
+    """``offline.solve``'s ``on_progress(seconds, incumbent, bound)`` as text for ``emit(seconds,
+    text)``, the same on the command line and in the experiments' step lines: a line whenever
+    the incumbent improves, otherwise at most one every ``every`` seconds of the solve."""
+    import math
+    last: list[Any] = [-math.inf, None]
+
+    def show(seconds: float, incumbent: float | None, bound: float) -> None:
+        if incumbent == last[1] and seconds - last[0] < every:
+            return
+        last[0], last[1] = seconds, incumbent
+        inc = "–" if incumbent is None else f"{incumbent:.8g}"
+        gap = "–" if not incumbent or not math.isfinite(bound) else \
+            f"{max(0.0, bound - incumbent) / abs(incumbent):.2%}"
+        emit(seconds, f"incumbent {inc:>10}  bound {bound:.8g}  gap {gap}")
+    return show
+
+
 def round_text(r: Any) -> str:
     """One round of column generation's bound phase (``colgen.Round``) as text, the same on
     the command line and in the experiments' step lines: the round, bound, incumbent, gap,

@@ -243,12 +243,14 @@ def opt_interval(inst, *, time_limit: float, method: str = "auto",
     every ``STEP_EVERY`` seconds unless the incumbent improves)."""
     from ..errors import SolverError
     from ..offline import solve
+    from ..progress import solve_lines
     from ..validate import validate
     kwargs: dict[str, Any] = {}
     if floor is not None:
         kwargs["floor"] = _replay(floor) if isinstance(floor, Schedule) else ()
     if on_step is not None:
-        kwargs.update(on_progress=_progress_lines(on_step), on_round=_round_lines(on_step))
+        kwargs.update(on_round=_round_lines(on_step), on_progress=solve_lines(
+            lambda seconds, text: on_step(f"solve {seconds:.0f} s: {text}"), STEP_EVERY))
     start = time.perf_counter()
     try:
         sched, rep = solve(inst, time_limit=time_limit, method=method, **kwargs)
@@ -292,20 +294,6 @@ def report_steps(on_step: Callable[[str], None] | None) -> Iterator[None]:
         yield
     finally:
         _STEPS = before
-
-
-def _progress_lines(on_step: Callable[[str], None]
-                    ) -> Callable[[float, float | None, float], None]:
-    """``offline.solve``'s ``on_progress`` as lines, throttled to ``STEP_EVERY``."""
-    last: list[Any] = [-math.inf, None]
-
-    def show(seconds: float, incumbent: float | None, bound: float) -> None:
-        if incumbent == last[1] and seconds - last[0] < STEP_EVERY:
-            return
-        last[0], last[1] = seconds, incumbent
-        inc = "–" if incumbent is None else f"{incumbent:.8g}"
-        on_step(f"solve {seconds:.0f} s: incumbent {inc}, bound {bound:.8g}")
-    return show
 
 
 def _round_lines(on_step: Callable[[str], None]) -> Callable[[Any], None]:
