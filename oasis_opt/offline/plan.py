@@ -204,7 +204,9 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     and these models have many: the root is most of their work. One rule for every
     server-packed model: where too many patterns make the default fall back to servers it
     was neutral (hard-mix-07 6.9 against 7.8 and -11 3.6 against 4.3 CPU s with HiGHS
-    alone; 8.3 against 6.5 and 2.8 against 3.2 with the floor as MIP start)."""
+    alone; 8.3 against 6.5 and 2.8 against 3.2 with the floor as MIP start). Whether the
+    default's patterns fall back is known only once they are counted: ``settle_fallback``
+    then applies the server branch's choice (``server_or_plain``) to the fallback."""
     from ..formulations.common import PLAIN
     f = instance_features(instance)
     if not f["ps_binds"]:
