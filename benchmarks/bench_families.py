@@ -72,12 +72,22 @@ VARIANTS: dict[str, Options | None] = {
     "server-nodom": Options(packing="server", ps_dominance=False),
     "plain": PLAIN,
     "round3": None,  # the default route as before issue 22 round 4 (ROUTE_PATCHES)
+    "round4": None,  # the default route as before issue 22 round 5 (ROUTE_PATCHES)
 }
-#: Variants that run the default route with one of its rules switched off, as
-#: ``(plan attribute, replacement)``: ``round3`` never weighs the LP bounds (``plan.cut_gain``
-#: None keeps the server model wherever the PS servers differ), the route of main before
-#: round 4, so that both can alternate in one run beside one comparator.
-ROUTE_PATCHES: dict[str, tuple[str, Any]] = {"round3": ("cut_gain", lambda instance: None)}
+#: Variants that run the default route with some of its rules switched off, as
+#: ``(module, attribute, replacement)``, so that an earlier route and the current one can
+#: alternate in one run beside one comparator: ``round3`` never weighs the LP bounds
+#: (``plan.cut_gain`` None keeps the server model wherever the PS servers differ), the
+#: route of main before round 4; ``round4`` keeps the server model where patterns fall back
+#: to servers (``settle_fallback``) and starts both racers at once (``RACE_DELAY`` 0), the
+#: route of main before round 5.
+ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
+    "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
+               ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
+               ("oasis_opt.offline.compact", "RACE_DELAY", 0.0)),
+    "round4": (("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
+               ("oasis_opt.offline.compact", "RACE_DELAY", 0.0)),
+}
 
 
 def instances(family: str, seeds: int = 3) -> Iterator[Instance]:
@@ -118,17 +128,17 @@ def side_by_side(instance: Instance, first: int, limit: float = LIMIT,
         saved = os.environ.get("OASIS_PORTFOLIO")
         if race:  # ``@race`` races wherever the route would, ``@solo`` never
             os.environ["OASIS_PORTFOLIO"] = {"race": "1", "solo": "0"}[race]
-        from oasis_opt.offline import plan
-        attr, patch = ROUTE_PATCHES.get(name, (None, None))
-        kept = getattr(plan, attr) if attr else None
+        import importlib
+        patches = [(importlib.import_module(m), a, v) for m, a, v in ROUTE_PATCHES.get(name, ())]
+        kept = [(m, a, getattr(m, a)) for m, a, _ in patches]
         try:
-            if attr:
-                setattr(plan, attr, patch)
+            for m, a, v in patches:
+                setattr(m, a, v)
             (_, rep), wall, cpu = _timed(solve, instance, time_limit=limit,
                                          options=VARIANTS[name])
         finally:
-            if attr:
-                setattr(plan, attr, kept)
+            for m, a, v in kept:
+                setattr(m, a, v)
             if race:
                 os.environ.pop("OASIS_PORTFOLIO", None)
                 if saved is not None:

@@ -221,3 +221,32 @@ def test_the_lp_bounds_cut_gain_compares_are_bounds():
         plain = relaxation_bound(prepare(instance, PLAIN))
         assert opt - REL_TOL * max(1.0, opt) <= server <= plain + REL_TOL * max(1.0, plain)
         assert abs(cut_gain(instance) - (plain - server) / server) <= 1e-9
+
+
+def test_pattern_fallback_weighs_plain_as_the_server_branch():
+    """``plan.settle_fallback``: where the default's patterns fall back to server packing
+    (too many patterns; here forced by ``pattern_limit=0`` on the `hard` preset, whose PS
+    servers are identical) on a binding PS pool, PLAIN is taken by the server branch's rule
+    (fill ≥ ``PLAIN_MIN_FILL`` and a gain below ``CUT_GAIN``: hard-s1, 0.3 %), the server
+    model is kept where the rows cut more (hard-s3, 2.1 %); patterns, explicit options and a
+    PS pool that cannot bind are left alone."""
+    from oasis_opt.formulations.common import prepare
+
+    from oasis_opt.offline.plan import settle_fallback
+    for seed, plain in ((1, True), (3, False)):
+        instance = generate("hard", seed=seed)
+        fallback = prepare(instance, Options(pattern_limit=0))
+        assert fallback.packing == "server" and not fallback.ps_free
+        assert instance_features(instance)["fill"] >= PLAIN_MIN_FILL
+        assert (cut_gain(instance) < CUT_GAIN) == plain, seed
+        settled = settle_fallback(fallback)
+        assert (settled.options == PLAIN) == plain, seed
+        assert settled is fallback or settled.packing == "server"
+    patterns = prepare(generate("hard", seed=1))
+    assert patterns.packing == "pattern" and settle_fallback(patterns) is patterns
+    chosen = prepare(generate("hard", seed=1), Options(packing="server"))
+    assert settle_fallback(chosen) is chosen  # server packing asked for: kept
+    free = instance_from_dict({**tiny_heterogeneous(), "jobs": [
+        {**j, "ps_demand": [0, 0]} for j in tiny_heterogeneous()["jobs"]]})
+    lone = prepare(free, Options(pattern_limit=0))
+    assert lone.ps_free and settle_fallback(lone) is lone

@@ -455,3 +455,38 @@ def test_report_names_the_floors_runs() -> None:
     finally:
         for name in ("slow-a", "slow-b", "broken"):
             algorithms.unregister(name)
+
+
+def test_staggered_racer_starts_only_when_needed(monkeypatch):
+    """``race.solve_portfolio`` with ``delays``: a first racer that proves the optimum
+    before the second is due is the only process started; one that fails starts the next
+    racer at once, whatever its delay. Both answers are the optimum the one-process route
+    proves."""
+    from oasis_opt.formulations.common import prepare
+
+    from oasis_opt.offline.clock import Clock, Tracker
+
+    instance = load_instance(INSTANCES / "small-s0.json")
+    _, ref = solve(instance)
+    prep = prepare(instance, offline.route_options(instance))
+    clock = Clock(60.0)
+    alone = offline.race.solve_portfolio([prep, prep], [0, 1], clock, Tracker(clock, None),
+                                         0.0, None, [0.0, 1000.0])
+    assert alone.status is SolveStatus.OPTIMAL and alone.extras == {"racer": 0, "racers": 1}
+    assert abs(alone.objective - ref.objective) <= tol(ref.objective)
+
+    solve_highspy = offline.backends.solve_highspy
+
+    def failing_first(prep, clock, tracker, mip_gap, random_seed=0, *args, **kwargs):
+        if random_seed == 7:  # the first racer (a forked child inherits the patch)
+            raise RuntimeError("racer 0 broke")
+        return solve_highspy(prep, clock, tracker, mip_gap, random_seed, *args, **kwargs)
+    monkeypatch.setattr(offline.backends, "solve_highspy", failing_first)
+    clock = Clock(60.0)
+    start = time.perf_counter()
+    second = offline.race.solve_portfolio([prep, prep], [7, 1], clock, Tracker(clock, None),
+                                          0.0, None, [0.0, 1000.0])
+    assert time.perf_counter() - start < 60  # not the 1000 s delay
+    assert second.status is SolveStatus.OPTIMAL
+    assert second.extras == {"racer": 1, "racers": 2}
+    assert abs(second.objective - ref.objective) <= tol(ref.objective)

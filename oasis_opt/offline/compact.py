@@ -15,11 +15,13 @@ from .clock import Clock, Tracker
 from .plan import (
     BUILD_BYTES_PER_NNZ,
     BUILD_SECONDS_PER_NNZ,
+    RACE_DELAY,
     guard_wanted,
     plan_route,
     portfolio_wanted,
     racers,
     route_options,
+    settle_fallback,
 )
 from .report import SolveReport, SolveStatus, extract, finish
 
@@ -33,6 +35,8 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     t0 = time.perf_counter()
     prep = prepare(instance, options if options is not None else route_options(
         instance, None if floor is None else floor.total_utility))
+    if options is None:
+        prep = settle_fallback(prep)
     if not prep.active:  # no job can earn anything: the empty schedule is optimal
         raw = SolveResult(SolveStatus.OPTIMAL, 0.0, 0.0,
                           solver="highspy" if modeler == "auto" else modeler)
@@ -58,7 +62,7 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
             pairs = racers(prep)
             variants = [prep] + [prepare(instance, o) for o, _ in pairs[1:]]
             raw = race.solve_portfolio(variants, [s for _, s in pairs], clock, tracker,
-                                       mip_gap, floor)
+                                       mip_gap, floor, [0.0] + [RACE_DELAY] * (len(pairs) - 1))
             prep = variants[raw.extras["racer"]]
         elif guard_wanted(prep, medium, clock.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its

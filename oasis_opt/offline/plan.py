@@ -204,8 +204,10 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     and these models have many: the root is most of their work. One rule for every
     server-packed model: where too many patterns make the default fall back to servers it
     was neutral (hard-mix-07 6.9 against 7.8 and -11 3.6 against 4.3 CPU s with HiGHS
-    alone; 8.3 against 6.5 and 2.8 against 3.2 with the floor as MIP start)."""
-    from ..formulations.common import PLAIN, Options
+    alone; 8.3 against 6.5 and 2.8 against 3.2 with the floor as MIP start). Whether the
+    default's patterns fall back is known only once they are counted: ``settle_fallback``
+    then applies the server branch's choice (``server_or_plain``) to the fallback."""
+    from ..formulations.common import PLAIN
     f = instance_features(instance)
     if not f["ps_binds"]:
         # one demand class keeps the workers continuous (Prep.flow_workers: the trace imports)
@@ -214,9 +216,33 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     if share is not None and share >= LOOSE_FLOOR_SHARE:
         return PLAIN
     if f["shared_ps"] < 1.0:
-        gain = cut_gain(instance) if f["fill"] >= PLAIN_MIN_FILL else None
-        return PLAIN if gain is not None and gain < CUT_GAIN else Options(packing="server")
+        return server_or_plain(instance, f["fill"])
     return None
+
+
+def server_or_plain(instance: Instance, fill: float) -> Any:
+    """The server model or ``PLAIN`` on a binding PS pool (round 4): ``PLAIN`` where the
+    work fills ``PLAIN_MIN_FILL`` of the worker pool or more and the server model's rows lower
+    the LP bound by less than ``CUT_GAIN`` (``cut_gain``), else ``Options(packing="server")``."""
+    from ..formulations.common import PLAIN, Options
+    gain = cut_gain(instance) if fill >= PLAIN_MIN_FILL else None
+    return PLAIN if gain is not None and gain < CUT_GAIN else Options(packing="server")
+
+
+def settle_fallback(prep: Any) -> Any:
+    """The route's prep once its packing is known: where the default options' patterns fell
+    back to server packing (more than ``Options.pattern_limit`` patterns) on a binding PS
+    pool, the server model there is the one ``route_options``' server branch weighs against
+    ``PLAIN``, and the same rule (``server_or_plain``) decides (issue 22 round 5). Of the
+    benchmark's instances only hard-mix-07 (fill 0.72, gain 0.002: PLAIN) and hard-mix-11
+    (fill 0.42: the server model stays) fall back; neither was fitted on (docs/offline.md).
+    Any other prep is returned as it is."""
+    from ..formulations.common import Options, prepare
+    defaults = replace(prep.options, pattern_limit=Options().pattern_limit) == Options()
+    if not defaults or prep.packing != "server" or prep.ps_free:
+        return prep
+    chosen = server_or_plain(prep.instance, instance_features(prep.instance)["fill"])
+    return prep if chosen == Options(packing="server") else prepare(prep.instance, chosen)
 
 
 def _cells(instance: Instance) -> int:
@@ -294,6 +320,14 @@ def racers(prep: Any) -> list[tuple[Any, int]]:
 
 #: Below this many nonzeros a model proves in well under a second: no processes for it.
 PORTFOLIO_MIN_NONZEROS = 3_000
+#: Seconds after the first racer that the second one starts (``race.solve_portfolio``'s
+#: ``delays``), if the first has not proven the optimum by then. The model's size does not
+#: say how long HiGHS takes (loose-s0, 9.7 k nonzeros, proves in 0.05 s from the floor's
+#: start; mixed-2r-s2, 9 k, in 2.8 s alone), the clock does: on an instance the first racer
+#: proves within this, a second process only costs its start-up (loose-s0: 0.19 s racing
+#: against the comparator's 0.05 s, issue 22 round 4), and where the partner is the faster
+#: model the proof comes at most this much later (issue 22 round 5, docs/offline.md).
+RACE_DELAY = 0.25
 #: Below this many nonzeros a time-limited solve that does not race runs HiGHS in this
 #: process, not in a forked guard (issue 22). The guard is there for root phases that call
 #: no callback (4–16 s late on 30 jobs × 300 slots, 3 M nonzeros); on models this small the

@@ -50,11 +50,15 @@ def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip
 
 
 def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: Tracker,
-                    mip_gap: float, start: Schedule | None) -> SolveResult:
+                    mip_gap: float, start: Schedule | None,
+                    delays: list[float] | None = None) -> SolveResult:
     """Race the variants in child processes; the first proof wins and the others are
-    stopped. Without a proof (time limit) the best incumbent wins, and the bound is the least
-    of their bounds (each is a bound on the same OPT). Returns the winner's result, its
-    index into ``preps`` as ``extras["racer"]`` and their number as ``extras["racers"]``."""
+    stopped. Racer k starts ``delays[k]`` seconds after the first (default: all at once),
+    and only if no racer has proven the optimum by then: a model that proves before the
+    partner's start never pays for its process. Without a proof (time limit) the best
+    incumbent wins, and the bound is the least of their bounds (each is a bound on the same
+    OPT). Returns the winner's result, its index into ``preps`` as ``extras["racer"]`` and
+    the number of racers started as ``extras["racers"]``."""
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
@@ -63,23 +67,42 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     ctx = mp.get_context("fork")
     left = backends.highs_budget(clock, preps[0])
     budget = None if left is None else max(0.05, left - 0.5)  # the processes start
+    waits = list(delays) if delays is not None else [0.0] * len(preps)
+    if len(waits) != len(preps) or len(seeds) != len(preps):
+        raise ValueError("one seed and one delay per racer")
     procs, conns = [], {}
+    t0 = time.perf_counter()
+
+    def launch(k: int) -> None:
+        recv, send = ctx.Pipe(duplex=False)
+        rest = None if budget is None else max(0.05, budget - (time.perf_counter() - t0))
+        p = ctx.Process(target=_portfolio_worker, daemon=True, args=(
+            preps[k], seeds[k], rest, mip_gap, start, send))
+        p.start()
+        send.close()
+        procs.append(p)
+        conns[recv] = k
     try:
-        for k, (prep, seed) in enumerate(zip(preps, seeds, strict=True)):
-            recv, send = ctx.Pipe(duplex=False)
-            p = ctx.Process(target=_portfolio_worker, daemon=True, args=(
-                prep, seed, budget, mip_gap, start, send))
-            p.start()
-            send.close()
-            procs.append(p)
-            conns[recv] = k
         done: dict[int, SolveResult] = {}
         errors: dict[int, str] = {}
         found: dict[int, SolveResult] = {}  # best incumbent of each
         bounds: dict[int, float] = {}
-        while conns:
+        while True:
+            pending = list(range(len(procs), len(preps)))
+            if pending and not conns and not done:
+                launch(pending.pop(0))  # every racer so far failed: the next one now
+            while pending and time.perf_counter() - t0 >= waits[pending[0]]:
+                launch(pending.pop(0))  # racers start in their order
+            if not conns:
+                break  # all that started have ended (a racer due later is not needed)
             left = clock.remaining()
-            ready = wait(list(conns), timeout=None if left is None else max(0.0, left + 0.2))
+            timeout = None if left is None else max(0.0, left + 0.2)
+            if pending:  # wake up for the next racer's start
+                due = max(0.0, waits[pending[0]] - (time.perf_counter() - t0))
+                timeout = due if timeout is None else min(timeout, due)
+            ready = wait(list(conns), timeout=timeout)
+            if not ready and (left is None or clock.remaining() > -0.2) and pending:
+                continue  # the next racer is due
             if not ready:
                 break  # past the deadline: the racers are killed, their incumbents kept
             for c in ready:
@@ -117,7 +140,7 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     for k, found_k in found.items():  # killed racers: their last incumbent
         if k not in done:
             done[k] = replace(found_k, bound=bounds.get(k), solve_seconds=clock.elapsed())
-    racers = {"racers": len(preps)}
+    racers = {"racers": len(procs)}
     if not done:
         if errors:
             raise SolverError("every racer of the portfolio failed: "
