@@ -212,3 +212,36 @@ def test_bound_only_above_the_proven_optimum(seed):
     opt = rep.objective
     assert res.bound >= opt - _tol(opt)
     assert res.schedule.total_utility <= opt + _tol(opt)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_best_units_is_unit_pricer(seed):
+    """``subroutine.best_units`` (the unit jobs of a pricing pass together) gives
+    ``UnitPricer.best``'s answer byte for byte — payoff, cost, t̂, utility, counts — for jobs
+    of several demand classes and PS counts arriving in the same slots, with tied and flat
+    prices, flat utilities, and a class that fits on no server."""
+    from oasis_opt.online.subroutine import JobSpec, UnitPricer, best_units
+    rng = np.random.default_rng(seed)
+    T, H, K, R = int(rng.integers(1, 30)), int(rng.integers(1, 5)), int(rng.integers(1, 3)), 2
+    levels = np.array([0.0, 0.5, 1.0, 2.0])
+    wp = levels[rng.integers(0, 4, size=(T, H, R))]
+    if seed % 3 == 0:  # flat stretches with float-noise ties
+        wp = np.repeat(wp[:1], T, axis=0) * (1 + 1e-12 * rng.integers(0, 2, size=wp.shape))
+    pp = levels[rng.integers(0, 4, size=(T, K, R))] * (seed % 2)
+    cw = rng.integers(1, 5, size=(H, R)).astype(float)
+    cp = rng.integers(0, 3, size=(K, R)).astype(float)
+    demands = [np.array([1.0, 0.0]), np.array([1.0, 2.0]), np.array([9.0, 1.0])]  # 9: no fit
+    jobs = []
+    for _ in range(int(rng.integers(1, 60))):
+        util = np.sort(rng.choice([0.0, 5.0, 10.0, 30.0], size=T))[::-1].copy()
+        a = int(rng.integers(0, T + 1))
+        jobs.append(JobSpec(a, 1, int(rng.integers(0, 3)), float(rng.choice([0.5, 1.0, 2.0])),
+                            demands[int(rng.integers(0, 3))], np.array([0.0, 1.0]) * (seed % 2),
+                            util[:max(0, T - a)]))
+    want = [UnitPricer(wp, pp, cw, cp).best(j) for j in jobs]
+    got = best_units(UnitPricer(wp, pp, cw, cp), jobs)
+    for g, w in zip(got, want, strict=True):
+        assert (g.payoff, g.cost, g.t_hat, g.utility) == (w.payoff, w.cost, w.t_hat, w.utility)
+        for a, b in ((g.worker_counts, w.worker_counts), (g.ps_counts, w.ps_counts)):
+            assert all(np.array_equal(getattr(a, f), getattr(b, f))
+                       for f in ("slot", "server", "count"))
