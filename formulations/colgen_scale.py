@@ -319,12 +319,13 @@ def _place(free: np.ndarray, counts: SlotCounts, demand: np.ndarray) -> SlotCoun
 
 
 def round_lp(inst: Instance, columns: Sequence[Column], x: np.ndarray, fill: bool = False,
-             deadline: Deadline | None = None) -> Schedule:
+             deadline: Deadline | None = None, compact: bool = False) -> Schedule:
     """A feasible schedule from a master LP solution: columns by decreasing ``x_il`` (ties:
     higher value, then first added), each job's first whose per-slot units still fit on the
     servers (first fit by server index, ``_place``), the rest of the job's columns skipped.
-    With ``fill`` the jobs left out are then planned on what is still free (``_fill``), until
-    ``deadline``.
+    With ``fill`` the jobs left out are then planned on what is still free (``_fill``), and
+    with ``compact`` every placed job is then moved to finish as early as what is free allows
+    (``_compact``), until ``deadline``.
     Memory: the cluster's free capacity per (slot, server, resource) and the chosen columns."""
     T, R = inst.horizon, len(inst.resources)
     free_w = np.broadcast_to(inst.worker_capacity, (T, len(inst.worker_names), R)).copy()
@@ -357,6 +358,8 @@ def round_lp(inst: Instance, columns: Sequence[Column], x: np.ndarray, fill: boo
                 if i not in workers]
         free = _Free(inst, free_w, free_p)
         _fill(inst, left, free, workers, ps, deadline or Deadline())
+        if compact:
+            _compact(inst, free, workers, ps, deadline or Deadline())
     return Schedule.from_counts(inst, "colgen", workers, ps, trim=True)
 
 
@@ -420,3 +423,31 @@ def _fill(inst: Instance, jobs: Sequence[int], free: _Free,
             continue
         free.take(i, best.worker_counts, best.ps_counts)
         workers[i], ps[i] = best.worker_counts, best.ps_counts
+
+
+def _compact(inst: Instance, free: _Free, workers: dict[int, SlotCounts],
+             ps: dict[int, SlotCounts], deadline: Deadline) -> None:
+    """One pass over the placed jobs by completion slot: each is taken out and re-planned at
+    its earliest completion within what is free with its own units back (``_Free.best``; its
+    old schedule is one of the candidates), and the new plan is kept when it finishes with
+    more utility. The rounding places columns where the LP ran them next to fractions it
+    dropped, so capacity is left free before them; this moves the work into it. Never
+    worse; jobs already at their earliest possible completion ``a + ⌈V/w⌉ − 1`` (w the most
+    workers the servers hold for it) are skipped."""
+    last = {i: int(y.slot.max()) for i, y in workers.items() if y.slot.size}
+    for i in sorted(last, key=lambda k: (last[k], k)):
+        if deadline.passed():
+            return
+        job = inst.jobs[i]
+        most = int(min(job.max_workers, _fits(inst.worker_capacity, inst.worker_demand[i]).sum()))
+        if most <= 0 or last[i] <= job.arrival + -(-int(job.workload) // most) - 1:
+            continue
+        y, z = workers[i], ps[i]
+        before = float(job.utility.at(last[i] - job.arrival + 1))
+        free.take(i, y, z, sign=-1)
+        best = free.best(i)
+        if best.fits and best.utility > before + 1e-12 * max(1.0, abs(before)):
+            free.take(i, best.worker_counts, best.ps_counts)
+            workers[i], ps[i] = best.worker_counts, best.ps_counts
+        else:
+            free.take(i, y, z)

@@ -15,6 +15,7 @@ import pytest
 from bruteforce import best_utility
 from conftest import INSTANCES
 from oasis_opt.formulations import colgen, colgen_scale
+from oasis_opt.formulations.deadline import Deadline
 
 from oasis_opt import algorithms
 from oasis_opt.cli import main
@@ -56,6 +57,20 @@ def test_rounded_lp_schedule_is_feasible():
     assert rep.feasible, rep.violations
     assert rep.total_utility >= sched.total_utility
     assert {j.id for j in sched.jobs if j.completed} <= {j.id for j in filled.jobs if j.completed}
+    # every placed job then moved to its earliest completion in what is free: never worse
+    compact = colgen_scale.round_lp(inst, master.columns, master.values(), fill=True,
+                                    compact=True)
+    rep = validate(inst, compact)
+    assert rep.feasible, rep.violations
+    assert rep.total_utility >= filled.total_utility - 1e-9
+    # price-and-branch on the pooled master: integer, one column a job at most, and its
+    # choice placed by the rounding is a valid schedule
+    x = master.mip(Deadline())
+    assert x is not None and set(np.unique(x)) <= {0.0, 1.0}
+    per_job = np.bincount([c.job for c in master.columns], weights=x, minlength=inst.num_jobs)
+    assert per_job.max() <= 1
+    chosen = colgen_scale.round_lp(inst, master.columns, x, fill=True, compact=True)
+    assert validate(inst, chosen).feasible
 
 
 def test_parallel_pricing_gives_the_same_bound(monkeypatch):
