@@ -117,10 +117,11 @@ def implied_rows(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
     return keep
 
 
-def server_groups(capacity: np.ndarray) -> np.ndarray:
-    """(S,) group id of each server: servers with equal capacity vectors share one."""
-    if not len(capacity):
-        return np.zeros(0, dtype=np.int64)
+def server_groups(capacity: np.ndarray, pool_all: bool = False) -> np.ndarray:
+    """(S,) group id of each server: servers with equal capacity vectors share one (with
+    ``pool_all``, every server of the pool shares group 0)."""
+    if not len(capacity) or pool_all:
+        return np.zeros(len(capacity), dtype=np.int64)
     _, gid = np.unique(capacity, axis=0, return_inverse=True)
     return gid.ravel().astype(np.int64)
 
@@ -131,7 +132,8 @@ IPM_FIRST_COLUMNS = 50_000
 COLUMNS_PER_JOB = 32
 
 
-def master_bytes(instance: Instance, aggregate: bool) -> tuple[float, int]:
+def master_bytes(instance: Instance, aggregate: bool, pool_all: bool = False
+                 ) -> tuple[float, int]:
     """(bytes, rows) the restricted master ``_Master(instance, aggregate)`` takes: its capacity
     rows ``T·G·R`` (G server groups, or servers when not aggregated) and ``J`` job rows
     (HiGHS's row data, 96 B each), the per-(slot, server, resource) maps and price arrays
@@ -142,7 +144,7 @@ def master_bytes(instance: Instance, aggregate: bool) -> tuple[float, int]:
     servers = len(instance.worker_names) + len(instance.ps_names)
     groups = servers
     if aggregate:
-        groups = sum(len(np.unique(c, axis=0)) if len(c) else 0
+        groups = sum(len(np.unique(server_groups(c, pool_all))) if len(c) else 0
                      for c in (instance.worker_capacity, instance.ps_capacity))
     rows = T * groups * R + J
     slots = np.minimum(instance.workload, np.maximum(T - instance.arrival, 0)).astype(float)
@@ -161,15 +163,23 @@ class _Master:
     per-server solution of the same value. Its LP has |groups|/|servers| of the rows — the
     bound converges far faster — while schedules for price-and-branch need the per-server
     master (the aggregated one may stack columns on one server).
+
+    With ``pool_all`` as well, every server of a pool shares the rows, alike or not: a
+    relaxation whose LP may be weaker than the per-server one where servers differ (it does
+    not see that a job's units cannot be split across two half-full servers of different
+    shapes), but still a valid bound, with one price per (slot, resource) and pool that every
+    server of the pool gets. At trace scale on a few unlike servers (the Alibaba slice: 4
+    worker servers, 3 resources, 2 640 slots) the per-server master's duals put the whole
+    price on the one server the opening columns use, and its bound never left Σ f_i(1).
     """
 
     def __init__(self, instance: Instance, aggregate: bool = False,
-                 deadline: Deadline | None = None) -> None:
+                 deadline: Deadline | None = None, pool_all: bool = False) -> None:
         self.inst = instance
         self.deadline = deadline or Deadline()  # its LP runs stop there
         T, R = instance.horizon, len(instance.resources)
         self.H, self.K = len(instance.worker_names), len(instance.ps_names)
-        nbytes, rows = master_bytes(instance, aggregate)
+        nbytes, rows = master_bytes(instance, aggregate, pool_all)
         check_allocation("jobs", nbytes,
                          f"column-generation master of {instance.num_jobs} jobs × {T} slots "
                          f"({rows} rows{' with identical servers pooled' if aggregate else ''})")
@@ -179,16 +189,16 @@ class _Master:
         for cap, demand in ((instance.worker_capacity, instance.worker_demand),
                             (instance.ps_capacity, instance.ps_demand)):
             S = len(cap)
-            gid = server_groups(cap) if aggregate else np.arange(S)
+            gid = server_groups(cap, pool_all) if aggregate else np.arange(S)
             G = int(gid.max()) + 1 if S else 0
-            first = np.array([int(np.flatnonzero(gid == g)[0]) for g in range(G)], dtype=int)
-            keep_g = implied_rows(cap, demand)[first] if G else np.zeros((0, R), dtype=bool)
+            group_cap = np.zeros((G, R))
+            np.add.at(group_cap, gid, cap)
+            # rows implied on the group's total (for alike servers: on any one of them)
+            keep_g = implied_rows(group_cap, demand) if G else np.zeros((0, R), dtype=bool)
             code = np.full((T, G, R), -1, dtype=np.int64)
             kept = np.broadcast_to(keep_g, (T, G, R))
             code[kept] = n + np.arange(int(kept.sum()))
             n += int(kept.sum())
-            group_cap = np.zeros((G, R))
-            np.add.at(group_cap, gid, cap)
             row_cap.append(np.broadcast_to(group_cap, (T, G, R))[kept])
             row_of.append(code[:, gid, :].ravel())  # (t, s, r) -> row of (t, gid[s], r)
         # Full row numbering (t, s, r) over both pools maps to the rows HiGHS holds (-1: none).
@@ -682,8 +692,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         bound_only = schedule_cells(inst) > SCHEDULE_CELLS
     specs: Sequence[JobSpec] = Specs(inst) if bound_only else \
         [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
-    aggregate = any(len(set(server_groups(c).tolist())) < len(c)
-                    for c in (inst.worker_capacity, inst.ps_capacity))
+    # at trace scale every pool is one group of rows (``_Master``'s ``pool_all``)
+    aggregate = bound_only or any(len(set(server_groups(c).tolist())) < len(c)
+                                  for c in (inst.worker_capacity, inst.ps_capacity))
     budget = time_limit
     # Leave room to build and hand back the schedule (and for oasis_opt/offline to validate it).
     end = None if budget is None else start + 0.97 * budget - min(1.0, 0.02 * budget)
@@ -723,7 +734,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     track.update(incumbent=best_sched.total_utility)
 
     # 1. the bound on the aggregated master
-    master = _Master(inst, aggregate=aggregate, deadline=hard)
+    master = _Master(inst, aggregate=aggregate, deadline=hard, pool_all=bound_only)
     if bound_only:
         # Re-solves after columns were added start from a primal feasible basis: primal
         # simplex took 21.8 CPU s over 8 rounds on 5 000 Philly jobs where HiGHS's default

@@ -260,3 +260,25 @@ def test_best_units_is_unit_pricer(seed):
         for a, b in ((g.worker_counts, w.worker_counts), (g.ps_counts, w.ps_counts)):
             assert all(np.array_equal(getattr(a, f), getattr(b, f))
                        for f in ("slot", "server", "count"))
+
+
+@pytest.mark.parametrize("seed", [10, 13])
+def test_bound_only_with_unlike_servers_pooled(seed):
+    """At trace scale every pool is one group of rows (``_Master(pool_all=True)``), alike
+    servers or not: still a valid bound — ≥ the brute-force optimum — on servers of three
+    shapes, and the schedule stays feasible and ≤ it."""
+    from oasis_opt.io import instance_from_dict, instance_to_dict
+    d = instance_to_dict(generate("small", seed=seed, jobs=3))
+    (group,) = d["worker_servers"]
+    d["worker_servers"] = [{"name": f"w{k}", "capacity": [c * (1 + k) if r == 0 else c
+                                                         for r, c in enumerate(group["capacity"])]}
+                           for k in range(group.get("count", 1))]
+    inst = instance_from_dict(d)
+    assert len(np.unique(inst.worker_capacity, axis=0)) > 1
+    opt = best_utility(inst)
+    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
+    assert res.bound >= opt - _tol(opt)
+    assert validate(inst, res.schedule).feasible
+    assert res.schedule.total_utility <= opt + _tol(opt)
+    master = colgen._Master(inst, aggregate=True, pool_all=True)
+    assert master.n_kept <= inst.horizon * len(inst.resources) * 2  # one group a pool
