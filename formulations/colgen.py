@@ -680,11 +680,13 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     to stop this process keeps the last one).
 
     At trace scale (``bound_only``; None: when ``J·T·(H+K)`` exceeds ``SCHEDULE_CELLS``, whose
-    per-server phases 2–4 hold dense per-job arrays) only step 1 runs, for the whole budget
-    but a tenth, and stops once the gap target is met: the schedule is the best of the seeds
-    and the LP rounded (``round_lp``, every few rounds). ``executor`` (a process pool or Dask,
-    ``oasis_opt.tasks.make_executor``) prices the jobs of step 1 in parallel, with the same
-    answers; ``on_round(Round)`` reports each round and, while one prices, every
+    per-server phases 2–4 hold dense per-job arrays) step 1 runs on a master whose pools are
+    one group of rows each (``_Master``'s ``pool_all``) until 75 % of the budget, then
+    price-and-branch on that master (``_Master.mip``, ``MIP_SHARE`` of the budget), and it stops
+    once the gap target is met: the schedule is the best of the seeds and the LP's or the
+    MILP's columns placed (``round_lp`` with fill and compaction). ``executor`` (a process
+    pool or Dask, ``oasis_opt.tasks.make_executor``) prices the jobs of step 1 in parallel,
+    with the same answers; ``on_round(Round)`` reports each round and, while one prices, every
     ``ROUND_EVERY`` seconds."""
     start = time.perf_counter()
     inst = instance
