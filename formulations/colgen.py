@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field
 import highspy
 import numpy as np
 
-from oasis_opt.limits import check_allocation
+from oasis_opt.limits import check_allocation, max_memory
 from oasis_opt.model import Instance, Schedule, SlotCounts
 from oasis_opt.online.subroutine import BestSchedule, JobSpec
 
@@ -180,6 +180,7 @@ class _Master:
         T, R = instance.horizon, len(instance.resources)
         self.H, self.K = len(instance.worker_names), len(instance.ps_names)
         nbytes, rows = master_bytes(instance, aggregate, pool_all)
+        self.nbytes = nbytes  # what ``mip`` copies
         check_allocation("jobs", nbytes,
                          f"column-generation master of {instance.num_jobs} jobs × {T} slots "
                          f"({rows} rows{' with identical servers pooled' if aggregate else ''})")
@@ -302,6 +303,8 @@ class _Master:
         so it is a choice of columns for ``round_lp`` to place, not a schedule."""
         n = len(self.columns)
         if not n or not len(self.x) or deadline.left() <= 0:
+            return None
+        if 2 * self.nbytes > max_memory():  # the copy would pass ``--max-memory``: skip it
             return None
         used = np.zeros(n, dtype=bool)
         used[:len(self.x)] = self.x > 1e-9
