@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field
 import highspy
 import numpy as np
 
-from oasis_opt.limits import check_allocation
+from oasis_opt.limits import check_allocation, max_memory
 from oasis_opt.model import Instance, Schedule, SlotCounts
 from oasis_opt.online.subroutine import BestSchedule, JobSpec
 
@@ -117,10 +117,11 @@ def implied_rows(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
     return keep
 
 
-def server_groups(capacity: np.ndarray) -> np.ndarray:
-    """(S,) group id of each server: servers with equal capacity vectors share one."""
-    if not len(capacity):
-        return np.zeros(0, dtype=np.int64)
+def server_groups(capacity: np.ndarray, pool_all: bool = False) -> np.ndarray:
+    """(S,) group id of each server: servers with equal capacity vectors share one (with
+    ``pool_all``, every server of the pool shares group 0)."""
+    if not len(capacity) or pool_all:
+        return np.zeros(len(capacity), dtype=np.int64)
     _, gid = np.unique(capacity, axis=0, return_inverse=True)
     return gid.ravel().astype(np.int64)
 
@@ -131,7 +132,8 @@ IPM_FIRST_COLUMNS = 50_000
 COLUMNS_PER_JOB = 32
 
 
-def master_bytes(instance: Instance, aggregate: bool) -> tuple[float, int]:
+def master_bytes(instance: Instance, aggregate: bool, pool_all: bool = False
+                 ) -> tuple[float, int]:
     """(bytes, rows) the restricted master ``_Master(instance, aggregate)`` takes: its capacity
     rows ``T·G·R`` (G server groups, or servers when not aggregated) and ``J`` job rows
     (HiGHS's row data, 96 B each), the per-(slot, server, resource) maps and price arrays
@@ -142,7 +144,7 @@ def master_bytes(instance: Instance, aggregate: bool) -> tuple[float, int]:
     servers = len(instance.worker_names) + len(instance.ps_names)
     groups = servers
     if aggregate:
-        groups = sum(len(np.unique(c, axis=0)) if len(c) else 0
+        groups = sum(len(np.unique(server_groups(c, pool_all))) if len(c) else 0
                      for c in (instance.worker_capacity, instance.ps_capacity))
     rows = T * groups * R + J
     slots = np.minimum(instance.workload, np.maximum(T - instance.arrival, 0)).astype(float)
@@ -161,15 +163,24 @@ class _Master:
     per-server solution of the same value. Its LP has |groups|/|servers| of the rows — the
     bound converges far faster — while schedules for price-and-branch need the per-server
     master (the aggregated one may stack columns on one server).
+
+    With ``pool_all`` as well, every server of a pool shares the rows, alike or not: a
+    relaxation whose LP may be weaker than the per-server one where servers differ (it does
+    not see that a job's units cannot be split across two half-full servers of different
+    shapes), but still a valid bound, with one price per (slot, resource) and pool that every
+    server of the pool gets. At trace scale on a few unlike servers (the Alibaba slice: 4
+    worker servers, 3 resources, 2 640 slots) the per-server master's duals put the whole
+    price on the one server the opening columns use, and its bound never left Σ f_i(1).
     """
 
     def __init__(self, instance: Instance, aggregate: bool = False,
-                 deadline: Deadline | None = None) -> None:
+                 deadline: Deadline | None = None, pool_all: bool = False) -> None:
         self.inst = instance
         self.deadline = deadline or Deadline()  # its LP runs stop there
         T, R = instance.horizon, len(instance.resources)
         self.H, self.K = len(instance.worker_names), len(instance.ps_names)
-        nbytes, rows = master_bytes(instance, aggregate)
+        nbytes, rows = master_bytes(instance, aggregate, pool_all)
+        self.nbytes = nbytes  # what ``mip`` copies
         check_allocation("jobs", nbytes,
                          f"column-generation master of {instance.num_jobs} jobs × {T} slots "
                          f"({rows} rows{' with identical servers pooled' if aggregate else ''})")
@@ -179,16 +190,16 @@ class _Master:
         for cap, demand in ((instance.worker_capacity, instance.worker_demand),
                             (instance.ps_capacity, instance.ps_demand)):
             S = len(cap)
-            gid = server_groups(cap) if aggregate else np.arange(S)
+            gid = server_groups(cap, pool_all) if aggregate else np.arange(S)
             G = int(gid.max()) + 1 if S else 0
-            first = np.array([int(np.flatnonzero(gid == g)[0]) for g in range(G)], dtype=int)
-            keep_g = implied_rows(cap, demand)[first] if G else np.zeros((0, R), dtype=bool)
+            group_cap = np.zeros((G, R))
+            np.add.at(group_cap, gid, cap)
+            # rows implied on the group's total (for alike servers: on any one of them)
+            keep_g = implied_rows(group_cap, demand) if G else np.zeros((0, R), dtype=bool)
             code = np.full((T, G, R), -1, dtype=np.int64)
             kept = np.broadcast_to(keep_g, (T, G, R))
             code[kept] = n + np.arange(int(kept.sum()))
             n += int(kept.sum())
-            group_cap = np.zeros((G, R))
-            np.add.at(group_cap, gid, cap)
             row_cap.append(np.broadcast_to(group_cap, (T, G, R))[kept])
             row_of.append(code[:, gid, :].ravel())  # (t, s, r) -> row of (t, gid[s], r)
         # Full row numbering (t, s, r) over both pools maps to the rows HiGHS holds (-1: none).
@@ -284,6 +295,45 @@ class _Master:
                 np.concatenate([prices, row_dual[self.n_kept:]]))
 
 
+    def mip(self, deadline: Deadline) -> np.ndarray | None:
+        """Price-and-branch on this master: x integer over the columns the last LP used
+        (``x_il > 0``), every other column at 0, in a copy of the model (the LP stays as it
+        was), until ``deadline``; the best integer x found over all columns, or None.
+        With identical servers pooled the answer may stack more on one server than fits,
+        so it is a choice of columns for ``round_lp`` to place, not a schedule."""
+        n = len(self.columns)
+        if not n or not len(self.x) or deadline.left() <= 0:
+            return None
+        if 2 * self.nbytes > max_memory():  # the copy would pass ``--max-memory``: skip it
+            return None
+        used = np.zeros(n, dtype=bool)
+        used[:len(self.x)] = self.x > 1e-9
+        h = new_highs()
+        h.setOptionValue("threads", 1)
+        h.passModel(self.h.getLp())
+        off = np.flatnonzero(~used).astype(np.int32)
+        h.changeColsBounds(len(off), off, np.zeros(len(off)), np.zeros(len(off)))
+        h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
+                                np.full(n, highspy.HighsVarType.kInteger))
+        h.setOptionValue("mip_rel_gap", 1e-4)
+        if not deadline.highs_limit(h, None):
+            return None
+        deadline.watch(h)
+        h.run()
+        sol = h.getSolution()
+        if not sol.value_valid:
+            return None
+        return np.round(np.asarray(sol.col_value, dtype=float)[:n])
+
+
+#: Share of the budget the trace-scale bound phase leaves to price-and-branch on its pooled
+#: master (``_Master.mip``) before the end: on 5 000 Philly jobs after 10 rounds (LP 143 136)
+#: the LP rounded gave 139 835 and the MILP's columns, placed and filled, 142 552 (60 s).
+MIP_SHARE = 0.15
+#: ... and does so only while the incumbent is more than this share under the restricted LP:
+#: on the default Philly mapping (d5k) the rounding stayed 0.4 % under it and the bound's last
+#: rounds were worth more (the bound 189 442 against 188 111 with them, 320 CPU s each).
+MIP_WORTH = 0.005
 #: Subgradient steps a round of the trace-scale bound phase takes from the best-bound prices
 #: (``_generate``'s ``subgradient_steps``) and the first step's Polyak factor θ. 5 000 Philly
 #: jobs, 12 rounds from the fixed-rate columns alone: bound 183 270 and restricted LP 132 267
@@ -637,11 +687,14 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     to stop this process keeps the last one).
 
     At trace scale (``bound_only``; None: when ``J·T·(H+K)`` exceeds ``SCHEDULE_CELLS``, whose
-    per-server phases 2–4 hold dense per-job arrays) only step 1 runs, for the whole budget
-    but a tenth, and stops once the gap target is met: the schedule is the best of the seeds
-    and the LP rounded (``round_lp``, every few rounds). ``executor`` (a process pool or Dask,
-    ``oasis_opt.tasks.make_executor``) prices the jobs of step 1 in parallel, with the same
-    answers; ``on_round(Round)`` reports each round and, while one prices, every
+    per-server phases 2–4 hold dense per-job arrays) step 1 runs on a master whose pools are
+    one group of rows each (``_Master``'s ``pool_all``) until 75 % of the budget — 90 % while
+    the incumbent is within ``MIP_WORTH`` of the restricted LP —, then price-and-branch on
+    that master (``_Master.mip``, ``MIP_SHARE`` of the budget), and it stops
+    once the gap target is met: the schedule is the best of the seeds and the LP's or the
+    MILP's columns placed (``round_lp`` with fill and compaction). ``executor`` (a process
+    pool or Dask, ``oasis_opt.tasks.make_executor``) prices the jobs of step 1 in parallel,
+    with the same answers; ``on_round(Round)`` reports each round and, while one prices, every
     ``ROUND_EVERY`` seconds."""
     start = time.perf_counter()
     inst = instance
@@ -649,8 +702,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         bound_only = schedule_cells(inst) > SCHEDULE_CELLS
     specs: Sequence[JobSpec] = Specs(inst) if bound_only else \
         [JobSpec.from_instance(inst, i) for i in range(inst.num_jobs)]
-    aggregate = any(len(set(server_groups(c).tolist())) < len(c)
-                    for c in (inst.worker_capacity, inst.ps_capacity))
+    # at trace scale every pool is one group of rows (``_Master``'s ``pool_all``)
+    aggregate = bound_only or any(len(set(server_groups(c).tolist())) < len(c)
+                                  for c in (inst.worker_capacity, inst.ps_capacity))
     budget = time_limit
     # Leave room to build and hand back the schedule (and for oasis_opt/offline to validate it).
     end = None if budget is None else start + 0.97 * budget - min(1.0, 0.02 * budget)
@@ -690,7 +744,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     track.update(incumbent=best_sched.total_utility)
 
     # 1. the bound on the aggregated master
-    master = _Master(inst, aggregate=aggregate, deadline=hard)
+    master = _Master(inst, aggregate=aggregate, deadline=hard, pool_all=bound_only)
     if bound_only:
         # Re-solves after columns were added start from a primal feasible basis: primal
         # simplex took 21.8 CPU s over 8 rounds on 5 000 Philly jobs where HiGHS's default
@@ -728,11 +782,21 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         a fifth of the time so far; True (stop) once the gap target is met."""
         if bound_only and rounded[0] < 0.2 * (time.perf_counter() - start):
             t0 = time.perf_counter()
-            improve(round_lp(inst, master.columns, master.values(), fill=True, deadline=hard))
+            improve(round_lp(inst, master.columns, master.values(), fill=True, compact=True,
+                             deadline=hard))
             rounded[0] += time.perf_counter() - t0
         tell()
+        if bound_only and mip_from is not None and time.perf_counter() >= mip_from \
+                and mip_worth():
+            return True  # the rest of the budget to price-and-branch
         return track.gap() <= mip_gap
 
+    def mip_worth() -> bool:
+        """Whether the incumbent is more than ``MIP_WORTH`` under the restricted LP: then
+        price-and-branch gains more than the bound's last rounds would."""
+        return res.lp_value - track.incumbent > MIP_WORTH * abs(res.lp_value)
+
+    mip_from = at(0.9 - MIP_SHARE)
     res.proven = _generate(master, specs, res, start=start,
                            deadline=at(0.9 if bound_only else 0.35),
                            max_iterations=max_iterations, smoothing=smoothing,
@@ -743,7 +807,17 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                            auto_smoothing=bound_only)
     res.bound_seconds = time.perf_counter() - start
     if bound_only and master.columns and track.gap() > mip_gap and left() > 0.5:
-        improve(round_lp(inst, master.columns, master.values(), fill=True, deadline=hard))
+        # price-and-branch on the pooled master, its choice of columns placed and filled
+        x = None
+        if mip_worth():
+            t0 = time.perf_counter()
+            want = MIP_SHARE * budget if budget is not None else mip_time_limit
+            reserve = 0.1 * min(want, left())  # for placing its answer
+            x = master.mip(hard.before(reserve).earlier(t0 + want))
+            res.mip_seconds = time.perf_counter() - t0
+        if x is None:
+            x = master.values()
+        improve(round_lp(inst, master.columns, x, fill=True, compact=True, deadline=hard))
     tell()
 
     def finish(sched: Schedule) -> SolveResult:

@@ -25,7 +25,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from oasis_opt.model import Instance, Schedule, SlotCounts, ps_needed
-from oasis_opt.online.subroutine import BestSchedule, JobSpec, UnitPricer, best_schedule
+from oasis_opt.online.subroutine import (
+    BestSchedule,
+    JobSpec,
+    UnitPricer,
+    best_schedule,
+    best_units,
+)
 
 from .deadline import Deadline
 
@@ -57,7 +63,9 @@ def column_of(inst: Instance, i: int, y: SlotCounts, z: SlotCounts) -> Column | 
     if not hit.size:
         return None
     c = int(slots[hit[0]])
-    return Column(i, inst.utility_at(i, c), y.through(c), z.through(c))
+    # f_i at one duration (``utility_at`` builds the job's whole row of T values)
+    return Column(i, float(inst.jobs[i].utility.at(c - inst.jobs[i].arrival + 1)), y.through(c),
+                  z.through(c))
 
 
 def usage_cost(inst: Instance, col: Column, p: np.ndarray, q: np.ndarray) -> float:
@@ -88,25 +96,43 @@ def price_chunk(instance: Instance, worker_price: np.ndarray, ps_price: np.ndarr
     """``best_schedule`` of every job of ``instance`` at the given prices against the full
     capacities: one pricing task (``instance`` holds one chunk of the jobs, ``Pricer``).
     A module-level function, so that process pools and Dask workers can run it."""
-    price = _pricing(instance, worker_price, ps_price, classes)
-    return [price(JobSpec.from_instance(instance, k)) for k in range(instance.num_jobs)]
+    out = price_jobs(instance, Specs(instance), worker_price, ps_price, classes, Deadline())
+    assert out is not None  # no deadline
+    return out
 
 
-def _pricing(instance: Instance, worker_price: np.ndarray, ps_price: np.ndarray,
-             classes: np.ndarray | None) -> Callable[[JobSpec], BestSchedule]:
-    """One job's pricing at the given prices against the full capacities: jobs of workload 1
-    by ``UnitPricer`` (its per-slot tables shared by the jobs of a demand class, the same
-    answers as ``best_schedule``), the others by ``best_schedule(convex=True)`` (long jobs
-    whose slot costs are convex by merging cost increments: the same payoff, hence the same
-    bound, up to float rounding)."""
+#: Jobs priced together: the unit jobs among them share their per-arrival work
+#: (``subroutine.best_units``); progress and the deadline are looked at between blocks.
+PRICE_BLOCK = 500
+
+
+def price_jobs(instance: Instance, specs: Sequence[JobSpec], worker_price: np.ndarray,
+               ps_price: np.ndarray, classes: np.ndarray | None, deadline: Deadline,
+               progress: Callable[[int], None] | None = None) -> list[BestSchedule] | None:
+    """Every job's pricing at the given prices against the full capacities, in job order
+    (None when ``deadline`` passed first): jobs of workload 1 by ``best_units`` (the
+    answers of ``UnitPricer``, whose per-slot tables the jobs of a demand class share, with
+    the running minimum and backtracking shared by the jobs of one arrival slot), the others
+    by ``best_schedule(convex=True)`` (long jobs whose slot costs are convex by merging cost
+    increments: the same payoff, hence the same bound, up to float rounding)."""
     cw, cp = instance.worker_capacity, instance.ps_capacity
     unit = UnitPricer(worker_price, ps_price, cw, cp)
-
-    def price(spec: JobSpec) -> BestSchedule:
-        if int(spec.workload) == 1:
-            return unit.best(spec)
-        return best_schedule(spec, worker_price, ps_price, cw, cp, classes, convex=True)
-    return price
+    J = len(specs)
+    out: list[BestSchedule | None] = [None] * J
+    for lo in range(0, J, PRICE_BLOCK):
+        block = [specs[i] for i in range(lo, min(J, lo + PRICE_BLOCK))]
+        ones = [k for k, spec in enumerate(block) if int(spec.workload) == 1]
+        for k, b in zip(ones, best_units(unit, [block[k] for k in ones]), strict=True):
+            out[lo + k] = b
+        for k, spec in enumerate(block):
+            if out[lo + k] is None:
+                if deadline.passed():
+                    return None
+                out[lo + k] = best_schedule(spec, worker_price, ps_price, cw, cp, classes,
+                                            convex=True)
+        if progress is not None:
+            progress(lo + len(block))
+    return out  # type: ignore[return-value]
 
 
 def slot_classes(worker_price: np.ndarray, ps_price: np.ndarray) -> np.ndarray:
@@ -150,14 +176,7 @@ class Pricer:
         out: list[BestSchedule | None] = [None] * inst.num_jobs
         if self.executor is None:
             specs = self.specs if self.specs is not None else Specs(inst)
-            price = _pricing(inst, p, q, classes)
-            for i in range(inst.num_jobs):
-                if deadline.passed():
-                    return None
-                out[i] = price(specs[i])
-                if progress is not None and i % 100 == 99:
-                    progress(i + 1)
-            return out  # type: ignore[return-value]
+            return price_jobs(inst, specs, p, q, classes, deadline, progress)
         from concurrent.futures import FIRST_COMPLETED, wait
         futures = {self.executor.submit(price_chunk, sub, p, q, classes): part
                    for sub, part in zip(self.subs, self.parts, strict=True)}
@@ -300,12 +319,13 @@ def _place(free: np.ndarray, counts: SlotCounts, demand: np.ndarray) -> SlotCoun
 
 
 def round_lp(inst: Instance, columns: Sequence[Column], x: np.ndarray, fill: bool = False,
-             deadline: Deadline | None = None) -> Schedule:
+             deadline: Deadline | None = None, compact: bool = False) -> Schedule:
     """A feasible schedule from a master LP solution: columns by decreasing ``x_il`` (ties:
     higher value, then first added), each job's first whose per-slot units still fit on the
     servers (first fit by server index, ``_place``), the rest of the job's columns skipped.
-    With ``fill`` the jobs left out are then planned on what is still free (``_fill``), until
-    ``deadline``.
+    With ``fill`` the jobs left out are then planned on what is still free (``_fill``), and
+    with ``compact`` every placed job is then moved to finish as early as what is free allows
+    (``_compact``), until ``deadline``.
     Memory: the cluster's free capacity per (slot, server, resource) and the chosen columns."""
     T, R = inst.horizon, len(inst.resources)
     free_w = np.broadcast_to(inst.worker_capacity, (T, len(inst.worker_names), R)).copy()
@@ -338,6 +358,8 @@ def round_lp(inst: Instance, columns: Sequence[Column], x: np.ndarray, fill: boo
                 if i not in workers]
         free = _Free(inst, free_w, free_p)
         _fill(inst, left, free, workers, ps, deadline or Deadline())
+        if compact:
+            _compact(inst, free, workers, ps, deadline or Deadline())
     return Schedule.from_counts(inst, "colgen", workers, ps, trim=True)
 
 
@@ -401,3 +423,31 @@ def _fill(inst: Instance, jobs: Sequence[int], free: _Free,
             continue
         free.take(i, best.worker_counts, best.ps_counts)
         workers[i], ps[i] = best.worker_counts, best.ps_counts
+
+
+def _compact(inst: Instance, free: _Free, workers: dict[int, SlotCounts],
+             ps: dict[int, SlotCounts], deadline: Deadline) -> None:
+    """One pass over the placed jobs by completion slot: each is taken out and re-planned at
+    its earliest completion within what is free with its own units back (``_Free.best``; its
+    old schedule is one of the candidates), and the new plan is kept when it finishes with
+    more utility. The rounding places columns where the LP ran them next to fractions it
+    dropped, so capacity is left free before them; this moves the work into it. Never
+    worse; jobs already at their earliest possible completion ``a + ⌈V/w⌉ − 1`` (w the most
+    workers the servers hold for it) are skipped."""
+    last = {i: int(y.slot.max()) for i, y in workers.items() if y.slot.size}
+    for i in sorted(last, key=lambda k: (last[k], k)):
+        if deadline.passed():
+            return
+        job = inst.jobs[i]
+        most = int(min(job.max_workers, _fits(inst.worker_capacity, inst.worker_demand[i]).sum()))
+        if most <= 0 or last[i] <= job.arrival + -(-int(job.workload) // most) - 1:
+            continue
+        y, z = workers[i], ps[i]
+        before = float(job.utility.at(last[i] - job.arrival + 1))
+        free.take(i, y, z, sign=-1)
+        best = free.best(i)
+        if best.fits and best.utility > before + 1e-12 * max(1.0, abs(before)):
+            free.take(i, best.worker_counts, best.ps_counts)
+            workers[i], ps[i] = best.worker_counts, best.ps_counts
+        else:
+            free.take(i, y, z)

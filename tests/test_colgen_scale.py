@@ -15,6 +15,7 @@ import pytest
 from bruteforce import best_utility
 from conftest import INSTANCES
 from oasis_opt.formulations import colgen, colgen_scale
+from oasis_opt.formulations.deadline import Deadline
 
 from oasis_opt import algorithms
 from oasis_opt.cli import main
@@ -56,6 +57,20 @@ def test_rounded_lp_schedule_is_feasible():
     assert rep.feasible, rep.violations
     assert rep.total_utility >= sched.total_utility
     assert {j.id for j in sched.jobs if j.completed} <= {j.id for j in filled.jobs if j.completed}
+    # every placed job then moved to its earliest completion in what is free: never worse
+    compact = colgen_scale.round_lp(inst, master.columns, master.values(), fill=True,
+                                    compact=True)
+    rep = validate(inst, compact)
+    assert rep.feasible, rep.violations
+    assert rep.total_utility >= filled.total_utility - 1e-9
+    # price-and-branch on the pooled master: integer, one column a job at most, and its
+    # choice placed by the rounding is a valid schedule
+    x = master.mip(Deadline())
+    assert x is not None and set(np.unique(x)) <= {0.0, 1.0}
+    per_job = np.bincount([c.job for c in master.columns], weights=x, minlength=inst.num_jobs)
+    assert per_job.max() <= 1
+    chosen = colgen_scale.round_lp(inst, master.columns, x, fill=True, compact=True)
+    assert validate(inst, chosen).feasible
 
 
 def test_parallel_pricing_gives_the_same_bound(monkeypatch):
@@ -212,3 +227,58 @@ def test_bound_only_above_the_proven_optimum(seed):
     opt = rep.objective
     assert res.bound >= opt - _tol(opt)
     assert res.schedule.total_utility <= opt + _tol(opt)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_best_units_is_unit_pricer(seed):
+    """``subroutine.best_units`` (the unit jobs of a pricing pass together) gives
+    ``UnitPricer.best``'s answer byte for byte — payoff, cost, t̂, utility, counts — for jobs
+    of several demand classes and PS counts arriving in the same slots, with tied and flat
+    prices, flat utilities, and a class that fits on no server."""
+    from oasis_opt.online.subroutine import JobSpec, UnitPricer, best_units
+    rng = np.random.default_rng(seed)
+    T, H, K, R = int(rng.integers(1, 30)), int(rng.integers(1, 5)), int(rng.integers(1, 3)), 2
+    levels = np.array([0.0, 0.5, 1.0, 2.0])
+    wp = levels[rng.integers(0, 4, size=(T, H, R))]
+    if seed % 3 == 0:  # flat stretches with float-noise ties
+        wp = np.repeat(wp[:1], T, axis=0) * (1 + 1e-12 * rng.integers(0, 2, size=wp.shape))
+    pp = levels[rng.integers(0, 4, size=(T, K, R))] * (seed % 2)
+    cw = rng.integers(1, 5, size=(H, R)).astype(float)
+    cp = rng.integers(0, 3, size=(K, R)).astype(float)
+    demands = [np.array([1.0, 0.0]), np.array([1.0, 2.0]), np.array([9.0, 1.0])]  # 9: no fit
+    jobs = []
+    for _ in range(int(rng.integers(1, 60))):
+        util = np.sort(rng.choice([0.0, 5.0, 10.0, 30.0], size=T))[::-1].copy()
+        a = int(rng.integers(0, T + 1))
+        jobs.append(JobSpec(a, 1, int(rng.integers(0, 3)), float(rng.choice([0.5, 1.0, 2.0])),
+                            demands[int(rng.integers(0, 3))], np.array([0.0, 1.0]) * (seed % 2),
+                            util[:max(0, T - a)]))
+    want = [UnitPricer(wp, pp, cw, cp).best(j) for j in jobs]
+    got = best_units(UnitPricer(wp, pp, cw, cp), jobs)
+    for g, w in zip(got, want, strict=True):
+        assert (g.payoff, g.cost, g.t_hat, g.utility) == (w.payoff, w.cost, w.t_hat, w.utility)
+        for a, b in ((g.worker_counts, w.worker_counts), (g.ps_counts, w.ps_counts)):
+            assert all(np.array_equal(getattr(a, f), getattr(b, f))
+                       for f in ("slot", "server", "count"))
+
+
+@pytest.mark.parametrize("seed", [10, 13])
+def test_bound_only_with_unlike_servers_pooled(seed):
+    """At trace scale every pool is one group of rows (``_Master(pool_all=True)``), alike
+    servers or not: still a valid bound — ≥ the brute-force optimum — on servers of three
+    shapes, and the schedule stays feasible and ≤ it."""
+    from oasis_opt.io import instance_from_dict, instance_to_dict
+    d = instance_to_dict(generate("small", seed=seed, jobs=3))
+    (group,) = d["worker_servers"]
+    d["worker_servers"] = [{"name": f"w{k}", "capacity": [c * (1 + k) if r == 0 else c
+                                                         for r, c in enumerate(group["capacity"])]}
+                           for k in range(group.get("count", 1))]
+    inst = instance_from_dict(d)
+    assert len(np.unique(inst.worker_capacity, axis=0)) > 1
+    opt = best_utility(inst)
+    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
+    assert res.bound >= opt - _tol(opt)
+    assert validate(inst, res.schedule).feasible
+    assert res.schedule.total_utility <= opt + _tol(opt)
+    master = colgen._Master(inst, aggregate=True, pool_all=True)
+    assert master.n_kept <= inst.horizon * len(inst.resources) * 2  # one group a pool

@@ -695,3 +695,69 @@ class UnitPricer:
         return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat,
                             float(job.utility[s_hat]), gw.place(units, 0, self.inv),
                             gp.place(psn, 0, self.inv), (T, H, K))
+
+
+def best_units(pricer: UnitPricer, jobs: list[JobSpec]) -> list[BestSchedule]:
+    """``[pricer.best(job) for job in jobs]`` (every job of workload 1), the same answers, with
+    the work shared by the jobs of one demand class and arrival slot (column generation's
+    pricing, issue 21: nine in ten of the first 5 000 Philly jobs).
+
+    For arrival a the running minimum ``best_t[1] = min_{a ≤ t' ≤ t} cost_{t'}(1)`` and the
+    backtracking of step 4 — the slot the work moves back to from t̂, ``1 +`` the last
+    s < t̂ − a with ``best_{a+s}[1] > best_{a+s+1}[1] + tol`` — are the same for every job of
+    the class that arrives at a; a job then costs one row of its utility against them (the
+    payoffs of a group as one matrix), and the placement of its one unit is shared by the
+    jobs that run in the same slot."""
+    out: list[BestSchedule | None] = [None] * len(jobs)
+    if not jobs:
+        return []
+    T, H, _ = pricer.wp.shape
+    K = pricer.pp.shape[1]
+    none = BestSchedule(-math.inf, math.inf, None, 0.0, SlotCounts.empty(),
+                        SlotCounts.empty(), (T, H, K))
+    groups: dict[tuple[bytes, bytes, int, int], list[int]] = {}
+    for n, job in enumerate(jobs):
+        a = job.arrival
+        if int(job.workload) != 1:
+            raise ValueError("best_units prices jobs of workload 1 only")
+        if T - a <= 0 or int(job.max_workers) <= 0 or (
+                pricer.wf.ndim == 2
+                and not fit_counts(pricer.wf, job.worker_demand, 1, 0, 1).any()):
+            out[n] = none
+            continue
+        z = int(ps_needed(1, job.ps_ratio))
+        key = (job.worker_demand.tobytes(), job.ps_demand.tobytes(), z, a)
+        groups.setdefault(key, []).append(n)
+    placed: dict[tuple[bytes, bytes, int, int], tuple[SlotCounts, SlotCounts]] = {}
+    for key, members in groups.items():
+        a, z = key[3], key[2]
+        cost, gw, gp = pricer._class(jobs[members[0]], z)
+        done = np.minimum.accumulate(cost[a:])
+        L = T - a
+        # where the backtracking stops: best_{s}[1] > best_{s+1}[1] + tol, last one below t̂
+        stop = ~(done[:-1] <= done[1:] + _tol(done[1:]))
+        last = np.maximum.accumulate(np.where(stop, np.arange(L - 1), -1)) if L > 1 \
+            else np.zeros(0, dtype=np.int64)
+        util = np.stack([np.asarray(jobs[n].utility[:L], dtype=float) for n in members])
+        pay = util - done[None, :]
+        finite = np.isfinite(pay).any(axis=1)
+        m = pay.max(axis=1)
+        for row, n in enumerate(members):
+            if not finite[row]:
+                out[n] = none
+                continue
+            mr = float(m[row])
+            s_hat = int((pay[row] >= mr - _tol(mr)).argmax())
+            s_work = int(last[s_hat - 1]) + 1 if s_hat > 0 else 0
+            t = a + s_work
+            where = key[:3] + (t,)
+            if where not in placed:
+                units = np.zeros(T, dtype=np.int64)
+                units[t] = 1
+                psn = np.zeros(T, dtype=np.int64)
+                psn[t] = z
+                placed[where] = (gw.place(units, 0, pricer.inv), gp.place(psn, 0, pricer.inv))
+            w_counts, p_counts = placed[where]
+            out[n] = BestSchedule(float(pay[row, s_hat]), float(done[s_hat]), a + s_hat,
+                                  float(util[row, s_hat]), w_counts, p_counts, (T, H, K))
+    return out  # type: ignore[return-value]
