@@ -63,9 +63,7 @@ def column_of(inst: Instance, i: int, y: SlotCounts, z: SlotCounts) -> Column | 
     if not hit.size:
         return None
     c = int(slots[hit[0]])
-    # f_i at one duration (``utility_at`` builds the job's whole row of T values)
-    return Column(i, float(inst.jobs[i].utility.at(c - inst.jobs[i].arrival + 1)), y.through(c),
-                  z.through(c))
+    return Column(i, inst.utility_at(i, c), y.through(c), z.through(c))
 
 
 def usage_cost(inst: Instance, col: Column, p: np.ndarray, q: np.ndarray) -> float:

@@ -196,8 +196,19 @@ class Instance:
         return self.jobs[i].utility.values(self.horizon)
 
     def utility_at(self, i: int, last_slot: int) -> float:
-        """f_i for a job whose last slot is ``last_slot``."""
-        return float(self.utility_row(i)[last_slot - self.jobs[i].arrival])
+        """f_i(last_slot − a_i + 1): job i's utility when its last slot is ``last_slot``; 0
+        for a slot before its arrival (only an invalid schedule ends there, and the validator
+        says so). Read from the table when it is built, else computed at that one duration
+        (the same number: ``utility.values`` and ``utility.at`` evaluate one formula, checked
+        bit for bit in tests/test_sparse.py), so a reader of one value never builds a row of
+        T."""
+        d = last_slot - self.jobs[i].arrival + 1
+        if d < 1:
+            return 0.0
+        table = self.__dict__.get("utility_table")
+        if table is not None:
+            return float(table[i, d - 1])
+        return float(self.jobs[i].utility.at(d))
 
     def describe(self) -> str:
         return (f"{self.name}: {self.num_jobs} jobs, {self.horizon} slots, "

@@ -10,6 +10,8 @@ import json
 import numpy as np
 import pytest
 from conftest import INSTANCES, ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oasis_opt.errors import InputError
 from oasis_opt.io import check_instance_size, load_instance, schedule_to_dict
@@ -103,6 +105,33 @@ def test_utility_row_is_the_table_row() -> None:
     rows = np.vstack([fresh.utility_row(i) for i in range(fresh.num_jobs)])
     assert np.array_equal(rows, inst.utility_table)  # bit for bit
     assert fresh.utility_at(3, inst.jobs[3].arrival + 2) == inst.utility_table[3, 2]
+
+
+@pytest.mark.parametrize("name", ["paper-s1.json", "edge-last-slot.json", "edge-zero-tail.json"])
+def test_utility_at_reads_the_table_numbers_without_it(name) -> None:
+    """``utility_at`` computes one value when the table is not built: bit for bit the
+    table's number at every job and every slot it may end in."""
+    inst = load_instance(INSTANCES / name)
+    fresh = dataclasses.replace(inst)
+    for i, job in enumerate(inst.jobs):
+        for t in range(job.arrival, inst.horizon):
+            assert fresh.utility_at(i, t) == inst.utility_table[i, t - job.arrival]
+    assert "utility_table" not in fresh.__dict__  # never built on the way
+    late = max(range(inst.num_jobs), key=lambda i: inst.jobs[i].arrival)
+    assert fresh.utility_at(late, inst.jobs[late].arrival - 1) == 0.0
+    assert inst.utility_at(late, inst.jobs[late].arrival - 1) == 0.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(["sigmoid", "table", "deadline", "linear"]),
+       a=st.floats(0, 1e4), b=st.floats(0, 50), c=st.floats(-100, 5000),
+       n=st.integers(1, 3000), d=st.integers(1, 3000))
+def test_one_value_is_the_row_value_bit_for_bit(kind, a, b, c, n, d) -> None:
+    from oasis_opt.utility import Deadline, Linear, Sigmoid, Table
+    u = {"sigmoid": lambda: Sigmoid(a, b, c), "table": lambda: Table((a, b, c)),
+         "deadline": lambda: Deadline(a, int(abs(c))), "linear": lambda: Linear(a, b)}[kind]()
+    d = min(d, n)
+    assert u.values(n)[d - 1] == u.at(d) or (np.isnan(u.at(d)) and np.isnan(u.values(n)[d - 1]))
 
 
 def test_import_all_jobs(tmp_path) -> None:
