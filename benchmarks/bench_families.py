@@ -85,12 +85,6 @@ def _round5_racers(prep: Any) -> list[tuple[Any, int]]:
     return plan.racers(prep)
 
 
-def _round5_wanted(prep: Any, *args: Any) -> bool:
-    """``plan.portfolio_wanted`` before round 6: PLAIN raced only where a PS row can bind."""
-    from oasis_opt.offline import plan
-    return not (prep.options == PLAIN and prep.ps_free) and plan.portfolio_wanted(prep, *args)
-
-
 #: Variants that run the default route with some of its rules switched off, as
 #: ``(module, attribute, replacement)``, so that an earlier route and the current one can
 #: alternate in one run beside one comparator: ``round3`` never weighs the LP bounds
@@ -98,15 +92,14 @@ def _round5_wanted(prep: Any, *args: Any) -> bool:
 #: route of main before round 4; ``round4`` keeps the server model where patterns fall back
 #: to servers (``settle_fallback``) and starts both racers at once (``RACE_DELAY`` 0), the
 #: route of main before round 5; ``round5`` races PLAIN against the server model, not
-#: against itself at another seed, and not at all where no PS row can bind (before round 6).
+#: against itself at another seed (before round 6).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
                ("oasis_opt.offline.compact", "RACE_DELAY", 0.0)),
     "round4": (("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
                ("oasis_opt.offline.compact", "RACE_DELAY", 0.0)),
-    "round5": (("oasis_opt.offline.compact", "racers", _round5_racers),
-               ("oasis_opt.offline.compact", "portfolio_wanted", _round5_wanted)),
+    "round5": (("oasis_opt.offline.compact", "racers", _round5_racers),),
 }
 
 

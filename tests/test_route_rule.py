@@ -191,26 +191,29 @@ def test_racers_where_the_rule_is_unsure_and_the_seed_partner():
     assert racers(prepare(free, Options(packing="server")))[1][0] != PLAIN
 
 
-def test_plain_races_on_a_pool_no_ps_row_binds(monkeypatch):
-    """``plan.portfolio_wanted``: PLAIN races wherever the race is allowed, also where no PS
-    capacity row can bind (`uniform-1r`, which did not race before round 6); never with
-    ``OASIS_PORTFOLIO=0``."""
+def test_plain_races_only_where_a_ps_row_can_bind(monkeypatch):
+    """``plan.portfolio_wanted``: PLAIN on a binding PS pool races (against itself at
+    another seed) when the race is allowed; PLAIN where no PS capacity row can bind
+    (`uniform-1r`: sub-second proofs, where the forked racer cost more than it saved, issue
+    22 round 6) never does; nothing races with ``OASIS_PORTFOLIO=0``."""
     from oasis_opt.formulations.common import prepare
 
     from oasis_opt.offline.plan import portfolio_wanted
-    instance = generate("uniform-1r", seed=1)
-    prep = prepare(instance, route_options(instance))
-    assert prep.options == PLAIN and prep.ps_free
+    uniform = generate("uniform-1r", seed=1)
+    free = prepare(uniform, route_options(uniform))
+    bound = prepare(generate("mixed", seed=1), PLAIN)
+    assert free.options == PLAIN and free.ps_free and not bound.ps_free
     monkeypatch.setenv("OASIS_PORTFOLIO", "1")
-    assert portfolio_wanted(prep, "auto", None, "highspy", 60.0)
+    assert portfolio_wanted(bound, "auto", None, "highspy", 60.0)
+    assert not portfolio_wanted(free, "auto", None, "highspy", 60.0)
     monkeypatch.setenv("OASIS_PORTFOLIO", "0")
-    assert not portfolio_wanted(prep, "auto", None, "highspy", 60.0)
+    assert not portfolio_wanted(bound, "auto", None, "highspy", 60.0)
 
 
 def test_the_seed_race_proves_the_single_runs_optimum(monkeypatch):
     """The seed race (PLAIN against itself at seed ``SEED_PARTNER``), both racers started at
-    once on a small PLAIN instance (uniform-1r-s1) and through ``solve`` with the race
-    forced: the same proven optimum as one in-process run and as the Pyomo modeller's
+    once on a small PLAIN instance (mixed-2r-s3, a binding PS pool) and through ``solve``
+    with the race forced: the same proven optimum as one in-process run and as the Pyomo modeller's
     default model, a validated schedule, a bound ≥ the optimum; the partner alone (seed
     ``SEED_PARTNER``) proves it too."""
     from oasis_opt.formulations.common import prepare
@@ -218,8 +221,9 @@ def test_the_seed_race_proves_the_single_runs_optimum(monkeypatch):
     from oasis_opt import offline
     from oasis_opt.offline.clock import Clock, Tracker
     from oasis_opt.offline.plan import SEED_PARTNER, racers
-    instance = generate("uniform-1r", seed=1)
-    prep = prepare(instance, route_options(instance))
+    instance = generate("mixed-2r", seed=3)
+    prep = prepare(instance, route_options(instance, floor_utility(instance)))
+    assert prep.options == PLAIN and not prep.ps_free
     seeds = [s for _, s in racers(prep)]
     _, single = solve(instance, options=PLAIN)
     _, ref = solve(instance, modeler="pyomo", options=Options())

@@ -315,8 +315,9 @@ def racers(prep: Any) -> list[tuple[Any, int]]:
     random seed ``SEED_PARTNER`` (the seed race, issue 22 round 6): PLAIN is the
     comparator's model, the time it takes is mostly the luck of HiGHS's search (mixed-s1:
     6.4–14.7 CPU s over seeds 0–4), and the first of two independent draws beat the server
-    model as partner (docs/offline.md, round 6). Elsewhere ``PORTFOLIO``'s cut-free
-    variant, as measured on the `hard` preset."""
+    model as partner (docs/offline.md, round 6); ``portfolio_wanted`` races PLAIN only where
+    a PS row can bind. Elsewhere ``PORTFOLIO``'s cut-free variant, as measured on the `hard`
+    preset."""
     from ..formulations.common import PLAIN
     if prep.options == PLAIN:
         return [(PLAIN, 0), (PLAIN, SEED_PARTNER)]
@@ -361,8 +362,11 @@ def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
 
     from ..formulations.common import PLAIN
     wanted = os.environ.get("OASIS_PORTFOLIO", "")
-    # PLAIN races itself at another seed (``racers``), on any pool
-    plain = prep.options == PLAIN
+    # PLAIN races (itself at another seed, ``racers``) only where a PS capacity row can
+    # bind: where none can (`uniform-1r`) it proves in well under a second, and the forked
+    # racer cost more than a second seed saved (issue 22 round 6: uniform-1r s0–s2 0.46–0.59
+    # → 0.69–0.86 of the comparator's time, side by side)
+    plain = prep.options == PLAIN and _server_pair(prep)
     if wanted == "0" or not (modeler == "auto" and options is None and medium == "highspy"
                              and (prep.options.completion_cuts or plain)
                              and prep.model_size()["nonzeros"] >= PORTFOLIO_MIN_NONZEROS):
