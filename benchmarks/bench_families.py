@@ -73,20 +73,33 @@ VARIANTS: dict[str, Options | None] = {
     "plain": PLAIN,
     "round3": None,  # the default route as before issue 22 round 4 (ROUTE_PATCHES)
     "round4": None,  # the default route as before issue 22 round 5 (ROUTE_PATCHES)
+    "round5": None,  # the default route as before issue 22 round 6 (ROUTE_PATCHES)
 }
+
+
+def _round5_racers(prep: Any) -> list[tuple[Any, int]]:
+    """``plan.racers`` before round 6: PLAIN on a binding PS pool raced the server model."""
+    from oasis_opt.offline import plan
+    if prep.options == PLAIN and not prep.ps_free:
+        return [(PLAIN, 0), (Options(packing="server"), 0)]
+    return plan.racers(prep)
+
+
 #: Variants that run the default route with some of its rules switched off, as
 #: ``(module, attribute, replacement)``, so that an earlier route and the current one can
 #: alternate in one run beside one comparator: ``round3`` never weighs the LP bounds
 #: (``plan.cut_gain`` None keeps the server model wherever the PS servers differ), the
 #: route of main before round 4; ``round4`` keeps the server model where patterns fall back
 #: to servers (``settle_fallback``) and starts both racers at once (``RACE_DELAY`` 0), the
-#: route of main before round 5.
+#: route of main before round 5; ``round5`` races PLAIN against the server model, not
+#: against itself at another seed (before round 6).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
                ("oasis_opt.offline.compact", "RACE_DELAY", 0.0)),
     "round4": (("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
                ("oasis_opt.offline.compact", "RACE_DELAY", 0.0)),
+    "round5": (("oasis_opt.offline.compact", "racers", _round5_racers),),
 }
 
 

@@ -161,19 +161,24 @@ def test_server_packing_runs_without_root_restarts():
         "mip_allow_restart": False}
 
 
-def test_plain_races_the_server_model_where_the_rule_is_unsure():
+def test_racers_where_the_rule_is_unsure_and_the_seed_partner():
     """``plan.racers``, a pure function of the planned model: where the route packs by server
-    and the PS pool binds, PLAIN and the server model race each other; on patterns
-    (identical PS servers) and where no PS capacity binds, the cut-free variant with another
-    seed, as before."""
+    and the PS pool binds, the server model races PLAIN; where it took PLAIN, on any pool,
+    PLAIN races itself at HiGHS random seed ``SEED_PARTNER`` (issue 22 round 6); on
+    patterns (identical PS servers) and on other models where no PS capacity binds, the
+    cut-free variant with another seed, as before."""
     from oasis_opt.formulations.common import prepare
 
-    from oasis_opt.offline.plan import PORTFOLIO, racers
+    from oasis_opt.offline.plan import PORTFOLIO, SEED_PARTNER, racers
+    assert SEED_PARTNER != 0
     instance = instance_from_dict(tiny_ps_light())
     prep = prepare(instance, route_options(instance))
     assert racers(prep) == [(prep.options, 0), (PLAIN, 0)]
-    plain = prepare(generate("mixed", seed=0), PLAIN)  # PLAIN's partner: the server model
-    assert racers(plain) == [(PLAIN, 0), (Options(packing="server"), 0)]
+    plain = prepare(generate("mixed", seed=0), PLAIN)  # PLAIN's partner: PLAIN, another seed
+    assert not plain.ps_free and racers(plain) == [(PLAIN, 0), (PLAIN, SEED_PARTNER)]
+    uniform = generate("uniform-1r", seed=1)  # PLAIN where no PS row can bind: the same
+    free_plain = prepare(uniform, route_options(uniform))
+    assert free_plain.ps_free and racers(free_plain) == [(PLAIN, 0), (PLAIN, SEED_PARTNER)]
     fallback = prepare(instance, Options(pattern_limit=0))  # too many patterns: servers
     assert fallback.packing == "server" and racers(fallback)[1] == (PLAIN, 0)
     hard = prepare(generate("hard", seed=1))
@@ -186,9 +191,66 @@ def test_plain_races_the_server_model_where_the_rule_is_unsure():
     assert racers(prepare(free, Options(packing="server")))[1][0] != PLAIN
 
 
+def test_plain_races_only_where_a_ps_row_can_bind(monkeypatch):
+    """``plan.portfolio_wanted``: PLAIN on a binding PS pool races (against itself at
+    another seed) when the race is allowed; PLAIN where no PS capacity row can bind
+    (`uniform-1r`: sub-second proofs, where the forked racer cost more than it saved, issue
+    22 round 6) never does; nothing races with ``OASIS_PORTFOLIO=0``."""
+    from oasis_opt.formulations.common import prepare
+
+    from oasis_opt.offline.plan import portfolio_wanted
+    uniform = generate("uniform-1r", seed=1)
+    free = prepare(uniform, route_options(uniform))
+    bound = prepare(generate("mixed", seed=1), PLAIN)
+    assert free.options == PLAIN and free.ps_free and not bound.ps_free
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")
+    assert portfolio_wanted(bound, "auto", None, "highspy", 60.0)
+    assert not portfolio_wanted(free, "auto", None, "highspy", 60.0)
+    monkeypatch.setenv("OASIS_PORTFOLIO", "0")
+    assert not portfolio_wanted(bound, "auto", None, "highspy", 60.0)
+
+
+def test_the_seed_race_proves_the_single_runs_optimum(monkeypatch):
+    """The seed race (PLAIN against itself at seed ``SEED_PARTNER``), both racers started at
+    once on a small PLAIN instance (mixed-2r-s3, a binding PS pool) and through ``solve``
+    with the race forced: the same proven optimum as one in-process run and as the Pyomo modeller's
+    default model, a validated schedule, a bound ≥ the optimum; the partner alone (seed
+    ``SEED_PARTNER``) proves it too."""
+    from oasis_opt.formulations.common import prepare
+
+    from oasis_opt import offline
+    from oasis_opt.offline.clock import Clock, Tracker
+    from oasis_opt.offline.plan import SEED_PARTNER, racers
+    instance = generate("mixed-2r", seed=3)
+    prep = prepare(instance, route_options(instance, floor_utility(instance)))
+    assert prep.options == PLAIN and not prep.ps_free
+    seeds = [s for _, s in racers(prep)]
+    _, single = solve(instance, options=PLAIN)
+    _, ref = solve(instance, modeler="pyomo", options=Options())
+    for rep in (single, ref):
+        assert rep.status is SolveStatus.OPTIMAL
+    clock = Clock(60.0)
+    raced = offline.race.solve_portfolio([prep, prep], seeds, clock, Tracker(clock, None),
+                                         0.0, None, [0.0, 0.0])
+    clock = Clock(60.0)
+    partner = offline.race.solve_portfolio([prep], [SEED_PARTNER], clock,
+                                           Tracker(clock, None), 0.0, None)
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")
+    monkeypatch.setattr(offline.compact, "RACE_DELAY", 0.0)  # both racers run, however quick
+    sched, rep = solve(instance, time_limit=60)
+    assert rep.route == "compact/highspy/plain+race", rep.route
+    assert validate(instance, sched).feasible
+    for got in (raced, partner, rep):
+        assert got.status is SolveStatus.OPTIMAL
+        for opt in (single.objective, ref.objective):
+            assert abs(got.objective - opt) <= REL_TOL * max(1.0, opt)
+    assert raced.extras["racers"] == 2
+    assert rep.bound >= ref.objective - REL_TOL * max(1.0, ref.objective)
+
+
 def test_plain_against_the_server_model_proves_the_comparators_optimum(monkeypatch):
     """The race forced (on a busy machine it runs only from a long limit on): ps-heavy-s0
-    proves with either racer the optimum of the plain direct-highspy comparator
+    (PLAIN, raced against itself at another seed since round 6) proves with either racer the optimum of the plain direct-highspy comparator
     (benchmarks/direct_highspy.py, a second modeller) and of Pyomo, and validates."""
     import sys
     from pathlib import Path

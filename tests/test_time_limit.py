@@ -243,6 +243,26 @@ def test_plain_racing_the_server_model_keeps_the_deadline(monkeypatch):
     assert rep.bound >= rep.objective
 
 
+def test_the_seed_race_keeps_the_deadline(monkeypatch):
+    """The seed race (``plan.racers``: PLAIN against itself at HiGHS seed ``SEED_PARTNER``,
+    issue 22 round 6) on mixed-s1 (PLAIN; 6–15 CPU s to prove), both racers told to run far
+    past the deadline and the partner started at once: the parent kills both at the deadline
+    and answers within 1.1·S + 10 s with a validated schedule, no worse than the floor, and a
+    bound ≥ its utility."""
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")
+    monkeypatch.setattr(offline.backends, "highs_budget", lambda _clock, _prep: 1000.0)
+    monkeypatch.setattr(offline.compact, "RACE_DELAY", 0.0)
+    instance = generate("mixed", seed=1)
+    start = time.perf_counter()
+    sched, rep = solve(instance, time_limit=2.0)
+    assert time.perf_counter() - start <= 1.1 * 2.0 + 10
+    assert rep.route == "compact/highspy/plain+race", rep.route
+    assert rep.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL)
+    assert validate(instance, sched).feasible
+    assert rep.objective >= best_online(instance) - tol(rep.objective)
+    assert rep.bound >= rep.objective
+
+
 def test_small_model_solves_in_process_within_the_limit(monkeypatch):
     """Below ``GUARD_MIN_NONZEROS`` a solve that does not race forks no guard (issue 22: the
     fork cost more than the solve on sub-second instances): HiGHS runs in this process, told

@@ -60,7 +60,9 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                 raise SolverError(f"{solver} failed on {instance.name}")
         elif portfolio_wanted(prep, modeler, options, medium, clock.remaining()):
             pairs = racers(prep)
-            variants = [prep] + [prepare(instance, o) for o, _ in pairs[1:]]
+            # the seed partner is the planned model itself: prepared once
+            variants = [prep] + [prep if o == prep.options else prepare(instance, o)
+                                 for o, _ in pairs[1:]]
             raw = race.solve_portfolio(variants, [s for _, s in pairs], clock, tracker,
                                        mip_gap, floor, [0.0] + [RACE_DELAY] * (len(pairs) - 1))
             prep = variants[raw.extras["racer"]]
