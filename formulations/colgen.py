@@ -295,19 +295,28 @@ class _Master:
                 np.concatenate([prices, row_dual[self.n_kept:]]))
 
 
-    def mip(self, deadline: Deadline) -> np.ndarray | None:
+    def mip(self, deadline: Deadline, start: Sequence[Column] = ()) -> np.ndarray | None:
         """Price-and-branch on this master: x integer over the columns the last LP used
         (``x_il > 0``), every other column at 0, in a copy of the model (the LP stays as it
         was), until ``deadline``; the best integer x found over all columns, or None.
         With identical servers pooled the answer may stack more on one server than fits,
-        so it is a choice of columns for ``round_lp`` to place, not a schedule."""
+        so it is a choice of columns for ``round_lp`` to place, not a schedule.
+
+        ``start``: the columns of a feasible schedule (at most one per job), added to the
+        master and handed to HiGHS as its first incumbent (x = 1 on them): a schedule that
+        fits per server fits the pooled rows, so the MILP starts at its value and can only
+        improve on it."""
+        if not len(self.x) or deadline.left() <= 0:
+            return None
+        picked = [self.add(col) for col in start]
         n = len(self.columns)
-        if not n or not len(self.x) or deadline.left() <= 0:
+        if not n:
             return None
         if 2 * self.nbytes > max_memory():  # the copy would pass ``--max-memory``: skip it
             return None
         used = np.zeros(n, dtype=bool)
         used[:len(self.x)] = self.x > 1e-9
+        used[picked] = True
         h = new_highs()
         h.setOptionValue("threads", 1)
         h.passModel(self.h.getLp())
@@ -316,6 +325,13 @@ class _Master:
         h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
                                 np.full(n, highspy.HighsVarType.kInteger))
         h.setOptionValue("mip_rel_gap", 1e-4)
+        if picked:
+            x0 = np.zeros(n)
+            x0[picked] = 1.0
+            sol0 = highspy.HighsSolution()
+            sol0.col_value = list(x0)
+            sol0.value_valid = True
+            h.setSolution(sol0)
         if not deadline.highs_limit(h, None):
             return None
         deadline.watch(h)
@@ -335,6 +351,10 @@ MIP_SHARE = 0.15
 #: on the default Philly mapping (d5k) the rounding stayed 0.4 % under it and the bound's last
 #: rounds were worth more (the bound 189 442 against 188 111 with them, 320 CPU s each).
 MIP_WORTH = 0.005
+#: ... and hands over before 75 % once the bound is within this share of the gap target above
+#: the restricted LP (``solve``'s ``converged``): the bound's last rounds can take it no lower
+#: than that, and price-and-branch gets the time they would have taken.
+MIP_EARLY = 0.1
 #: Subgradient steps a round of the trace-scale bound phase takes from the best-bound prices
 #: (``_generate``'s ``subgradient_steps``) and the first step's Polyak factor θ. 5 000 Philly
 #: jobs, 12 rounds from the fixed-rate columns alone: bound 183 270 and restricted LP 132 267
@@ -787,10 +807,16 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                              deadline=hard))
             rounded[0] += time.perf_counter() - t0
         tell()
-        if bound_only and mip_from is not None and time.perf_counter() >= mip_from \
-                and mip_worth():
+        if bound_only and mip_from is not None and mip_worth() and \
+                (time.perf_counter() >= mip_from or converged()):
             return True  # the rest of the budget to price-and-branch
         return track.gap() <= mip_gap
+
+    def converged() -> bool:
+        """Whether the bound is within ``MIP_EARLY`` of the target gap above the restricted
+        LP: it can fall no further than the master's LP optimum, which is at least the
+        restricted LP, so the gap is the incumbent's to close from here."""
+        return res.bound - res.lp_value <= MIP_EARLY * mip_gap * abs(res.bound)
 
     def mip_worth() -> bool:
         """Whether the incumbent is more than ``MIP_WORTH`` under the restricted LP: then
@@ -818,7 +844,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             # before the bound phase's 90 %, and stopping there left the last 7 % of the
             # budget idle: p5k, 533 of 600 s); without one, ``mip_time_limit``.
             x = master.mip(hard.before(reserve) if end is not None
-                           else hard.earlier(t0 + want))
+                           else hard.earlier(t0 + want), _columns_of(inst, best_sched))
             res.mip_seconds = time.perf_counter() - t0
         if x is None:
             x = master.values()

@@ -282,3 +282,53 @@ def test_bound_only_with_unlike_servers_pooled(seed):
     assert res.schedule.total_utility <= opt + _tol(opt)
     master = colgen._Master(inst, aggregate=True, pool_all=True)
     assert master.n_kept <= inst.horizon * len(inst.resources) * 2  # one group a pool
+
+
+def test_milp_starts_from_the_incumbent():
+    """Price-and-branch on the pooled master from a schedule's columns (``_Master.mip``'s
+    ``start``): the columns enter the master, the MILP's choice is integer, one column a job at
+    most, worth at least the schedule (HiGHS starts from it), and placed by the rounding it
+    is a valid schedule."""
+    inst = generate("paper", seed=3, jobs=60)
+    master = colgen._Master(inst, aggregate=True, pool_all=True)
+    for i in range(inst.num_jobs):
+        for col in colgen_scale.fixed_rate_columns(inst, i):
+            master.add(col)
+    master.solve_lp()
+    seed = algorithms.run("tetris", inst)
+    start = colgen._columns_of(inst, seed)
+    before = len(master.columns)
+    x = master.mip(Deadline(), start)
+    assert x is not None and set(np.unique(x)) <= {0.0, 1.0}
+    assert len(master.columns) >= before and len(x) == len(master.columns)
+    assert {master.add(c) for c in start} <= set(range(len(master.columns)))  # all there
+    per_job = np.bincount([c.job for c in master.columns], weights=x, minlength=inst.num_jobs)
+    assert per_job.max() <= 1
+    chosen = sum(c.value for c, v in zip(master.columns, x, strict=True) if v > 0.5)
+    assert chosen >= seed.total_utility - _tol(seed.total_utility)
+    placed = colgen_scale.round_lp(inst, master.columns, x, fill=True, compact=True)
+    assert validate(inst, placed).feasible
+
+
+def test_early_price_and_branch_keeps_the_bound(monkeypatch):
+    """With a budget, the trace-scale path hands over to price-and-branch as soon as the bound
+    is within ``MIP_EARLY`` of the gap target above the restricted LP (here: at once, after the
+    first round, on an instance whose LP the first round does not prove optimal): the MILP
+    runs, its schedule is valid and never worse than the seeds, and the bound stays ≥ the
+    optimum the compact MILP proves."""
+    from oasis_opt.offline import solve
+    monkeypatch.setattr(colgen, "MIP_EARLY", 1e12)  # "converged" after any round
+    monkeypatch.setattr(colgen, "MIP_WORTH", -1.0)  # the MILP is always worth running
+    inst = generate("small", seed=21, jobs=6)
+    _, rep = solve(inst, method="compact")
+    assert rep.status.value == "optimal"
+    opt = rep.objective
+    kw = colgen_inputs(inst)
+    res = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, mip_gap=1e-9)
+    assert res.extras["iterations"] == 1 and not res.extras["lp_proven"]  # long before 75 %
+    assert res.extras["mip_seconds"] > 0
+    assert validate(inst, res.schedule).feasible
+    best_seed = max(s.total_utility for s in kw["seeds"])
+    assert res.schedule.total_utility >= best_seed - _tol(best_seed)
+    assert res.schedule.total_utility <= opt + _tol(opt)
+    assert res.bound >= opt - _tol(opt)

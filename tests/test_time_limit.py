@@ -425,6 +425,41 @@ def test_floor_keeps_to_its_share_of_the_limit() -> None:
     assert set(offline.FLOOR_COST_ORDER) == set(algorithms.REGISTRY)
 
 
+def test_floor_at_trace_scale_keeps_to_a_smaller_share(monkeypatch) -> None:
+    """Where column generation computes the bound only (``schedule_cells`` above
+    ``SCHEDULE_CELLS``) the floor gets ``FLOOR_TRACE_SHARE`` of the limit, not
+    ``FLOOR_SHARE``: on a 20 s limit the two 1.5 s schedulers both fit a quarter (5 s) but
+    the second is left out of a twentieth (the 2 s minimum); the answer is still a valid
+    schedule, and the report names the skipped one."""
+    from oasis_opt.formulations import colgen_scale
+    calls: list[str] = []
+
+    def slow(name: str):
+        def run(instance):
+            calls.append(name)
+            time.sleep(1.5)
+            return algorithms.run("fifo", instance)
+        return run
+
+    instance = generate("small", seed=0)
+    assert offline.floor_time_share(instance) == offline.FLOOR_SHARE
+    algorithms.register("slow-a", slow("slow-a"))
+    algorithms.register("slow-b", slow("slow-b"))
+    try:
+        solve(instance, time_limit=20.0, floor=["slow-b", "slow-a", "fifo"])
+        assert calls == ["slow-b", "slow-a"]
+        calls.clear()
+        monkeypatch.setattr(colgen_scale, "SCHEDULE_CELLS", 0)  # every instance is "large"
+        assert offline.floor_time_share(instance) == offline.FLOOR_TRACE_SHARE
+        schedule, report = solve(instance, time_limit=20.0, floor=["slow-b", "slow-a", "fifo"])
+        assert calls == ["slow-b"]
+        assert report.floor_runs["slow-a"] == "skipped: time budget"
+        assert validate(instance, schedule).feasible
+    finally:
+        algorithms.unregister("slow-a")
+        algorithms.unregister("slow-b")
+
+
 def test_report_names_the_floors_runs() -> None:
     """The report says what each floor algorithm gave, which ones the budget left out and
     which failed: a floor of fewer algorithms than asked is never silent. A 2 s limit, two
