@@ -128,6 +128,16 @@ def server_groups(capacity: np.ndarray, pool_all: bool = False) -> np.ndarray:
 
 #: Above this many columns the aggregated master's first LP runs by interior point.
 IPM_FIRST_COLUMNS = 50_000
+#: The simplex strategies (HiGHS's ``simplex_strategy``: 4 primal, 1 dual) an adaptive master
+#: (``_Master.adaptive``, trace scale) re-solves with: each once, then whichever took less CPU
+#: time on its last re-solve, the other again every ``LP_RETRY``-th re-solve. Warm re-solves of
+#: the same two 5 000-job Philly masters, from the same basis: in 900 s slots dual 6.6 and
+#: 5.9 CPU s against primal 9.5 and 10.6; in 3 600 s slots dual 2.3 and 3.4 against 3.3 and 2.9.
+LP_STRATEGIES = (4, 1)
+LP_RETRY = 5
+#: ... from this many columns on (a smaller master re-solves the same way every time, so that
+#: its duals, hence its bound, do not depend on timings).
+LP_ADAPT_COLUMNS = 10_000
 #: Columns per job the master's size estimate allows for: the seeds' and some pricing rounds'.
 COLUMNS_PER_JOB = 32
 
@@ -225,6 +235,10 @@ class _Master:
         self.seen: dict[tuple[int, bytes], int] = {}
         #: per-server masters re-solve by interior point (solve_lp); aggregated ones are small
         self.interior = not aggregate
+        #: warm re-solves pick their simplex by its last CPU time (``LP_STRATEGIES``)
+        self.adaptive = False
+        self.lp_cpu: dict[int, float] = {}
+        self.resolves = 0
 
     def usage(self, job: int, workers: SlotCounts, ps: SlotCounts
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -275,7 +289,14 @@ class _Master:
             # the next rounds' simplex re-solves start from.
             self.h.setOptionValue("solver", "ipm")
             self.h.setOptionValue("run_crossover", "on")
+        strategy = self.strategy() if self.solved else None
+        if strategy is not None:
+            self.h.setOptionValue("simplex_strategy", strategy)
+        t0 = time.process_time()
         self.h.run()
+        if strategy is not None:
+            self.lp_cpu[strategy] = time.process_time() - t0
+            self.resolves += 1
         self.solved = True
         if cold:
             self.h.setOptionValue("solver", "simplex")
@@ -294,6 +315,19 @@ class _Master:
         return (-self.h.getInfo().objective_function_value,
                 np.concatenate([prices, row_dual[self.n_kept:]]))
 
+
+    def strategy(self) -> int | None:
+        """The simplex strategy of the next warm re-solve (None: leave it as it is): with
+        ``adaptive`` and ``LP_ADAPT_COLUMNS`` columns, each of ``LP_STRATEGIES`` once, then the
+        one of least CPU time at its last re-solve, the other every ``LP_RETRY``-th time (the
+        master changes as columns enter, and which one wins differs between instances)."""
+        if not self.adaptive or len(self.columns) < LP_ADAPT_COLUMNS:
+            return None
+        untried = [s for s in LP_STRATEGIES if s not in self.lp_cpu]
+        if untried:
+            return untried[0]
+        ranked = sorted(LP_STRATEGIES, key=lambda s: self.lp_cpu[s])
+        return ranked[1] if self.resolves % LP_RETRY == 0 else ranked[0]
 
     def mip(self, deadline: Deadline, start: Sequence[Column] = ()) -> np.ndarray | None:
         """Price-and-branch on this master: x integer over the columns the last LP used
@@ -780,6 +814,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         # simplex took 21.8 CPU s over 8 rounds on 5 000 Philly jobs where HiGHS's default
         # (dual) took 33.5, its later rounds 2.5–4.2 s against 6.1–6.4 (run side by side).
         master.h.setOptionValue("simplex_strategy", 4)
+        # ... on 5 000 Philly jobs in 900 s slots dual simplex took 6 s a re-solve where
+        # primal took 10: the master picks by time (``_Master.strategy``)
+        master.adaptive = True
     for col in pool:
         master.add(col)
     del pool

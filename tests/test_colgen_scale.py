@@ -362,3 +362,44 @@ def test_rounding_yields_its_time_while_the_bound_holds_the_gap(monkeypatch):
     assert res.bound == every.bound
     assert validate(inst, res.schedule).feasible
     assert res.schedule.total_utility <= res.bound + _tol(res.bound)
+
+
+def test_adaptive_master_tries_both_simplexes_and_keeps_the_lp(monkeypatch):
+    """An adaptive master (trace scale) re-solves by each of ``LP_STRATEGIES`` once, then by
+    the one of least CPU time at its last re-solve, the other every ``LP_RETRY``-th time; the
+    LP values are those of a master that re-solves one way only (the optimum does not depend
+    on the algorithm)."""
+    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    inst = generate("paper", seed=0, jobs=60)
+    cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
+    fixed = colgen._Master(inst, aggregate=True, pool_all=True)
+    adaptive = colgen._Master(inst, aggregate=True, pool_all=True)
+    adaptive.adaptive = True
+    picked: list[int | None] = []
+    real = adaptive.strategy
+
+    def spy():
+        picked.append(real())
+        return picked[-1]
+
+    adaptive.strategy = spy  # type: ignore[method-assign]
+    batches = 8
+    for b in range(batches):
+        for master in (fixed, adaptive):
+            for col in cols[b::batches]:
+                master.add(col)
+        lp_fixed, _ = fixed.solve_lp()
+        lp_adaptive, _ = adaptive.solve_lp()
+        assert lp_adaptive == pytest.approx(lp_fixed, rel=1e-7)
+    assert picked[:2] == list(colgen.LP_STRATEGIES)  # the first solve is not a re-solve
+    assert set(adaptive.lp_cpu) == set(colgen.LP_STRATEGIES)
+    assert adaptive.resolves == batches - 1 and len(picked) == batches - 1
+    # the faster one, and the slower one again at every LP_RETRY-th re-solve
+    primal, dual = colgen.LP_STRATEGIES
+    adaptive.lp_cpu = {primal: 2.0, dual: 1.0}
+    adaptive.resolves = colgen.LP_RETRY + 1
+    assert real() == dual
+    adaptive.resolves = 2 * colgen.LP_RETRY
+    assert real() == primal
+    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", len(adaptive.columns) + 1)
+    assert real() is None  # small masters re-solve one way
