@@ -128,6 +128,16 @@ def server_groups(capacity: np.ndarray, pool_all: bool = False) -> np.ndarray:
 
 #: Above this many columns the aggregated master's first LP runs by interior point.
 IPM_FIRST_COLUMNS = 50_000
+#: The simplex strategies (HiGHS's ``simplex_strategy``: 4 primal, 1 dual) an adaptive master
+#: (``_Master.adaptive``, trace scale) re-solves with: each once, then whichever took less CPU
+#: time on its last re-solve, the other again every ``LP_RETRY``-th re-solve. Warm re-solves of
+#: the same two 5 000-job Philly masters, from the same basis: in 900 s slots dual 6.6 and
+#: 5.9 CPU s against primal 9.5 and 10.6; in 3 600 s slots dual 2.3 and 3.4 against 3.3 and 2.9.
+LP_STRATEGIES = (4, 1)
+LP_RETRY = 5
+#: ... from this many columns on (a smaller master re-solves the same way every time, so that
+#: its duals, hence its bound, do not depend on timings).
+LP_ADAPT_COLUMNS = 10_000
 #: Columns per job the master's size estimate allows for: the seeds' and some pricing rounds'.
 COLUMNS_PER_JOB = 32
 
@@ -225,6 +235,10 @@ class _Master:
         self.seen: dict[tuple[int, bytes], int] = {}
         #: per-server masters re-solve by interior point (solve_lp); aggregated ones are small
         self.interior = not aggregate
+        #: warm re-solves pick their simplex by its last CPU time (``LP_STRATEGIES``)
+        self.adaptive = False
+        self.lp_cpu: dict[int, float] = {}
+        self.resolves = 0
 
     def usage(self, job: int, workers: SlotCounts, ps: SlotCounts
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -275,7 +289,14 @@ class _Master:
             # the next rounds' simplex re-solves start from.
             self.h.setOptionValue("solver", "ipm")
             self.h.setOptionValue("run_crossover", "on")
+        strategy = self.strategy() if self.solved else None
+        if strategy is not None:
+            self.h.setOptionValue("simplex_strategy", strategy)
+        t0 = time.process_time()
         self.h.run()
+        if strategy is not None:
+            self.lp_cpu[strategy] = time.process_time() - t0
+            self.resolves += 1
         self.solved = True
         if cold:
             self.h.setOptionValue("solver", "simplex")
@@ -295,19 +316,41 @@ class _Master:
                 np.concatenate([prices, row_dual[self.n_kept:]]))
 
 
-    def mip(self, deadline: Deadline) -> np.ndarray | None:
+    def strategy(self) -> int | None:
+        """The simplex strategy of the next warm re-solve (None: leave it as it is): with
+        ``adaptive`` and ``LP_ADAPT_COLUMNS`` columns, each of ``LP_STRATEGIES`` once, then the
+        one of least CPU time at its last re-solve, the other every ``LP_RETRY``-th time (the
+        master changes as columns enter, and which one wins differs between instances)."""
+        if not self.adaptive or len(self.columns) < LP_ADAPT_COLUMNS:
+            return None
+        untried = [s for s in LP_STRATEGIES if s not in self.lp_cpu]
+        if untried:
+            return untried[0]
+        ranked = sorted(LP_STRATEGIES, key=lambda s: self.lp_cpu[s])
+        return ranked[1] if self.resolves % LP_RETRY == 0 else ranked[0]
+
+    def mip(self, deadline: Deadline, start: Sequence[Column] = ()) -> np.ndarray | None:
         """Price-and-branch on this master: x integer over the columns the last LP used
         (``x_il > 0``), every other column at 0, in a copy of the model (the LP stays as it
         was), until ``deadline``; the best integer x found over all columns, or None.
         With identical servers pooled the answer may stack more on one server than fits,
-        so it is a choice of columns for ``round_lp`` to place, not a schedule."""
+        so it is a choice of columns for ``round_lp`` to place, not a schedule.
+
+        ``start``: the columns of a feasible schedule (at most one per job), added to the
+        master and handed to HiGHS as its first incumbent (x = 1 on them): a schedule that
+        fits per server fits the pooled rows, so the MILP starts at its value and can only
+        improve on it."""
+        if not len(self.x) or deadline.left() <= 0:
+            return None
+        picked = [self.add(col) for col in start]
         n = len(self.columns)
-        if not n or not len(self.x) or deadline.left() <= 0:
+        if not n:
             return None
         if 2 * self.nbytes > max_memory():  # the copy would pass ``--max-memory``: skip it
             return None
         used = np.zeros(n, dtype=bool)
         used[:len(self.x)] = self.x > 1e-9
+        used[picked] = True
         h = new_highs()
         h.setOptionValue("threads", 1)
         h.passModel(self.h.getLp())
@@ -316,6 +359,13 @@ class _Master:
         h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
                                 np.full(n, highspy.HighsVarType.kInteger))
         h.setOptionValue("mip_rel_gap", 1e-4)
+        if picked:
+            x0 = np.zeros(n)
+            x0[picked] = 1.0
+            sol0 = highspy.HighsSolution()
+            sol0.col_value = list(x0)
+            sol0.value_valid = True
+            h.setSolution(sol0)
         if not deadline.highs_limit(h, None):
             return None
         deadline.watch(h)
@@ -335,6 +385,19 @@ MIP_SHARE = 0.15
 #: on the default Philly mapping (d5k) the rounding stayed 0.4 % under it and the bound's last
 #: rounds were worth more (the bound 189 442 against 188 111 with them, 320 CPU s each).
 MIP_WORTH = 0.005
+#: ... and hands over before 75 % once the bound is within this share of the gap target above
+#: the restricted LP (``solve``'s ``converged``): the bound's last rounds can take it no lower
+#: than that, and price-and-branch gets the time they would have taken.
+MIP_EARLY = 0.1
+#: Share of the time the trace-scale bound phase may spend rounding its LP (``round_lp``)
+#: for incumbents ...
+ROUND_SHARE = 0.2
+#: ... and while the bound is more than ``BOUND_SIDE`` times as far above the restricted LP as
+#: the incumbent is under it: the bound side holds the gap, so its rounds get the time (5 000
+#: Philly jobs in 900 s slots, 8 rounds: the bound 190 047, the LP 180 834, the rounding
+#: 179 931, and rounding took 28 of the 150 CPU s). The LP is rounded once more at the end.
+ROUND_SHARE_BOUND = 0.05
+BOUND_SIDE = 4.0
 #: Subgradient steps a round of the trace-scale bound phase takes from the best-bound prices
 #: (``_generate``'s ``subgradient_steps``) and the first step's Polyak factor θ. 5 000 Philly
 #: jobs, 12 rounds from the fixed-rate columns alone: bound 183 270 and restricted LP 132 267
@@ -690,8 +753,10 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     At trace scale (``bound_only``; None: when ``J·T·(H+K)`` exceeds ``SCHEDULE_CELLS``, whose
     per-server phases 2–4 hold dense per-job arrays) step 1 runs on a master whose pools are
     one group of rows each (``_Master``'s ``pool_all``) until 75 % of the budget — 90 % while
-    the incumbent is within ``MIP_WORTH`` of the restricted LP —, then price-and-branch on
-    that master (``_Master.mip``, to the end of the budget but a reserve), and it stops
+    the incumbent is within ``MIP_WORTH`` of the restricted LP, earlier once the bound is
+    within ``MIP_EARLY`` of the gap target above that LP —, then price-and-branch on that
+    master from the incumbent's columns (``_Master.mip``, to the end of the budget but a
+    reserve), and it stops
     once the gap target is met: the schedule is the best of the seeds and the LP's or the
     MILP's columns placed (``round_lp`` with fill and compaction). ``executor`` (a process
     pool or Dask, ``oasis_opt.tasks.make_executor``) prices the jobs of step 1 in parallel,
@@ -751,6 +816,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         # simplex took 21.8 CPU s over 8 rounds on 5 000 Philly jobs where HiGHS's default
         # (dual) took 33.5, its later rounds 2.5–4.2 s against 6.1–6.4 (run side by side).
         master.h.setOptionValue("simplex_strategy", 4)
+        # ... on 5 000 Philly jobs in 900 s slots dual simplex took 6 s a re-solve where
+        # primal took 10: the master picks by time (``_Master.strategy``)
+        master.adaptive = True
     for col in pool:
         master.add(col)
     del pool
@@ -780,17 +848,26 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
 
     def after_round() -> bool:
         """A round's line; at trace scale, the LP rounded whenever rounding has taken under
-        a fifth of the time so far; True (stop) once the gap target is met."""
-        if bound_only and rounded[0] < 0.2 * (time.perf_counter() - start):
+        ``ROUND_SHARE`` of the time so far (``ROUND_SHARE_BOUND`` while the bound side holds
+        the gap); True (stop) once the gap target is met."""
+        share = ROUND_SHARE_BOUND if res.bound - res.lp_value > \
+            BOUND_SIDE * (res.lp_value - track.incumbent) else ROUND_SHARE
+        if bound_only and rounded[0] < share * (time.perf_counter() - start):
             t0 = time.perf_counter()
             improve(round_lp(inst, master.columns, master.values(), fill=True, compact=True,
                              deadline=hard))
             rounded[0] += time.perf_counter() - t0
         tell()
-        if bound_only and mip_from is not None and time.perf_counter() >= mip_from \
-                and mip_worth():
+        if bound_only and mip_from is not None and mip_worth() and \
+                (time.perf_counter() >= mip_from or converged()):
             return True  # the rest of the budget to price-and-branch
         return track.gap() <= mip_gap
+
+    def converged() -> bool:
+        """Whether the bound is within ``MIP_EARLY`` of the target gap above the restricted
+        LP: it can fall no further than the master's LP optimum, which is at least the
+        restricted LP, so the gap is the incumbent's to close from here."""
+        return res.bound - res.lp_value <= MIP_EARLY * mip_gap * abs(res.bound)
 
     def mip_worth() -> bool:
         """Whether the incumbent is more than ``MIP_WORTH`` under the restricted LP: then
@@ -818,7 +895,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             # before the bound phase's 90 %, and stopping there left the last 7 % of the
             # budget idle: p5k, 533 of 600 s); without one, ``mip_time_limit``.
             x = master.mip(hard.before(reserve) if end is not None
-                           else hard.earlier(t0 + want))
+                           else hard.earlier(t0 + want), _columns_of(inst, best_sched))
             res.mip_seconds = time.perf_counter() - t0
         if x is None:
             x = master.values()

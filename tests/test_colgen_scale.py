@@ -282,3 +282,124 @@ def test_bound_only_with_unlike_servers_pooled(seed):
     assert res.schedule.total_utility <= opt + _tol(opt)
     master = colgen._Master(inst, aggregate=True, pool_all=True)
     assert master.n_kept <= inst.horizon * len(inst.resources) * 2  # one group a pool
+
+
+def test_milp_starts_from_the_incumbent():
+    """Price-and-branch on the pooled master from a schedule's columns (``_Master.mip``'s
+    ``start``): the columns enter the master, the MILP's choice is integer, one column a job at
+    most, worth at least the schedule (HiGHS starts from it), and placed by the rounding it
+    is a valid schedule."""
+    inst = generate("paper", seed=3, jobs=60)
+    master = colgen._Master(inst, aggregate=True, pool_all=True)
+    for i in range(inst.num_jobs):
+        for col in colgen_scale.fixed_rate_columns(inst, i):
+            master.add(col)
+    master.solve_lp()
+    seed = algorithms.run("tetris", inst)
+    start = colgen._columns_of(inst, seed)
+    before = len(master.columns)
+    x = master.mip(Deadline(), start)
+    assert x is not None and set(np.unique(x)) <= {0.0, 1.0}
+    assert len(master.columns) >= before and len(x) == len(master.columns)
+    assert {master.add(c) for c in start} <= set(range(len(master.columns)))  # all there
+    per_job = np.bincount([c.job for c in master.columns], weights=x, minlength=inst.num_jobs)
+    assert per_job.max() <= 1
+    chosen = sum(c.value for c, v in zip(master.columns, x, strict=True) if v > 0.5)
+    assert chosen >= seed.total_utility - _tol(seed.total_utility)
+    placed = colgen_scale.round_lp(inst, master.columns, x, fill=True, compact=True)
+    assert validate(inst, placed).feasible
+
+
+def test_early_price_and_branch_keeps_the_bound(monkeypatch):
+    """With a budget, the trace-scale path hands over to price-and-branch as soon as the bound
+    is within ``MIP_EARLY`` of the gap target above the restricted LP (here: at once, after the
+    first round, on an instance whose LP the first round does not prove optimal): the MILP
+    runs, its schedule is valid and never worse than the seeds, and the bound stays ≥ the
+    optimum the compact MILP proves."""
+    from oasis_opt.offline import solve
+    monkeypatch.setattr(colgen, "MIP_EARLY", 1e12)  # "converged" after any round
+    monkeypatch.setattr(colgen, "MIP_WORTH", -1.0)  # the MILP is always worth running
+    inst = generate("small", seed=21, jobs=6)
+    _, rep = solve(inst, method="compact")
+    assert rep.status.value == "optimal"
+    opt = rep.objective
+    kw = colgen_inputs(inst)
+    res = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, mip_gap=1e-9)
+    assert res.extras["iterations"] == 1 and not res.extras["lp_proven"]  # long before 75 %
+    assert res.extras["mip_seconds"] > 0
+    assert validate(inst, res.schedule).feasible
+    best_seed = max(s.total_utility for s in kw["seeds"])
+    assert res.schedule.total_utility >= best_seed - _tol(best_seed)
+    assert res.schedule.total_utility <= opt + _tol(opt)
+    assert res.bound >= opt - _tol(opt)
+
+
+def test_rounding_yields_its_time_while_the_bound_holds_the_gap(monkeypatch):
+    """The trace-scale bound phase rounds its LP for incumbents within ``ROUND_SHARE`` of the
+    time, ``ROUND_SHARE_BOUND`` while the bound is more than ``BOUND_SIDE`` times as far above
+    the restricted LP as the incumbent is under it. With that share at 0 and every round on
+    the bound side the LP is rounded once, at the end: the schedule is still valid and the
+    bound the same as with the rounds' roundings (rounding never moves the bound)."""
+    calls: list[int] = []
+    real = colgen.round_lp
+
+    def counted(*a, **kw):
+        calls.append(1)
+        return real(*a, **kw)
+
+    inst = generate("small", seed=22, jobs=8)  # 4 rounds do not prove its LP optimal
+    kw = colgen_inputs(inst)
+    monkeypatch.setattr(colgen, "round_lp", counted)
+    monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 1.0)  # round after every round
+    monkeypatch.setattr(colgen, "BOUND_SIDE", 0.0)
+    every = colgen.solve(inst, **kw, bound_only=True, max_iterations=4, mip_gap=1e-9)
+    rounds_every = len(calls)
+    calls.clear()
+    monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 0.0)  # never during the rounds
+    res = colgen.solve(inst, **kw, bound_only=True, max_iterations=4, mip_gap=1e-9)
+    assert res.extras["iterations"] == every.extras["iterations"] >= 2
+    assert rounds_every >= 3 and len(calls) == 1
+    assert res.bound == every.bound
+    assert validate(inst, res.schedule).feasible
+    assert res.schedule.total_utility <= res.bound + _tol(res.bound)
+
+
+def test_adaptive_master_tries_both_simplexes_and_keeps_the_lp(monkeypatch):
+    """An adaptive master (trace scale) re-solves by each of ``LP_STRATEGIES`` once, then by
+    the one of least CPU time at its last re-solve, the other every ``LP_RETRY``-th time; the
+    LP values are those of a master that re-solves one way only (the optimum does not depend
+    on the algorithm)."""
+    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    inst = generate("paper", seed=0, jobs=60)
+    cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
+    fixed = colgen._Master(inst, aggregate=True, pool_all=True)
+    adaptive = colgen._Master(inst, aggregate=True, pool_all=True)
+    adaptive.adaptive = True
+    picked: list[int | None] = []
+    real = adaptive.strategy
+
+    def spy():
+        picked.append(real())
+        return picked[-1]
+
+    adaptive.strategy = spy  # type: ignore[method-assign]
+    batches = 8
+    for b in range(batches):
+        for master in (fixed, adaptive):
+            for col in cols[b::batches]:
+                master.add(col)
+        lp_fixed, _ = fixed.solve_lp()
+        lp_adaptive, _ = adaptive.solve_lp()
+        assert lp_adaptive == pytest.approx(lp_fixed, rel=1e-7)
+    assert picked[:2] == list(colgen.LP_STRATEGIES)  # the first solve is not a re-solve
+    assert set(adaptive.lp_cpu) == set(colgen.LP_STRATEGIES)
+    assert adaptive.resolves == batches - 1 and len(picked) == batches - 1
+    # the faster one, and the slower one again at every LP_RETRY-th re-solve
+    primal, dual = colgen.LP_STRATEGIES
+    adaptive.lp_cpu = {primal: 2.0, dual: 1.0}
+    adaptive.resolves = colgen.LP_RETRY + 1
+    assert real() == dual
+    adaptive.resolves = 2 * colgen.LP_RETRY
+    assert real() == primal
+    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", len(adaptive.columns) + 1)
+    assert real() is None  # small masters re-solve one way

@@ -412,14 +412,9 @@ def test_guarded_colgen_keeps_bad_input_an_input_error(monkeypatch):
     assert err.value.place == "instance"
 
 
-def test_floor_keeps_to_its_share_of_the_limit() -> None:
-    """At trace scale the online floor alone took longer than the time limit; now the floor
-    runs cheapest first and starts an algorithm only while it stays within ``FLOOR_SHARE`` of
-    the limit, or ``FLOOR_MIN_SECONDS`` (the first always runs). Two slow schedulers (1.5 s
-    each) on a 2 s limit, a budget of 2 s: FIFO and the first slow one run, the second would
-    end past the budget and is left out."""
-    calls: list[str] = []
-
+def _register_slow(calls: list[str]) -> None:
+    """Register ``slow-a`` and ``slow-b``: FIFO's schedule after 1.5 s, each call noted in
+    ``calls`` (the caller unregisters them)."""
     def slow(name: str):
         def run(instance):
             calls.append(name)
@@ -427,9 +422,19 @@ def test_floor_keeps_to_its_share_of_the_limit() -> None:
             return algorithms.run("fifo", instance)
         return run
 
-    instance = generate("small", seed=0)
     algorithms.register("slow-a", slow("slow-a"))
     algorithms.register("slow-b", slow("slow-b"))
+
+
+def test_floor_keeps_to_its_share_of_the_limit() -> None:
+    """At trace scale the online floor alone took longer than the time limit; now the floor
+    runs cheapest first and starts an algorithm only while it stays within ``FLOOR_SHARE`` of
+    the limit, or ``FLOOR_MIN_SECONDS`` (the first always runs). Two slow schedulers (1.5 s
+    each) on a 2 s limit, a budget of 2 s: FIFO and the first slow one run, the second would
+    end past the budget and is left out."""
+    calls: list[str] = []
+    instance = generate("small", seed=0)
+    _register_slow(calls)
     try:
         schedule, report = solve(instance, time_limit=2.0, floor=["slow-b", "slow-a", "fifo"])
         assert calls == ["slow-b"]  # after FIFO, in the order given; slow-a would overrun
@@ -443,6 +448,32 @@ def test_floor_keeps_to_its_share_of_the_limit() -> None:
         algorithms.unregister("slow-b")
     assert offline.FLOOR_COST_ORDER[0] == "fifo"
     assert set(offline.FLOOR_COST_ORDER) == set(algorithms.REGISTRY)
+
+
+def test_floor_at_trace_scale_keeps_to_a_smaller_share(monkeypatch) -> None:
+    """Where column generation computes the bound only (``schedule_cells`` above
+    ``SCHEDULE_CELLS``) the floor gets ``FLOOR_TRACE_SHARE`` of the limit, not
+    ``FLOOR_SHARE``: on a 20 s limit the two 1.5 s schedulers both fit a quarter (5 s) but
+    the second is left out of a twentieth (the 2 s minimum); the answer is still a valid
+    schedule, and the report names the skipped one."""
+    from oasis_opt.formulations import colgen_scale
+    calls: list[str] = []
+    instance = generate("small", seed=0)
+    assert offline.floor_time_share(instance) == offline.FLOOR_SHARE
+    _register_slow(calls)
+    try:
+        solve(instance, time_limit=20.0, floor=["slow-b", "slow-a", "fifo"])
+        assert calls == ["slow-b", "slow-a"]
+        calls.clear()
+        monkeypatch.setattr(colgen_scale, "SCHEDULE_CELLS", 0)  # every instance is "large"
+        assert offline.floor_time_share(instance) == offline.FLOOR_TRACE_SHARE
+        schedule, report = solve(instance, time_limit=20.0, floor=["slow-b", "slow-a", "fifo"])
+        assert calls == ["slow-b"]
+        assert report.floor_runs["slow-a"] == "skipped: time budget"
+        assert validate(instance, schedule).feasible
+    finally:
+        algorithms.unregister("slow-a")
+        algorithms.unregister("slow-b")
 
 
 def test_report_names_the_floors_runs() -> None:

@@ -14,7 +14,9 @@ at its first line and every step gets what is left of it:
 1. the online algorithms of the registry run first (well under a second at the paper's
    scale); the best of their schedules is the *floor*: the answer is never worse. At trace
    scale they take minutes, so they run cheapest first within a quarter of the limit
-   (``FLOOR_SHARE``, at least ``FLOOR_MIN_SECONDS``);
+   (``FLOOR_SHARE``, at least ``FLOOR_MIN_SECONDS``), a twentieth where column generation
+   computes the bound only (``FLOOR_TRACE_SHARE``: its schedule is far better, the floor is
+   its seed and the safety net);
 2. the route is picked from predicted costs, before anything large is built: the compact
    MILP's columns, rows and nonzeros are counted from the index sets (``Prep.model_size``),
    turned into seconds with a per-nonzero cost measured for each modeller, and compared with
@@ -152,8 +154,8 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     # (per job: the dense (J, T) utility table is 1.8 GB on the whole Philly trace)
     tracker.update(bound=math.fsum(max(0.0, j.utility.at(1)) for j in instance.jobs))
     # a customized model's floor counts only once it keeps the user's rows (solve_custom)
-    best = _floor(instance, tracker, names, report=customize is None, clock=clock) \
-        if time_limit is not None else None
+    best = _floor(instance, tracker, names, report=customize is None, clock=clock,
+                  share=floor_time_share(instance)) if time_limit is not None else None
     if customize is not None:
         return solve_custom(instance, modeler, clock, tracker, mip_gap, options, best,
                             customize)
@@ -190,30 +192,45 @@ FLOOR_COST_ORDER = ("fifo", "rrh", "tetris", "oasis-adaptive", "oasis", "drf")
 #: floor's seconds plus twice the last run's stay within it (the runs grow by at most about
 #: 2.5× from one to the next in ``FLOOR_COST_ORDER``).
 FLOOR_SHARE = 0.25
+#: At trace scale (column generation's ``schedule_cells`` above ``SCHEDULE_CELLS``: its
+#: bound-only route) the share is this instead: the route's schedule beats the floor's best by
+#: far (7 % on 5 000 Philly jobs) and needs one schedule as its seed, while the whole floor
+#: took 33 s of a 600 s limit on a quiet machine and 90–120 s under load (docs/performance.md,
+#: "Round 6").
+FLOOR_TRACE_SHARE = 0.05
 #: ... but never less than this many seconds: SPEC §6 allows 10 s past the limit, and a short
 #: limit on a small instance keeps every algorithm's schedule (all take well under a second).
 FLOOR_MIN_SECONDS = 2.0
 
 
+def floor_time_share(instance: Instance) -> float:
+    """The share of the time limit the floor may spend on ``instance``: ``FLOOR_SHARE``, or
+    ``FLOOR_TRACE_SHARE`` at trace scale."""
+    from ..formulations.colgen_scale import SCHEDULE_CELLS, schedule_cells
+    return FLOOR_TRACE_SHARE if schedule_cells(instance) > SCHEDULE_CELLS else FLOOR_SHARE
+
+
 def _floor(instance: Instance, tracker: Tracker, names: Sequence[str],
-           report: bool = True, clock: Clock | None = None) -> Schedule | None:
+           report: bool = True, clock: Clock | None = None,
+           share: float = FLOOR_SHARE) -> Schedule | None:
     """The best schedule of the online algorithms ``names`` (each validated by
     ``algorithms.run``; ties go to the one named first): the answer is never worse than any
     that ran. Together the built-in ones take well under a second at the paper's scale
     (docs/offline.md), and all of them run; at trace scale they take minutes (DRF alone 6 on
     the whole Philly trace), so with a ``clock`` they run cheapest first
-    (``FLOOR_COST_ORDER``) and one starts only while the floor stays within ``FLOOR_SHARE`` of
-    the time limit (at least ``FLOOR_MIN_SECONDS``) by the estimate above; the first always
-    runs. An algorithm that fails (its bug, or its own size guard) is left out: the floor is a
-    safety net for the exact answer, not a test of the algorithms (their own tests are). What
-    each one gave, or why nothing, goes to ``tracker.floor_runs`` (the report's
-    ``floor_runs``). With ``report`` its utility goes to the tracker at once."""
+    (``FLOOR_COST_ORDER``) and one starts only while the floor stays within ``share`` of
+    the time limit (``floor_time_share``; at least ``FLOOR_MIN_SECONDS``) by the estimate
+    above; the first always runs. An algorithm that fails (its bug, or its own size guard)
+    is left out: the floor is a safety net for the exact answer, not a test of the
+    algorithms (their own tests are). What each one gave, or why nothing, goes to
+    ``tracker.floor_runs`` (the report's ``floor_runs``). With ``report`` its utility goes
+    to the tracker at once."""
     from .. import algorithms
     rank = {name: i for i, name in enumerate(names)}
     order = sorted(names, key=lambda n: (FLOOR_COST_ORDER.index(n) if n in FLOOR_COST_ORDER
                                          else len(FLOOR_COST_ORDER), rank[n]))
     budget = None if clock is None or clock.limit is None else \
-        max(FLOOR_SHARE * clock.limit, FLOOR_MIN_SECONDS)
+        max(share * clock.limit, FLOOR_MIN_SECONDS)
     start = clock.elapsed() if clock is not None else 0.0
     last = 0.0
     ran: list[tuple[str, Schedule]] = []
