@@ -340,14 +340,11 @@ class _Master:
         master and handed to HiGHS as its first incumbent (x = 1 on them): a schedule that
         fits per server fits the pooled rows, so the MILP starts at its value and can only
         improve on it."""
-        if not len(self.x) or deadline.left() <= 0:
+        # the copy would pass ``--max-memory``: skip it, and leave the master as it was
+        if not len(self.x) or deadline.left() <= 0 or 2 * self.nbytes > max_memory():
             return None
         picked = [self.add(col) for col in start]
         n = len(self.columns)
-        if not n:
-            return None
-        if 2 * self.nbytes > max_memory():  # the copy would pass ``--max-memory``: skip it
-            return None
         used = np.zeros(n, dtype=bool)
         used[:len(self.x)] = self.x > 1e-9
         used[picked] = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -66,7 +67,6 @@ def solve_lines(emit: Callable[[float, str], None], every: float = 1.0
     """``offline.solve``'s ``on_progress(seconds, incumbent, bound)`` as text for ``emit(seconds,
     text)``, the same on the command line and in the experiments' step lines: a line whenever
     the incumbent improves, otherwise at most one every ``every`` seconds of the solve."""
-    import math
     last: list[Any] = [-math.inf, None]
 
     def show(seconds: float, incumbent: float | None, bound: float) -> None:
