@@ -5,7 +5,8 @@ This package (with ``formulations/`` and ``solvers.py``) talks to solver APIs:
 highspy directly (``formulations/compact_highspy.py``, the default), Pyomo's maintained HiGHS
 interface (``pyomo.contrib.solver``) and PuLP's ``pulp.HiGHS`` (through highspy). Its parts:
 ``plan`` (the route, from the instance), ``clock`` (the one deadline, the progress),
-``compact``, ``colgen_route`` and ``custom`` (the routes), ``backends`` (the three media of
+``floor`` (the best online schedule), ``compact``, ``colgen_route`` and ``custom`` (the
+routes), ``backends`` (the three media of
 the compact MILP), ``race`` (forked solves stopped at the deadline) and ``report``.
 
 Time limits bound the whole call (SPEC §6). ``solve`` fixes a deadline ``start + time_limit``
@@ -16,7 +17,9 @@ at its first line and every step gets what is left of it:
    scale they take minutes, so they run cheapest first within a quarter of the limit
    (``FLOOR_SHARE``, at least ``FLOOR_MIN_SECONDS``), a twentieth where column generation
    computes the bound only (``FLOOR_TRACE_SHARE``: its schedule is far better, the floor is
-   its seed and the safety net);
+   its seed and the safety net). On the compact route with the built-in algorithms only
+   ``FLOOR_FIRST`` runs now, the rest after the solve if it did not prove the optimum
+   (``floor.py``);
 2. the route is picked from predicted costs, before anything large is built: the compact
    MILP's columns, rows and nonzeros are counted from the index sets (``Prep.model_size``),
    turned into seconds with a per-nonzero cost measured for each modeller, and compared with
