@@ -74,6 +74,7 @@ VARIANTS: dict[str, Options | None] = {
     "round3": None,  # the default route as before issue 22 round 4 (ROUTE_PATCHES)
     "round4": None,  # the default route as before issue 22 round 5 (ROUTE_PATCHES)
     "round5": None,  # the default route as before issue 22 round 6 (ROUTE_PATCHES)
+    "round6": None,  # the default route as before issue 22 round 7 (ROUTE_PATCHES)
 }
 
 
@@ -92,7 +93,8 @@ def _round5_racers(prep: Any) -> list[tuple[Any, int]]:
 #: route of main before round 4; ``round4`` keeps the server model where patterns fall back
 #: to servers (``settle_fallback``) and starts both racers at once (``RACE_DELAY`` 0), the
 #: route of main before round 5; ``round5`` races PLAIN against the server model, not
-#: against itself at another seed (before round 6).
+#: against itself at another seed (before round 6); ``round6`` runs the whole floor before
+#: the solve (``FLOOR_FIRST`` None: no lazy floor, before round 7).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
@@ -100,6 +102,7 @@ ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round4": (("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
                ("oasis_opt.offline.compact", "RACE_DELAY", 0.0)),
     "round5": (("oasis_opt.offline.compact", "racers", _round5_racers),),
+    "round6": (("oasis_opt.offline", "FLOOR_FIRST", None),),
 }
 
 

@@ -5,7 +5,8 @@ This package (with ``formulations/`` and ``solvers.py``) talks to solver APIs:
 highspy directly (``formulations/compact_highspy.py``, the default), Pyomo's maintained HiGHS
 interface (``pyomo.contrib.solver``) and PuLP's ``pulp.HiGHS`` (through highspy). Its parts:
 ``plan`` (the route, from the instance), ``clock`` (the one deadline, the progress),
-``compact``, ``colgen_route`` and ``custom`` (the routes), ``backends`` (the three media of
+``floor`` (the best online schedule), ``compact``, ``colgen_route`` and ``custom`` (the
+routes), ``backends`` (the three media of
 the compact MILP), ``race`` (forked solves stopped at the deadline) and ``report``.
 
 Time limits bound the whole call (SPEC §6). ``solve`` fixes a deadline ``start + time_limit``
@@ -16,7 +17,9 @@ at its first line and every step gets what is left of it:
    scale they take minutes, so they run cheapest first within a quarter of the limit
    (``FLOOR_SHARE``, at least ``FLOOR_MIN_SECONDS``), a twentieth where column generation
    computes the bound only (``FLOOR_TRACE_SHARE``: its schedule is far better, the floor is
-   its seed and the safety net);
+   its seed and the safety net). On the compact route with the built-in algorithms only
+   ``FLOOR_FIRST`` runs now, the rest after the solve if it did not prove the optimum
+   (``floor.py``);
 2. the route is picked from predicted costs, before anything large is built: the compact
    MILP's columns, rows and nonzeros are counted from the index sets (``Prep.model_size``),
    turned into seconds with a per-nonzero cost measured for each modeller, and compared with
@@ -64,6 +67,16 @@ from .clock import MAX_TIME_LIMIT, Clock, Progress, Tracker
 from .colgen_route import COLGEN_RESERVE, COLGEN_SEEDS, colgen_inputs, solve_colgen
 from .compact import solve_compact
 from .custom import customize_route, solve_custom
+from .floor import (
+    FLOOR_COST_ORDER,
+    FLOOR_FIRST,
+    FLOOR_MIN_SECONDS,
+    FLOOR_SHARE,
+    FLOOR_TRACE_SHARE,
+    Floor,
+    floor_names,
+    floor_time_share,
+)
 from .plan import (
     BUILD_BYTES_PER_NNZ,
     BUILD_SECONDS_PER_NNZ,
@@ -87,10 +100,12 @@ from .report import SolveReport, SolveStatus, relative_gap
 __all__ = [
     "BUILD_BYTES_PER_NNZ", "BUILD_SECONDS_PER_NNZ", "BUILD_SHARE", "CELLS_PER_SECOND",
     "COLGEN_RESERVE", "COLGEN_SEEDS", "COMPACT_SIZE_LIMIT", "CUT_NNZ_LIMIT", "CUT_SHARE",
+    "FLOOR_COST_ORDER", "FLOOR_FIRST", "FLOOR_MIN_SECONDS", "FLOOR_SHARE", "FLOOR_TRACE_SHARE",
     "GUARD_MIN_NONZEROS", "MAX_TIME_LIMIT", "METHODS", "MODELERS", "PORTFOLIO",
     "PORTFOLIO_LONG_BUDGET", "PORTFOLIO_MIN_NONZEROS", "THREADS", "Progress", "SolveReport",
     "SolveStatus",
-    "colgen_inputs", "instance_features", "relative_gap", "route_options", "solve",
+    "colgen_inputs", "floor_time_share", "instance_features", "relative_gap", "route_options",
+    "solve",
 ]
 
 
@@ -143,7 +158,7 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
                                        f"{MAX_TIME_LIMIT:g} s, about 115 days)")
     if not 0 <= mip_gap < 1:
         raise InputError("mip_gap", f"must be in [0, 1), got {mip_gap}")
-    names = _floor_names(floor)
+    names = floor_names(floor)
     if customize is not None:
         modeler = customize_route(customize, modeler, method, solver)
     elif solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)
@@ -153,102 +168,19 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     # f_i is non-increasing: no job earns more than f_i(1), the bound until a better one
     # (per job: the dense (J, T) utility table is 1.8 GB on the whole Philly trace)
     tracker.update(bound=math.fsum(max(0.0, j.utility.at(1)) for j in instance.jobs))
+    if customize is None:
+        method = choose_method(instance, method, clock)
+    # the compact route with the built-in floor runs it lazily (floor.py): FLOOR_FIRST now,
+    # the rest only if the solve does not prove the optimum
+    lazy = floor is None and customize is None and method == "compact"
+    online = Floor(instance, tracker, names, clock, floor_time_share(instance),
+                   report=customize is None) if time_limit is not None else None
     # a customized model's floor counts only once it keeps the user's rows (solve_custom)
-    best = _floor(instance, tracker, names, report=customize is None, clock=clock,
-                  share=floor_time_share(instance)) if time_limit is not None else None
+    best = None if online is None else online.run(FLOOR_FIRST if lazy else None)
     if customize is not None:
         return solve_custom(instance, modeler, clock, tracker, mip_gap, options, best,
                             customize)
-    method = choose_method(instance, method, clock)
     if method == "colgen":
         return solve_colgen(instance, clock, tracker, mip_gap, best, executor, on_round)
-    return solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, best)
-
-
-# --- the floor: the best online schedule ------------------------------------------------
-
-
-def _floor_names(floor: Sequence[str] | None) -> tuple[str, ...]:
-    """The floor's algorithms: the built-in ones (``algorithms.REGISTRY``) unless named; a
-    user's algorithm, slow or not, never slows every solve unasked."""
-    from .. import algorithms
-    if floor is None:
-        return tuple(algorithms.REGISTRY)
-    if isinstance(floor, str):
-        floor = [floor]
-    for name in floor:
-        try:
-            algorithms.check(name)  # any name the registry resolves, module:function too
-        except InputError as err:
-            raise InputError("floor", err.message) from None
-    return tuple(floor)
-
-
-#: The built-in algorithms from the cheapest to the dearest (CPU seconds on the whole Philly
-#: trace, docs/performance.md: FIFO 23, RRH 38, Tetris 39, oasis-adaptive 130, OASiS 138,
-#: DRF 354): the floor runs them in this order so that a budget cut leaves out the dear ones.
-FLOOR_COST_ORDER = ("fifo", "rrh", "tetris", "oasis-adaptive", "oasis", "drf")
-#: The share of the time limit the floor may spend: the next algorithm starts only while the
-#: floor's seconds plus twice the last run's stay within it (the runs grow by at most about
-#: 2.5× from one to the next in ``FLOOR_COST_ORDER``).
-FLOOR_SHARE = 0.25
-#: At trace scale (column generation's ``schedule_cells`` above ``SCHEDULE_CELLS``: its
-#: bound-only route) the share is this instead: the route's schedule beats the floor's best by
-#: far (7 % on 5 000 Philly jobs) and needs one schedule as its seed, while the whole floor
-#: took 33 s of a 600 s limit on a quiet machine and 90–120 s under load (docs/performance.md,
-#: "Round 6").
-FLOOR_TRACE_SHARE = 0.05
-#: ... but never less than this many seconds: SPEC §6 allows 10 s past the limit, and a short
-#: limit on a small instance keeps every algorithm's schedule (all take well under a second).
-FLOOR_MIN_SECONDS = 2.0
-
-
-def floor_time_share(instance: Instance) -> float:
-    """The share of the time limit the floor may spend on ``instance``: ``FLOOR_SHARE``, or
-    ``FLOOR_TRACE_SHARE`` at trace scale."""
-    from ..formulations.colgen_scale import SCHEDULE_CELLS, schedule_cells
-    return FLOOR_TRACE_SHARE if schedule_cells(instance) > SCHEDULE_CELLS else FLOOR_SHARE
-
-
-def _floor(instance: Instance, tracker: Tracker, names: Sequence[str],
-           report: bool = True, clock: Clock | None = None,
-           share: float = FLOOR_SHARE) -> Schedule | None:
-    """The best schedule of the online algorithms ``names`` (each validated by
-    ``algorithms.run``; ties go to the one named first): the answer is never worse than any
-    that ran. Together the built-in ones take well under a second at the paper's scale
-    (docs/offline.md), and all of them run; at trace scale they take minutes (DRF alone 6 on
-    the whole Philly trace), so with a ``clock`` they run cheapest first
-    (``FLOOR_COST_ORDER``) and one starts only while the floor stays within ``share`` of
-    the time limit (``floor_time_share``; at least ``FLOOR_MIN_SECONDS``) by the estimate
-    above; the first always runs. An algorithm that fails (its bug, or its own size guard)
-    is left out: the floor is a safety net for the exact answer, not a test of the
-    algorithms (their own tests are). What each one gave, or why nothing, goes to
-    ``tracker.floor_runs`` (the report's ``floor_runs``). With ``report`` its utility goes
-    to the tracker at once."""
-    from .. import algorithms
-    rank = {name: i for i, name in enumerate(names)}
-    order = sorted(names, key=lambda n: (FLOOR_COST_ORDER.index(n) if n in FLOOR_COST_ORDER
-                                         else len(FLOOR_COST_ORDER), rank[n]))
-    budget = None if clock is None or clock.limit is None else \
-        max(share * clock.limit, FLOOR_MIN_SECONDS)
-    start = clock.elapsed() if clock is not None else 0.0
-    last = 0.0
-    ran: list[tuple[str, Schedule]] = []
-    runs = tracker.floor_runs  # what each algorithm gave, or why nothing: the report says so
-    for k, name in enumerate(order):
-        if ran and budget is not None and clock.elapsed() - start + 2.0 * last > budget:
-            runs.update({n: "skipped: time budget" for n in order[k:]})
-            break
-        t0 = clock.elapsed() if clock is not None else 0.0
-        try:
-            ran.append((name, algorithms.run(name, instance)))
-            runs[name] = ran[-1][1].total_utility
-        except Exception as err:  # noqa: BLE001 — see the docstring
-            runs[name] = f"failed: {str(err)[:300] or type(err).__name__}"
-            continue
-        finally:
-            last = (clock.elapsed() - t0) if clock is not None else 0.0
-    best = max(ran, key=lambda r: (r[1].total_utility, -rank[r[0]]), default=(None, None))[1]
-    if best is not None and report:
-        tracker.update(incumbent=best.total_utility)
-    return best
+    return solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, best,
+                         online if lazy else None)

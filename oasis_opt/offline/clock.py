@@ -8,6 +8,7 @@ its reserve for validation, ``Deadline.before``) rather than a clock of its own.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable
@@ -38,6 +39,13 @@ class Clock:
     def remaining(self) -> float | None:
         """Seconds left (negative once past the deadline); None without a limit."""
         return None if self.deadline.at is None else self.deadline.left()
+
+    def reserving(self, seconds: float) -> Clock:
+        """The same start with the deadline ``seconds`` earlier: the clock of a phase that
+        must leave them to the steps after it (the lazy floor's rest, ``floor.Floor``)."""
+        phase = copy.copy(self)
+        phase.deadline = self.deadline.before(seconds)
+        return phase
 
 
 

@@ -12,6 +12,7 @@ from ..formulations.result import SolveResult
 from ..model import REL_TOL, Instance, Schedule
 from . import backends, race
 from .clock import Clock, Tracker
+from .floor import Floor
 from .plan import (
     BUILD_BYTES_PER_NNZ,
     BUILD_SECONDS_PER_NNZ,
@@ -27,12 +28,18 @@ from .report import SolveReport, SolveStatus, extract, finish
 
 
 def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Tracker,
-                  mip_gap: float, options: Any, solver: str,
-                  floor: Schedule | None) -> tuple[Schedule, SolveReport]:
+                  mip_gap: float, options: Any, solver: str, floor: Schedule | None,
+                  lazy: Floor | None = None) -> tuple[Schedule, SolveReport]:
+    """The compact route. ``floor``: the best online schedule so far (the MIP start, the
+    answer if the solve's is worse). With ``lazy`` (``floor.Floor`` of which only
+    ``FLOOR_FIRST`` ran) the solve keeps the time the rest needs (``Floor.reserve``), and
+    the rest runs only if the solve does not prove the optimum."""
     from ..formulations.common import PLAIN, prepare
     from ..limits import check_allocation
 
     t0 = time.perf_counter()
+    # the solve's clock: the call's, less the lazy floor's reserve
+    solving = clock if lazy is None else clock.reserving(lazy.reserve())
     prep = prepare(instance, options if options is not None else route_options(
         instance, None if floor is None else floor.total_utility))
     if options is None:
@@ -41,40 +48,42 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         raw = SolveResult(SolveStatus.OPTIMAL, 0.0, 0.0,
                           solver="highspy" if modeler == "auto" else modeler)
     else:
-        prep, medium = plan_route(prep, modeler, clock, solver)
+        prep, medium = plan_route(prep, modeler, solving, solver)
         size = prep.model_size()
         check_allocation("instance", size["nonzeros"] * BUILD_BYTES_PER_NNZ.get(medium, 2_000),
                          f"the compact MILP ({size['columns']} columns, {size['rows']} rows, "
                          f"{size['nonzeros']} nonzeros)")
         tracker.update(bound=prep.upper_bound())
-        left = clock.remaining()
+        left = solving.remaining()
         if left is not None and size["nonzeros"] * BUILD_SECONDS_PER_NNZ[
                 medium if medium in BUILD_SECONDS_PER_NNZ else "pyomo"] > 0.5 * left:
             # even the cheapest build would not leave HiGHS time: the floor is the answer
             raw = SolveResult(SolveStatus.TIME_LIMIT, solver="skipped")
         elif solver != "highs":
             from .. import solvers
-            raw = solvers.solve(solver, prep, backends.highs_budget(clock, prep), mip_gap,
+            raw = solvers.solve(solver, prep, backends.highs_budget(solving, prep), mip_gap,
                                 backends.THREADS)
             if raw.status is SolveStatus.ERROR:
                 raise SolverError(f"{solver} failed on {instance.name}")
-        elif portfolio_wanted(prep, modeler, options, medium, clock.remaining()):
+        elif portfolio_wanted(prep, modeler, options, medium, solving.remaining()):
             pairs = racers(prep)
             # the seed partner is the planned model itself: prepared once
             variants = [prep] + [prep if o == prep.options else prepare(instance, o)
                                  for o, _ in pairs[1:]]
-            raw = race.solve_portfolio(variants, [s for _, s in pairs], clock, tracker,
+            raw = race.solve_portfolio(variants, [s for _, s in pairs], solving, tracker,
                                        mip_gap, floor, [0.0] + [RACE_DELAY] * (len(pairs) - 1))
             prep = variants[raw.extras["racer"]]
-        elif guard_wanted(prep, medium, clock.remaining()):
+        elif guard_wanted(prep, medium, solving.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its
             # interrupt callbacks are not called in every phase of the root), its last
             # incumbent kept; small models solve in this process (plan.GUARD_MIN_NONZEROS)
-            raw = race.solve_portfolio([prep], [0], clock, tracker, mip_gap, floor)
+            raw = race.solve_portfolio([prep], [0], solving, tracker, mip_gap, floor)
         else:
-            raw = backends.ROUTES[medium](prep, clock, tracker, mip_gap, start=floor)
+            raw = backends.ROUTES[medium](prep, solving, tracker, mip_gap, start=floor)
     prep_seconds = time.perf_counter() - t0 - raw.build_seconds - raw.handover_seconds \
         - raw.solve_seconds
+    if lazy is not None:  # a proven optimum is ≥ every online schedule (floor.py)
+        floor = lazy.settle(raw.status is SolveStatus.OPTIMAL and mip_gap == 0)
     schedule = extract(prep, raw)
     status = raw.status
     tracker.update(incumbent=schedule.total_utility if raw.values or not prep.active else None,

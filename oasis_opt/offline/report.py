@@ -38,8 +38,9 @@ class SolveReport:
     #: the online algorithm whose schedule was returned, when it beat the solver's
     route: str = ""
     floor: str | None = None
-    #: the floor's algorithms in the order they ran: utility, "skipped: time budget" or
-    #: "failed: …" (empty without a time limit: no floor)
+    #: the floor's algorithms in the order they ran: utility, "skipped: time budget",
+    #: "skipped: optimum proven" (the lazy floor) or "failed: …" (empty without a time
+    #: limit: no floor)
     floor_runs: dict[str, float | str] = field(default_factory=dict, hash=False)
 
     @property

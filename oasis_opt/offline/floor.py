@@ -1,0 +1,174 @@
+"""The floor of a time-limited solve: the best schedule of the online algorithms (SPEC §6: the
+answer is never worse than the best online algorithm's), which is also HiGHS's MIP start and
+the loose-instance rule's input (``plan.route_options``).
+
+The algorithms run cheapest first within a share of the time limit (``floor_time_share``).
+On the compact route with the built-in algorithms the floor is *lazy* (issue 22, round 7):
+the three cheap algorithms of ``FLOOR_FIRST`` run before the solve, the rest only if the
+solve does not prove the optimum. A proven optimum (gap 0) is at least every feasible
+schedule's utility, every online algorithm's included, so the promise holds either way; on
+sub-second instances the whole floor was a third of the call (loose-s0: 0.065 of 0.19 s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import InputError
+from ..model import Instance, Schedule
+from .clock import Clock, Tracker
+
+#: What each built-in algorithm costs, relative to the others (CPU seconds on the whole
+#: Philly trace, docs/performance.md); the floor runs them cheapest first so that a budget
+#: cut leaves out the dear ones, and the lazy floor's reserve is estimated from them.
+FLOOR_COSTS = {"fifo": 23.0, "rrh": 38.0, "tetris": 39.0, "oasis-adaptive": 130.0,
+               "oasis": 138.0, "drf": 354.0}
+#: The built-in algorithms from the cheapest to the dearest.
+FLOOR_COST_ORDER = tuple(sorted(FLOOR_COSTS, key=FLOOR_COSTS.__getitem__))
+#: The share of the time limit the floor may spend: the next algorithm starts only while the
+#: floor's seconds plus twice the last run's stay within it (the runs grow by at most about
+#: 2.5× from one to the next in ``FLOOR_COST_ORDER``).
+FLOOR_SHARE = 0.25
+#: At trace scale (column generation's ``schedule_cells`` above ``SCHEDULE_CELLS``: its
+#: bound-only route) the share is this instead: the route's schedule beats the floor's best by
+#: far (7 % on 5 000 Philly jobs) and needs one schedule as its seed, while the whole floor
+#: took 33 s of a 600 s limit on a quiet machine and 90–120 s under load (docs/performance.md,
+#: "Round 6").
+FLOOR_TRACE_SHARE = 0.05
+#: ... but never less than this many seconds: SPEC §6 allows 10 s past the limit, and a short
+#: limit on a small instance keeps every algorithm's schedule (all take well under a second).
+FLOOR_MIN_SECONDS = 2.0
+#: The lazy floor's first algorithms (issue 22, round 7). Over the benchmark's 59 instances
+#: (seven generated families seeds 0–5, three trace slices, the fourteen hard-mix ones) Tetris
+#: gave the floor on 32 and RRH on 14, together in about a fifth of the six's time; where RRH
+#: was the best, Tetris's start alone cost HiGHS up to 1.6x (ps-heavy-s1 3.75 against 2.30
+#: CPU s, uniform-1r-s1 0.71 against 0.62), the pair's start matched the full floor's. The
+#: loose rule (``plan.LOOSE_FLOOR_SHARE``) picked the same route from the pair on all 59.
+#: FIFO, the cheapest, is best on none of them, but on a constructed tiny loose instance
+#: (tests/test_route_rule.py) it is the one that reaches the loose share: it runs too.
+FLOOR_FIRST = ("fifo", "rrh", "tetris")
+#: The reserve kept for the rest of a lazy floor: its estimated seconds (the first ones' time
+#: scaled by ``FLOOR_COSTS``) times this margin.
+FLOOR_REST_MARGIN = 1.5
+#: ``floor_runs``' entry for an algorithm the lazy floor did not run: the solve proved the
+#: optimum first (it is ≥ every online schedule).
+NOT_NEEDED = "skipped: optimum proven"
+
+
+def floor_names(floor: Sequence[str] | None) -> tuple[str, ...]:
+    """The floor's algorithms: the built-in ones (``algorithms.REGISTRY``) unless named; a
+    user's algorithm, slow or not, never slows every solve unasked."""
+    from .. import algorithms
+    if floor is None:
+        return tuple(algorithms.REGISTRY)
+    if isinstance(floor, str):
+        floor = [floor]
+    for name in floor:
+        try:
+            algorithms.check(name)  # any name the registry resolves, module:function too
+        except InputError as err:
+            raise InputError("floor", err.message) from None
+    return tuple(floor)
+
+
+def floor_time_share(instance: Instance) -> float:
+    """The share of the time limit the floor may spend on ``instance``: ``FLOOR_SHARE``, or
+    ``FLOOR_TRACE_SHARE`` at trace scale."""
+    from ..formulations.colgen_scale import SCHEDULE_CELLS, schedule_cells
+    return FLOOR_TRACE_SHARE if schedule_cells(instance) > SCHEDULE_CELLS else FLOOR_SHARE
+
+
+class Floor:
+    """The online algorithms ``names`` of one solve, run in one go (``run()``) or in two
+    parts (``run(FLOOR_FIRST)``, then ``settle``). Each schedule is validated by
+    ``algorithms.run``; the best one wins, ties to the one named first. With a ``clock`` they
+    run cheapest first (``FLOOR_COST_ORDER``), and one starts only while the floor stays
+    within ``share`` of the time limit (at least ``FLOOR_MIN_SECONDS``) by the estimate
+    above; the first always runs. An algorithm that fails (its bug, or its own size guard) is
+    left out: the floor is a safety net for the exact answer, not a test of the algorithms
+    (their own tests are). What each one gave, or why nothing, goes to
+    ``tracker.floor_runs`` (the report's ``floor_runs``). With ``report`` the best utility
+    goes to the tracker as soon as it is known."""
+
+    def __init__(self, instance: Instance, tracker: Tracker, names: Sequence[str],
+                 clock: Clock | None = None, share: float = FLOOR_SHARE,
+                 report: bool = True) -> None:
+        self.instance, self.tracker, self.clock, self.report = instance, tracker, clock, report
+        self.rank = {name: i for i, name in enumerate(names)}
+        self.order = sorted(names, key=lambda n: (
+            FLOOR_COST_ORDER.index(n) if n in FLOOR_COST_ORDER else len(FLOOR_COST_ORDER),
+            self.rank[n]))
+        self.budget = None if clock is None or clock.limit is None else \
+            max(share * clock.limit, FLOOR_MIN_SECONDS)
+        self.ran: list[tuple[str, Schedule]] = []
+        self.spent = 0.0  # seconds the floor's runs have taken
+        self.last = 0.0  # seconds of the last run
+
+    def _elapsed(self) -> float:
+        return self.clock.elapsed() if self.clock is not None else 0.0
+
+    def pending(self) -> list[str]:
+        """The algorithms not yet run or skipped, cheapest first."""
+        return [n for n in self.order if n not in self.tracker.floor_runs]
+
+    def run(self, names: Sequence[str] | None = None,
+            budget: float | None = None) -> Schedule | None:
+        """Run the pending algorithms (those of ``names`` only, if given) within the floor's
+        budget (and ``budget`` seconds from now, if given); the best schedule so far."""
+        todo = [n for n in self.pending() if names is None or n in names]
+        left = None if self.budget is None else self.budget - self.spent
+        if budget is not None:
+            left = budget if left is None else min(left, budget)
+        start = self._elapsed()
+        runs = self.tracker.floor_runs  # what each algorithm gave, or why nothing
+        from .. import algorithms
+        for k, name in enumerate(todo):
+            if self.ran and left is not None and \
+                    self._elapsed() - start + 2.0 * self.last > left:
+                runs.update({n: "skipped: time budget" for n in todo[k:]})
+                break
+            t0 = self._elapsed()
+            try:
+                self.ran.append((name, algorithms.run(name, self.instance)))
+                runs[name] = self.ran[-1][1].total_utility
+            except Exception as err:  # noqa: BLE001 — see the class docstring
+                runs[name] = f"failed: {str(err)[:300] or type(err).__name__}"
+                continue
+            finally:
+                self.last = self._elapsed() - t0
+        self.spent += self._elapsed() - start
+        best = self.best()
+        if best is not None and self.report:
+            self.tracker.update(incumbent=best.total_utility)
+        return best
+
+    def best(self) -> Schedule | None:
+        """The best schedule of those run (ties to the one named first)."""
+        return max(self.ran, key=lambda r: (r[1].total_utility, -self.rank[r[0]]),
+                   default=(None, None))[1]
+
+    def reserve(self) -> float:
+        """Seconds to keep for the pending algorithms: the runs so far scaled by
+        ``FLOOR_COSTS`` (an unknown algorithm costs as the dearest) times
+        ``FLOOR_REST_MARGIN``, within what is left of the floor's budget."""
+        todo = self.pending()
+        if not todo:
+            return 0.0
+        dearest = max(FLOOR_COSTS.values())
+        done = sum(FLOOR_COSTS.get(n, dearest) for n, _ in self.ran) or dearest
+        want = FLOOR_REST_MARGIN * self.spent * sum(FLOOR_COSTS.get(n, dearest)
+                                                     for n in todo) / done
+        return want if self.budget is None else max(0.0, min(want, self.budget - self.spent))
+
+    def settle(self, proven: bool) -> Schedule | None:
+        """The floor after the solve: where it proved the optimum the pending algorithms are
+        not needed (``NOT_NEEDED``); else they run within what is left of the time limit
+        (the reserve kept for them), or of the ``FLOOR_MIN_SECONDS`` every floor may take
+        if that is more (as the floor that runs in one go: a limit too short for the solve
+        still gets every algorithm's schedule on a small instance)."""
+        if proven:
+            self.tracker.floor_runs.update({n: NOT_NEEDED for n in self.pending()})
+            return self.best()
+        left = self.clock.remaining() if self.clock is not None else None
+        return self.run(budget=None if left is None
+                        else max(left, FLOOR_MIN_SECONDS - self.spent))

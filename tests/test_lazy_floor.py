@@ -1,0 +1,90 @@
+"""The lazy floor (``offline/floor.py``, issue 22 round 7): on the compact route with the
+built-in algorithms only ``FLOOR_FIRST`` runs before the solve; the rest runs only where the
+solve does not prove the optimum, within the reserve the solve leaves it. A proven optimum
+is the same as with the whole floor (and as brute force and the other modellers); without a
+proof the answer is still the best online schedule or better."""
+
+from __future__ import annotations
+
+import pytest
+from bruteforce import best_utility
+from conftest import INSTANCES
+from oasis_opt.formulations.result import SolveResult
+from test_ps_rate import one_ps_server
+
+from oasis_opt import algorithms
+from oasis_opt.generator import generate
+from oasis_opt.io import instance_from_dict, load_instance
+from oasis_opt.model import REL_TOL
+from oasis_opt.offline import FLOOR_FIRST, SolveStatus, backends, solve
+from oasis_opt.offline.floor import NOT_NEEDED
+from oasis_opt.validate import validate
+
+EVERY = tuple(algorithms.REGISTRY)  # named: the floor runs whole, as before round 7
+
+
+def close(a: float, b: float) -> bool:
+    return abs(a - b) <= REL_TOL * max(1.0, abs(b))
+
+
+@pytest.mark.parametrize("modeler", ["auto", "pyomo", "pulp"])
+def test_proven_optimum_skips_the_rest_and_agrees(modeler):
+    """Brute force, the whole floor and the lazy one prove the same optimum; the lazy one ran
+    RRH and Tetris only and says why the others did not run."""
+    instance = instance_from_dict(one_ps_server())
+    expected = best_utility(instance)
+    lazy_s, lazy = solve(instance, modeler=modeler, time_limit=30)
+    _, whole = solve(instance, modeler=modeler, time_limit=30, floor=EVERY)
+    assert lazy.status is whole.status is SolveStatus.OPTIMAL
+    assert close(lazy.objective, expected) and close(whole.objective, expected)
+    assert validate(instance, lazy_s).feasible
+    assert [n for n, v in lazy.floor_runs.items() if v != NOT_NEEDED] == list(FLOOR_FIRST)
+    assert set(lazy.floor_runs) == set(EVERY)
+    assert all(not isinstance(v, str) for v in whole.floor_runs.values())
+
+
+def test_lazy_and_whole_floor_prove_the_same_optimum():
+    """A generated instance of each kind the route treats differently (PLAIN on a loose one,
+    patterns on identical pools, the server model): the same optimum either way, validated."""
+    for instance in (generate("loose", seed=0), load_instance(INSTANCES / "small-s0.json"),
+                     generate("mixed-2r", seed=3)):
+        lazy_s, lazy = solve(instance, time_limit=60)
+        _, whole = solve(instance, time_limit=60, floor=EVERY)
+        assert lazy.status is whole.status is SolveStatus.OPTIMAL, instance.name
+        assert close(lazy.objective, whole.objective), instance.name
+        assert lazy.route == whole.route, instance.name  # the loose rule saw the same floor
+        assert validate(instance, lazy_s).feasible
+        assert lazy.bound >= lazy.objective
+
+
+def test_the_rest_runs_when_the_solve_does_not_prove(monkeypatch):
+    """A solve that stops on its limit with nothing found: every algorithm runs after it and
+    the best online schedule is the answer; the solve had the clock less the reserve."""
+    instance = generate("mixed", seed=0)
+    seen = {}
+
+    def nothing(prep, clock, tracker, mip_gap, start=None):
+        seen["left"] = clock.remaining()
+        return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
+    monkeypatch.setitem(backends.ROUTES, "highspy", nothing)
+    monkeypatch.setenv("OASIS_PORTFOLIO", "0")
+    schedule, report = solve(instance, time_limit=30)
+    best = max(algorithms.run(n, instance).total_utility for n in EVERY)
+    assert report.status is SolveStatus.TIME_LIMIT
+    assert all(not isinstance(v, str) for v in report.floor_runs.values())
+    assert set(report.floor_runs) == set(EVERY)
+    assert close(report.objective, best) and report.floor is not None
+    assert validate(instance, schedule).feasible
+    assert seen["left"] < 30 - 0.001  # the reserve for the rest was kept from the solve
+
+
+def test_a_tiny_limit_keeps_the_floor():
+    """A limit too short for HiGHS to prove: the answer is never worse than any online
+    algorithm's, and every algorithm the floor's budget allows has run."""
+    instance = generate("paper", seed=2, jobs=60, horizon=30)
+    schedule, report = solve(instance, time_limit=0.3, method="compact")
+    best = max(algorithms.run(n, instance).total_utility for n in EVERY)
+    assert report.status is SolveStatus.TIME_LIMIT
+    assert report.objective >= best - REL_TOL * best
+    assert NOT_NEEDED not in report.floor_runs.values()
+    assert validate(instance, schedule).feasible
