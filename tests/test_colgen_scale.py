@@ -457,6 +457,13 @@ def test_count_thresholds_rows():
     assert U.tolist() == [[0.7, 1.0]]  # [0.7, 2]: 2 + 4 units too, implied by [0.7, 1]
     U = colgen_scale.count_thresholds(cap, np.array([[1.0, 1.0]]), np.ones(1))
     assert len(U) == 0
+    # whole-unit demands (the Philly slices): no count rows, the very same instance
+    from oasis_opt.io import instance_from_dict
+    d = _unlike_fractional(0)
+    for job in d["jobs"]:
+        job["worker_demand"] = [1, 1]
+    inst = instance_from_dict(d)
+    assert colgen_scale.with_count_rows(inst) is inst
 
 
 def test_count_rows_tighten_the_pooled_lp():
