@@ -277,12 +277,16 @@ def fixed_rate_columns(inst: Instance, i: int) -> list[Column]:
     return cols
 
 
-#: Count rows per pool at most that ``with_count_rows`` adds to the trace-scale master.
-COUNT_ROWS = 8
+#: Count rows per pool at most that ``with_count_rows`` adds to the trace-scale master; 0
+#: (none) by default: on the 5 000-job Alibaba slice 8 of them made each LP re-solve 45 %
+#: slower (3: 20 %) and moved the restricted LP by 0.01 % after two rounds, and on its first
+#: 1 000 jobs the LP optimum by 0.002 %, while on a 150-job slice of the same trace (two
+#: 2-GPU nodes) they took the LP optimum from 349.55 to 344.90 (docs/performance.md, pool7).
+COUNT_ROWS = 0
 
 
 def count_thresholds(capacity: np.ndarray, demand: np.ndarray, weight: np.ndarray,
-                     most: int = COUNT_ROWS) -> np.ndarray:
+                     most: int | None = None) -> np.ndarray:
     """(k, R) threshold vectors u for one pool's count rows (``with_count_rows``), chosen
     among the jobs' demand vectors.
 
@@ -315,7 +319,8 @@ def count_thresholds(capacity: np.ndarray, demand: np.ndarray, weight: np.ndarra
         if not any((u2 <= u).all() and f2 <= f for _, f2, u2 in kept):
             kept.append((score, f, u))
     kept.sort(key=lambda row: -row[0])
-    return np.array([u for _, _, u in kept[:most]]).reshape(-1, R)
+    return np.array([u for _, _, u in kept[:COUNT_ROWS if most is None else most]]
+                    ).reshape(-1, R)
 
 
 def _count_fits(capacity: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -327,7 +332,7 @@ def _count_fits(capacity: np.ndarray, u: np.ndarray) -> np.ndarray:
                     + 1e-9).clip(min=0)
 
 
-def with_count_rows(inst: Instance, most: int = COUNT_ROWS) -> Instance:
+def with_count_rows(inst: Instance, most: int | None = None) -> Instance:
     """The same scheduling problem with ``count_thresholds``' rows as extra resources: for
     each threshold u of a pool, a resource ``count:w<k>`` (``count:p<k>``) of capacity
     ``fits_s(u)`` on each server s of that pool (0 on the other pool) that a unit of job i

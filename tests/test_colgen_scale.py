@@ -426,11 +426,12 @@ def _unlike_fractional(seed: int) -> dict:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_count_rows_keep_every_schedule(seed):
+def test_count_rows_keep_every_schedule(seed, monkeypatch):
     """``with_count_rows`` adds resources (the count rows) and keeps the scheduling problem
     as it was: the brute-force optimum is the same with them, every heuristic's schedule still
     fits them, and the trace-scale bound built on them is ≥ that optimum."""
     from oasis_opt.io import instance_from_dict
+    monkeypatch.setattr(colgen_scale, "COUNT_ROWS", 8)  # the trace-scale solve adds them
     inst = instance_from_dict(_unlike_fractional(seed))
     rows = colgen_scale.with_count_rows(inst)
     assert len(rows.resources) > len(inst.resources)
@@ -453,9 +454,9 @@ def test_count_thresholds_rows():
     a threshold implied by a smaller one with no more room goes too."""
     cap = np.array([[2.0, 4.0], [3.0, 9.0]])
     demand = np.array([[0.7, 1.0], [1.0, 1.0], [0.7, 2.0]])
-    U = colgen_scale.count_thresholds(cap, demand, np.ones(3))
+    U = colgen_scale.count_thresholds(cap, demand, np.ones(3), most=8)
     assert U.tolist() == [[0.7, 1.0]]  # [0.7, 2]: 2 + 4 units too, implied by [0.7, 1]
-    U = colgen_scale.count_thresholds(cap, np.array([[1.0, 1.0]]), np.ones(1))
+    U = colgen_scale.count_thresholds(cap, np.array([[1.0, 1.0]]), np.ones(1), most=8)
     assert len(U) == 0
     # whole-unit demands (the Philly slices): no count rows, the very same instance
     from oasis_opt.io import instance_from_dict
@@ -463,7 +464,7 @@ def test_count_thresholds_rows():
     for job in d["jobs"]:
         job["worker_demand"] = [1, 1]
     inst = instance_from_dict(d)
-    assert colgen_scale.with_count_rows(inst) is inst
+    assert colgen_scale.with_count_rows(inst, most=8) is inst
 
 
 def test_count_rows_tighten_the_pooled_lp():
@@ -484,6 +485,6 @@ def test_count_rows_tighten_the_pooled_lp():
     pairs = []
     for seed in range(6):
         inst = instance_from_dict(_unlike_fractional(seed))
-        pairs.append((lp(colgen_scale.with_count_rows(inst)), lp(inst)))
+        pairs.append((lp(colgen_scale.with_count_rows(inst, most=8)), lp(inst)))
     assert all(a <= b + _tol(b) for a, b in pairs)
     assert any(a < b - _tol(b) for a, b in pairs)
