@@ -809,8 +809,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
 
     # 1. the bound on the aggregated master; at trace scale with the count rows as extra
     # resources (``with_count_rows``, none while ``COUNT_ROWS`` is 0: the same schedules, a
-    # tighter pooled LP), which the
-    # master and pricing see and the schedules (``round_lp``) do not
+    # tighter pooled LP), which the master and pricing see and the schedules do not
     rows_inst = with_count_rows(inst) if bound_only else inst
     if bound_only:
         specs = Specs(rows_inst)
