@@ -59,6 +59,7 @@ from .colgen_scale import (
     schedule_cells,
     slot_classes,
     usage_cost,
+    with_count_rows,
 )
 from .deadline import Deadline
 from .highs import new_highs
@@ -806,8 +807,13 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         improve(sched)
     track.update(incumbent=best_sched.total_utility)
 
-    # 1. the bound on the aggregated master
-    master = _Master(inst, aggregate=aggregate, deadline=hard, pool_all=bound_only)
+    # 1. the bound on the aggregated master; at trace scale with the count rows as extra
+    # resources (``with_count_rows``, none while ``COUNT_ROWS`` is 0: the same schedules, a
+    # tighter pooled LP), which the master and pricing see and the schedules do not
+    rows_inst = with_count_rows(inst) if bound_only else inst
+    if bound_only:
+        specs = Specs(rows_inst)
+    master = _Master(rows_inst, aggregate=aggregate, deadline=hard, pool_all=bound_only)
     if bound_only:
         # Re-solves after columns were added start from a primal feasible basis: primal
         # simplex took 21.8 CPU s over 8 rounds on 5 000 Philly jobs where HiGHS's default
@@ -876,7 +882,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                            deadline=at(0.9 if bound_only else 0.35),
                            max_iterations=max_iterations, smoothing=smoothing,
                            report=lambda b: track.update(bound=b),
-                           pricer=Pricer(inst, specs, executor) if executor else None,
+                           pricer=Pricer(rows_inst, specs, executor) if executor else None,
                            progress=pricing, after_round=after_round,
                            subgradient_steps=SUBGRADIENT_STEPS if bound_only else 0,
                            auto_smoothing=bound_only)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from oasis_opt.model import Instance, Schedule, SlotCounts, ps_needed
+from oasis_opt.model import REL_TOL, Instance, Schedule, SlotCounts, ps_needed
 from oasis_opt.online.subroutine import (
     BestSchedule,
     JobSpec,
@@ -275,6 +275,104 @@ def fixed_rate_columns(inst: Instance, i: int) -> list[Column]:
         cols.append(Column(i, value, SlotCounts.from_rows(slots, wrow),
                            SlotCounts.from_rows(slots, prow)))
     return cols
+
+
+#: Count rows per pool at most that ``with_count_rows`` adds to the trace-scale master; 0
+#: (none) by default: on the 5 000-job Alibaba slice 8 of them made each LP re-solve 45 %
+#: slower (3: 20 %) and moved the restricted LP by 0.01 % after two rounds, and on its first
+#: 1 000 jobs the LP optimum by 0.002 %, while on a 150-job slice of the same trace (two
+#: 2-GPU nodes) they took the LP optimum from 349.55 to 344.90 (docs/performance.md, pool7).
+COUNT_ROWS = 0
+
+
+def count_thresholds(capacity: np.ndarray, demand: np.ndarray, weight: np.ndarray,
+                     most: int | None = None) -> np.ndarray:
+    """(k, R) threshold vectors u for one pool's count rows (``with_count_rows``), chosen
+    among the jobs' demand vectors.
+
+    The row of u in slot t is ``Σ_{i: d_i ≥ u} n_i(t) ≤ F(u) = Σ_s fits_s(u)`` with
+    ``fits_s(u) = ⌊min_{r: u_r > 0} C_s[r]/u_r⌋``; the pooled capacity rows imply only
+    ``Σ n_i(t) ≤ P(u) = min_r Σ_s C_s[r]/u_r`` for those units. Kept: the u with
+    ``F(u) < P(u)`` that no other kept u' ≤ u with ``F(u') ≤ F(u)`` implies, the ``most``
+    that charge the counted units most beyond the pooled rows:
+    ``Σ_{i: d_i ≥ u} weight_i · max(0, 1/F(u) − max_r d_i[r]/Σ_s C_s[r])`` (``weight``: the
+    jobs' work)."""
+    R = capacity.shape[1] if capacity.ndim == 2 else demand.shape[1]
+    if not len(capacity) or not len(demand):
+        return np.zeros((0, R))
+    cand = np.unique(demand[(demand > 0).any(axis=1)], axis=0)
+    total = capacity.sum(axis=0)
+    rows = []
+    for u in cand:
+        need = u > 0
+        f = float(_count_fits(capacity, u).sum())
+        pooled = float(np.min(total[need] / u[need]))
+        if f < pooled * (1 - 1e-9):
+            counted = (demand >= u).all(axis=1)
+            # per unit counted, what the row charges beyond its largest pooled share
+            extra = np.maximum(0.0, 1.0 / f - np.max(demand[counted] / total, axis=1)) \
+                if f > 0 else np.ones(int(counted.sum()))
+            rows.append((float(weight[counted] @ extra), f, u))
+    kept: list[tuple[float, float, np.ndarray]] = []
+    for score, f, u in sorted(rows, key=lambda row: (row[1], -row[0])):
+        # u' ≤ u counts every unit u counts, within no more room: u's row is implied
+        if not any((u2 <= u).all() and f2 <= f for _, f2, u2 in kept):
+            kept.append((score, f, u))
+    kept.sort(key=lambda row: -row[0])
+    return np.array([u for _, _, u in kept[:COUNT_ROWS if most is None else most]]
+                    ).reshape(-1, R)
+
+
+def _count_fits(capacity: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """(S,) ``fits_s(u)`` of a count row: the units of demand ≥ u each server holds at most,
+    with the model's float tolerance (``REL_TOL``) on the side of holding more, so that the
+    row holds for every schedule the validator accepts."""
+    need = u > 0
+    return np.floor(np.min(capacity[:, need] / u[need], axis=1) * (1 + REL_TOL)
+                    + 1e-9).clip(min=0)
+
+
+def with_count_rows(inst: Instance, most: int | None = None) -> Instance:
+    """The same scheduling problem with ``count_thresholds``' rows as extra resources: for
+    each threshold u of a pool, a resource ``count:w<k>`` (``count:p<k>``) of capacity
+    ``fits_s(u)`` on each server s of that pool (0 on the other pool) that a unit of job i
+    demands 1 of when ``d_i ≥ u`` (else 0).
+
+    Exact, not a relaxation: on one server the units with ``d_i ≥ u`` take at least u_r of
+    each resource r each, so an integer number n of them fits only if ``n·u_r ≤ C_s[r]`` for
+    every r, i.e. ``n ≤ fits_s(u)`` — every schedule of ``inst`` is one of the result, and a
+    job's own units fit each server alone in both (``fits_s(d_i) ≤ fits_s(u)``). So
+    the trace-scale master built on the result (``_Master`` with ``pool_all``) is still a
+    relaxation of ``inst``, and its pooled rows now hold ``Σ_{i: d_i ≥ u} n_i(t) ≤ Σ_s
+    fits_s(u)``: what the servers hold of those units one by one, where the pooled capacity
+    rows let the units fill the sum of the capacities (fragmentation, and a resource that runs
+    out on one server first). Prices for the new resources enter pricing like any other, so the
+    Lagrangian bound stays ``Σ π·C + Σ_i max(0, payoff_i) ≥ LP ≥ OPT``. The schedules are the
+    same: they read ``inst``'s resources only."""
+    W = count_thresholds(inst.worker_capacity, inst.worker_demand, inst.workload, most)
+    P = count_thresholds(inst.ps_capacity, inst.ps_demand, inst.workload, most)
+    if not len(W) and not len(P):
+        return inst
+    kw, kp = len(W), len(P)
+
+    def counted(d: np.ndarray, U: np.ndarray) -> list[float]:
+        return [1.0 if (d >= u).all() else 0.0 for u in U]
+
+    def groups(groups_: tuple, U: np.ndarray, before: int, after: int) -> tuple:
+        return tuple(replace(g, capacity=tuple(g.capacity) + (0.0,) * before
+                             + tuple(float(_count_fits(np.asarray([g.capacity], dtype=float),
+                                                       u)[0]) for u in U)
+                             + (0.0,) * after) for g in groups_)
+
+    jobs = tuple(replace(j, worker_demand=np.concatenate(
+        [j.worker_demand, counted(np.asarray(j.worker_demand, dtype=float), W), np.zeros(kp)]),
+        ps_demand=np.concatenate([j.ps_demand, np.zeros(kw),
+                                  counted(np.asarray(j.ps_demand, dtype=float), P)]))
+                 for j in inst.jobs)
+    names = tuple(f"count:w{k}" for k in range(kw)) + tuple(f"count:p{k}" for k in range(kp))
+    return replace(inst, resources=tuple(inst.resources) + names,
+                   worker_groups=groups(inst.worker_groups, W, 0, kp),
+                   ps_groups=groups(inst.ps_groups, P, kw, 0), jobs=jobs)
 
 
 def _fits(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:

@@ -403,3 +403,88 @@ def test_adaptive_master_tries_both_simplexes_and_keeps_the_lp(monkeypatch):
     assert real() == primal
     monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", len(adaptive.columns) + 1)
     assert real() is None  # small masters re-solve one way
+
+
+def _unlike_fractional(seed: int) -> dict:
+    """Three jobs with fractional GPU demands on two worker servers of different shapes
+    (a 2-GPU and a 3-GPU one, CPU-poor and CPU-rich): the count rows of ``with_count_rows``
+    cut the pooled rows there (fragmentation, and CPU running out on one server first)."""
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for k in range(3):
+        gpu = float(rng.choice([0.6, 0.7, 0.8, 1.0]))
+        cpu = float(rng.choice([1.0, 2.0, 3.0]))
+        jobs.append({"id": f"j{k}", "arrival": int(rng.integers(0, 2)),
+                     "workload": int(rng.integers(2, 5)), "max_workers": int(rng.integers(1, 4)),
+                     "ps_ratio": 4, "worker_demand": [gpu, cpu], "ps_demand": [0, 0],
+                     "utility": {"kind": "table",
+                                 "values": [float(rng.integers(5, 20)), 3.0, 1.0, 0.0]}})
+    return {"format": "oasis-instance/1", "name": f"unlike-{seed}", "horizon": 4,
+            "resources": ["gpu", "cpu"],
+            "worker_servers": [{"name": "a", "capacity": [2, 4]}, {"name": "b", "capacity": [3, 9]}],
+            "ps_servers": [{"name": "p", "capacity": [0, 0]}], "jobs": jobs}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_count_rows_keep_every_schedule(seed, monkeypatch):
+    """``with_count_rows`` adds resources (the count rows) and keeps the scheduling problem
+    as it was: the brute-force optimum is the same with them, every heuristic's schedule still
+    fits them, and the trace-scale bound built on them is ≥ that optimum."""
+    from oasis_opt.io import instance_from_dict
+    monkeypatch.setattr(colgen_scale, "COUNT_ROWS", 8)  # the trace-scale solve adds them
+    inst = instance_from_dict(_unlike_fractional(seed))
+    rows = colgen_scale.with_count_rows(inst)
+    assert len(rows.resources) > len(inst.resources)
+    assert rows.resources[:len(inst.resources)] == inst.resources
+    opt = best_utility(inst)
+    assert best_utility(rows) == pytest.approx(opt, rel=1e-9, abs=1e-9)
+    for name in ("fifo", "rrh", "tetris", "oasis"):
+        sched = algorithms.run(name, inst)
+        assert validate(rows, sched).feasible, name
+    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
+    assert res.bound >= opt - _tol(opt)
+    assert validate(inst, res.schedule).feasible
+    assert res.schedule.total_utility <= opt + _tol(opt)
+
+
+def test_count_thresholds_rows():
+    """The count rows' capacities are what each server holds of the threshold one by one:
+    0.7 GPU on servers of 2 and 3 GPUs, 2 + 4 = 6 units where the pooled GPU row allows
+    5 / 0.7 ≈ 7.1; a threshold the pooled rows already hold to (1 GPU: 2 + 3 = 5) is none;
+    a threshold implied by a smaller one with no more room goes too."""
+    cap = np.array([[2.0, 4.0], [3.0, 9.0]])
+    demand = np.array([[0.7, 1.0], [1.0, 1.0], [0.7, 2.0]])
+    U = colgen_scale.count_thresholds(cap, demand, np.ones(3), most=8)
+    assert U.tolist() == [[0.7, 1.0]]  # [0.7, 2]: 2 + 4 units too, implied by [0.7, 1]
+    U = colgen_scale.count_thresholds(cap, np.array([[1.0, 1.0]]), np.ones(1), most=8)
+    assert len(U) == 0
+    # whole-unit demands (the Philly slices): no count rows, the very same instance
+    from oasis_opt.io import instance_from_dict
+    d = _unlike_fractional(0)
+    for job in d["jobs"]:
+        job["worker_demand"] = [1, 1]
+    inst = instance_from_dict(d)
+    assert colgen_scale.with_count_rows(inst, most=8) is inst
+
+
+def test_count_rows_tighten_the_pooled_lp():
+    """On the fractional, unlike-server instances the pooled master's LP optimum with the
+    count rows is never above the one without them, and strictly below on some."""
+    from oasis_opt.io import instance_from_dict
+
+    def lp(inst):
+        master = colgen._Master(inst, aggregate=True, pool_all=True)
+        res = colgen.ColgenStats(math.inf, 0.0, False, colgen.SolveStatus.NO_SOLUTION, 0, 0)
+        for i in range(inst.num_jobs):
+            for col in colgen_scale.fixed_rate_columns(inst, i):
+                master.add(col)
+        assert colgen._generate(master, colgen_scale.Specs(inst), res, start=0.0,
+                                deadline=None, max_iterations=200, smoothing=0.0)
+        return res.lp_value
+
+    pairs = []
+    for seed in range(6):
+        inst = instance_from_dict(_unlike_fractional(seed))
+        pairs.append((lp(colgen_scale.with_count_rows(inst, most=8)), lp(inst)))
+    assert all(a <= b + _tol(b) for a, b in pairs)
+    assert any(a < b - _tol(b) for a, b in pairs)
