@@ -138,14 +138,18 @@ LP_RETRY = 5
 #: ... from this many columns on (a smaller master re-solves the same way every time, so that
 #: its duals, hence its bound, do not depend on timings).
 LP_ADAPT_COLUMNS = 10_000
-#: An adaptive master (trace scale) sets aside, after each re-solve, every column whose reduced
-#: cost is below ``−SET_ASIDE·max(1, f_il)`` (none of them is basic: basic columns price at 0),
-#: by fixing it at 0 (``_Master.set_aside``); pricing brings one back when it prices out again.
+#: An adaptive master (trace scale) sets aside every column whose reduced cost was below
+#: ``−SET_ASIDE·max(1, f_il)`` at the last ``SET_ASIDE_SOLVES`` solves in a row (none of them is
+#: basic: basic columns price at 0), by fixing it at 0 (``_Master.set_aside``); pricing brings
+#: one back when it prices out again.
 #: The restricted LP is then over fewer columns: on 5 000 Philly jobs in 900 s slots (30 000
 #: columns, 22 000 of them set aside) a re-solve took 1 CPU s against 6–10 s — the master is
 #: degenerate, and an exact re-solve over all columns took 10 000–18 000 pivots, also when the
 #: set-aside columns were checked and brought back until none priced out (17 000–20 000).
 SET_ASIDE = 1e-3
+#: (At once, 1 solve, a 600 s d5k run's bound led by up to 1.8 % until 400 s and then fell
+#: behind — the thinner master's duals — so a column must stay out of favour for two.)
+SET_ASIDE_SOLVES = 2
 #: Columns per job the master's size estimate allows for: the seeds' and some pricing rounds'.
 COLUMNS_PER_JOB = 32
 
@@ -249,6 +253,7 @@ class _Master:
         self.resolves = 0
         #: set aside (fixed at 0) after a re-solve: see ``set_aside``; adaptive masters only
         self.off = bytearray()  # 1 per column set aside
+        self.strikes = bytearray()  # solves in a row each column was below the threshold
         self.pivots = 0  # simplex iterations of all its solves
         #: columns added or brought back: ``_generate`` counts a round's progress by it
         self.entered = 0
@@ -273,12 +278,13 @@ class _Master:
         if key in self.seen:
             k = self.seen[key]
             if self.off[k]:  # set aside, priced out again: back in the LP
-                self.off[k] = 0
+                self.off[k] = self.strikes[k] = 0
                 self.h.changeColBounds(k, 0.0, highspy.kHighsInf)
                 self.entered += 1
             return k
         self.seen[key] = len(self.columns)
         self.off.append(0)
+        self.strikes.append(0)
         cells, val = self.usage(col.job, col.workers, col.ps)
         full = self.row_of[cells]
         keep = full >= 0
@@ -343,8 +349,9 @@ class _Master:
 
     def set_aside(self, reduced: np.ndarray) -> None:
         """Fix at 0 every column in the LP whose reduced cost ``f_il − Σ prices·usage − μ_i``
-        (``reduced``, at the duals just found) is below ``−SET_ASIDE·max(1, f_il)``: such a
-        column is nonbasic at 0, so the solution and the duals stay optimal. The next
+        (``reduced``, at the duals just found) is below ``−SET_ASIDE·max(1, f_il)`` at this
+        solve and the ``SET_ASIDE_SOLVES − 1`` before: such a column is nonbasic at 0, so the
+        solution and the duals stay optimal. The next
         re-solves then run over the others only — a smaller, less degenerate LP whose value is
         at most the full restricted master's (a lower estimate of the LP optimum, as the
         restricted LP always is). Pricing is not affected: it searches all schedules, and a
@@ -353,7 +360,11 @@ class _Master:
         values = np.fromiter((c.value for c in self.columns), dtype=float,
                              count=len(self.columns))
         off = np.frombuffer(self.off, dtype=np.uint8).astype(bool)
-        drop = np.flatnonzero(~off & (reduced < -SET_ASIDE * np.maximum(1.0, np.abs(values))))
+        below = ~off & (reduced < -SET_ASIDE * np.maximum(1.0, np.abs(values)))
+        strikes = np.where(below, np.minimum(np.frombuffer(self.strikes, dtype=np.uint8), 254)
+                           + 1, 0).astype(np.uint8)
+        self.strikes[:] = strikes.tobytes()
+        drop = np.flatnonzero(strikes >= SET_ASIDE_SOLVES)
         if not len(drop):
             return
         drop = drop.astype(np.int32)
