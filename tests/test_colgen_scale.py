@@ -407,8 +407,9 @@ def test_adaptive_master_tries_both_simplexes_and_keeps_the_lp(monkeypatch):
 
 
 def test_set_aside_columns_leave_the_lp_and_come_back_when_priced(monkeypatch):
-    """An adaptive master fixes at 0 the columns of strongly negative reduced cost after a
-    re-solve: the solve's value and duals are those of the full master (such columns are
+    """An adaptive master fixes at 0 the columns of strongly negative reduced cost at
+    ``SET_ASIDE_SOLVES`` solves in a row: the solve's value and duals are those of the full
+    master (such columns are
     nonbasic at 0), later values are at most the full master's (fewer columns), and adding a
     set-aside column again brings it back and counts as an entered column."""
     monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
@@ -421,8 +422,11 @@ def test_set_aside_columns_leave_the_lp_and_come_back_when_priced(monkeypatch):
     for master in (full, managed):
         for col in cols[:half]:
             master.add(col)
-    lp_full, duals_full = full.solve_lp()
-    lp_managed, duals = managed.solve_lp()
+    lp_full, _ = full.solve_lp()
+    lp_managed, _ = managed.solve_lp()
+    assert lp_managed == pytest.approx(lp_full, rel=1e-9)
+    assert not any(managed.off)  # below the threshold at one solve only
+    lp_managed, duals = managed.solve_lp()  # the same LP again: a second solve in a row
     assert lp_managed == pytest.approx(lp_full, rel=1e-9)
     off = np.flatnonzero(np.frombuffer(managed.off, dtype=np.uint8))
     assert len(off) > 0
