@@ -146,7 +146,11 @@ LP_ADAPT_COLUMNS = 10_000
 #: columns, 22 000 of them set aside) a re-solve took 1 CPU s against 6–10 s — the master is
 #: degenerate, and an exact re-solve over all columns took 10 000–18 000 pivots, also when the
 #: set-aside columns were checked and brought back until none priced out (17 000–20 000).
-SET_ASIDE = 1e-3
+#: **Off by default** (``inf``): side by side with main at 600 s (``--workers 2``, load 5–8),
+#: 10⁻³ left d5k's bound level (189 400 against 189 281, ahead by up to 1.8 % until 400 s)
+#: and p5k's 1.6 % worse (148 947 against 146 638, behind from the start): the thinner
+#: master's duals cost more rounds than its cheaper re-solves buy. Set it to use it.
+SET_ASIDE = math.inf
 #: (Side by side with no setting aside, 600 s on d5k, ~160 CPU s each at load 8: at once
 #: (1) the bound led by up to 1.8 % until 400 s and ended level, 189 400 against 189 281;
 #: after two solves in a row it ended 0.9 % behind, 191 043 against 189 281.)
@@ -340,7 +344,8 @@ class _Master:
         value = -info.objective_function_value
         self.pivots += max(0, info.simplex_iteration_count)
         self.x = np.asarray(sol.col_value, dtype=float)[:len(self.columns)]
-        if self.adaptive and len(self.columns) >= LP_ADAPT_COLUMNS and \
+        if self.adaptive and math.isfinite(SET_ASIDE) and \
+                len(self.columns) >= LP_ADAPT_COLUMNS and \
                 self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
             self.set_aside(-np.asarray(sol.col_dual, dtype=float)[:len(self.columns)])
         row_dual = np.maximum(-np.asarray(sol.row_dual), 0.0)

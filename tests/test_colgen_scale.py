@@ -414,6 +414,7 @@ def test_set_aside_columns_leave_the_lp_and_come_back_when_priced(monkeypatch, s
     nonbasic at 0), later values are at most the full master's (fewer columns), and adding a
     set-aside column again brings it back and counts as an entered column."""
     monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "SET_ASIDE", 1e-3)  # off by default: on here
     monkeypatch.setattr(colgen, "SET_ASIDE_SOLVES", solves)
     inst = generate("paper", seed=0, jobs=60)
     cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
@@ -467,6 +468,7 @@ def test_setting_columns_aside_reaches_the_same_lp_optimum(monkeypatch, seed):
     kw = colgen_inputs(inst)
     plain = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
     monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "SET_ASIDE", 1e-3)
     managed = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
     assert plain.extras["lp_proven"] and managed.extras["lp_proven"]
     assert managed.bound == pytest.approx(plain.bound, rel=1e-6)
@@ -482,6 +484,7 @@ def test_setting_columns_aside_keeps_the_bound_above_the_optimum(monkeypatch, se
     bound-only path's bound is ≥ the proven optimum and its schedule validates."""
     from oasis_opt.offline import solve
     monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "SET_ASIDE", 1e-3)
     inst = generate("small", seed=seed, jobs=6)
     _, rep = solve(inst, method="compact")
     res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
