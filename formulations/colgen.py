@@ -139,6 +139,23 @@ LP_RETRY = 5
 #: ... from this many columns on (a smaller master re-solves the same way every time, so that
 #: its duals, hence its bound, do not depend on timings).
 LP_ADAPT_COLUMNS = 10_000
+#: An adaptive master (trace scale) sets aside every column whose reduced cost was below
+#: ``−SET_ASIDE·max(1, f_il)`` at the last ``SET_ASIDE_SOLVES`` solves in a row (none of them is
+#: basic: basic columns price at 0), by fixing it at 0 (``_Master.set_aside``); pricing brings
+#: one back when it prices out again.
+#: The restricted LP is then over fewer columns: on 5 000 Philly jobs in 900 s slots (30 000
+#: columns, 22 000 of them set aside) a re-solve took 1 CPU s against 6–10 s — the master is
+#: degenerate, and an exact re-solve over all columns took 10 000–18 000 pivots, also when the
+#: set-aside columns were checked and brought back until none priced out (17 000–20 000).
+#: **Off by default** (``inf``): side by side with main at 600 s (``--workers 2``, load 5–8),
+#: 10⁻³ left d5k's bound level (189 400 against 189 281, ahead by up to 1.8 % until 400 s)
+#: and p5k's 1.6 % worse (148 947 against 146 638, behind from the start): the thinner
+#: master's duals cost more rounds than its cheaper re-solves buy. Set it to use it.
+SET_ASIDE = math.inf
+#: (Side by side with no setting aside, 600 s on d5k, ~160 CPU s each at load 8: at once
+#: (1) the bound led by up to 1.8 % until 400 s and ended level, 189 400 against 189 281;
+#: after two solves in a row it ended 0.9 % behind, 191 043 against 189 281.)
+SET_ASIDE_SOLVES = 1
 #: Columns per job the master's size estimate allows for: the seeds' and some pricing rounds'.
 COLUMNS_PER_JOB = 32
 
@@ -240,6 +257,12 @@ class _Master:
         self.adaptive = False
         self.lp_cpu: dict[int, float] = {}
         self.resolves = 0
+        #: set aside (fixed at 0) after a re-solve: see ``set_aside``; adaptive masters only
+        self.off = bytearray()  # 1 per column set aside
+        self.strikes = bytearray()  # solves in a row each column was below the threshold
+        self.pivots = 0  # simplex iterations of all its solves
+        #: columns added or brought back: ``_generate`` counts a round's progress by it
+        self.entered = 0
 
     def usage(self, job: int, workers: SlotCounts, ps: SlotCounts
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -259,8 +282,15 @@ class _Master:
         """Add a column (once); returns its index."""
         key = col.key()
         if key in self.seen:
-            return self.seen[key]
+            k = self.seen[key]
+            if self.off[k]:  # set aside, priced out again: back in the LP
+                self.off[k] = self.strikes[k] = 0
+                self.h.changeColBounds(k, 0.0, highspy.kHighsInf)
+                self.entered += 1
+            return k
         self.seen[key] = len(self.columns)
+        self.off.append(0)
+        self.strikes.append(0)
         cells, val = self.usage(col.job, col.workers, col.ps)
         full = self.row_of[cells]
         keep = full >= 0
@@ -272,6 +302,7 @@ class _Master:
         # No upper bound of 1 on x: Σ_l x_il ≤ 1 holds it, so that μ_i carries the dual.
         self.h.addCol(-col.value, 0.0, highspy.kHighsInf, len(i), i, v)
         self.columns.append(col)
+        self.entered += 1
         return len(self.columns) - 1
 
     def values(self) -> np.ndarray:
@@ -310,12 +341,43 @@ class _Master:
             self.h.setOptionValue("solver", "ipm")
             self.h.setOptionValue("run_crossover", "off")
         sol = self.h.getSolution()
+        info = self.h.getInfo()  # before ``set_aside`` resets it
+        value = -info.objective_function_value
+        self.pivots += max(0, info.simplex_iteration_count)
         self.x = np.asarray(sol.col_value, dtype=float)[:len(self.columns)]
+        if self.adaptive and math.isfinite(SET_ASIDE) and \
+                len(self.columns) >= LP_ADAPT_COLUMNS and \
+                self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
+            self.set_aside(-np.asarray(sol.col_dual, dtype=float)[:len(self.columns)])
         row_dual = np.maximum(-np.asarray(sol.row_dual), 0.0)
         prices = np.where(self.row_of >= 0, row_dual[np.maximum(self.row_of, 0)], 0.0)
-        return (-self.h.getInfo().objective_function_value,
-                np.concatenate([prices, row_dual[self.n_kept:]]))
+        return value, np.concatenate([prices, row_dual[self.n_kept:]])
 
+
+    def set_aside(self, reduced: np.ndarray) -> None:
+        """Fix at 0 every column in the LP whose reduced cost ``f_il − Σ prices·usage − μ_i``
+        (``reduced``, at the duals just found) is below ``−SET_ASIDE·max(1, f_il)`` at this
+        solve and the ``SET_ASIDE_SOLVES − 1`` before: such a column is nonbasic at 0, so the
+        solution and the duals stay optimal. The next
+        re-solves then run over the others only — a smaller, less degenerate LP whose value is
+        at most the full restricted master's (a lower estimate of the LP optimum, as the
+        restricted LP always is). Pricing is not affected: it searches all schedules, and a
+        set-aside column it finds again comes back (``add``), so a round in which nothing
+        enters still proves the LP optimal. The Lagrangian bound is valid at any prices."""
+        values = np.fromiter((c.value for c in self.columns), dtype=float,
+                             count=len(self.columns))
+        off = np.frombuffer(self.off, dtype=np.uint8).astype(bool)
+        below = ~off & (reduced < -SET_ASIDE * np.maximum(1.0, np.abs(values)))
+        strikes = np.where(below, np.minimum(np.frombuffer(self.strikes, dtype=np.uint8), 254)
+                           + 1, 0).astype(np.uint8)
+        self.strikes[:] = strikes.tobytes()
+        drop = np.flatnonzero(strikes >= SET_ASIDE_SOLVES)
+        if not len(drop):
+            return
+        drop = drop.astype(np.int32)
+        self.h.changeColsBounds(len(drop), drop, np.zeros(len(drop)), np.zeros(len(drop)))
+        for k in drop.tolist():
+            self.off[k] = 1
 
     def strategy(self) -> int | None:
         """The simplex strategy of the next warm re-solve (None: leave it as it is): with
@@ -531,8 +593,10 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
                 continue
             reduced = col.value - usage_cost(inst, col, p_lp, q_lp) - mu[i]
             if reduced > ENTER_TOL * max(1.0, abs(mu[i])):
-                n = len(master.columns)
-                entered += master.add(col) == n  # a column already there is no progress
+                # a column already in the LP is no progress; a new or set-aside one is
+                before = master.entered
+                master.add(col)
+                entered += master.entered - before
         return entered
 
     def subgradient(found: list[BestSchedule]) -> np.ndarray:

@@ -310,7 +310,10 @@ def count_thresholds(capacity: np.ndarray, demand: np.ndarray, weight: np.ndarra
         if f < pooled * (1 - 1e-9):
             counted = (demand >= u).all(axis=1)
             # per unit counted, what the row charges beyond its largest pooled share
-            extra = np.maximum(0.0, 1.0 / f - np.max(demand[counted] / total, axis=1)) \
+            # (a resource this pool has none of gives no pooled share: 0, not 0/0)
+            share = np.divide(demand[counted], total, out=np.zeros_like(demand[counted]),
+                              where=total > 0)
+            extra = np.maximum(0.0, 1.0 / f - np.max(share, axis=1)) \
                 if f > 0 else np.ones(int(counted.sum()))
             rows.append((float(weight[counted] @ extra), f, u))
     kept: list[tuple[float, float, np.ndarray]] = []

@@ -370,6 +370,7 @@ def test_adaptive_master_tries_both_simplexes_and_keeps_the_lp(monkeypatch):
     LP values are those of a master that re-solves one way only (the optimum does not depend
     on the algorithm)."""
     monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "SET_ASIDE", math.inf)  # no column set aside: the same LP
     inst = generate("paper", seed=0, jobs=60)
     cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
     fixed = colgen._Master(inst, aggregate=True, pool_all=True)
@@ -488,3 +489,90 @@ def test_count_rows_tighten_the_pooled_lp():
         pairs.append((lp(colgen_scale.with_count_rows(inst, most=8)), lp(inst)))
     assert all(a <= b + _tol(b) for a, b in pairs)
     assert any(a < b - _tol(b) for a, b in pairs)
+
+
+@pytest.mark.parametrize("solves", [1, 2])
+def test_set_aside_columns_leave_the_lp_and_come_back_when_priced(monkeypatch, solves):
+    """An adaptive master fixes at 0 the columns of strongly negative reduced cost at
+    ``SET_ASIDE_SOLVES`` solves in a row: the solve's value and duals are those of the full
+    master (such columns are
+    nonbasic at 0), later values are at most the full master's (fewer columns), and adding a
+    set-aside column again brings it back and counts as an entered column."""
+    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "SET_ASIDE", 1e-3)  # off by default: on here
+    monkeypatch.setattr(colgen, "SET_ASIDE_SOLVES", solves)
+    inst = generate("paper", seed=0, jobs=60)
+    cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
+    full = colgen._Master(inst, aggregate=True, pool_all=True)
+    managed = colgen._Master(inst, aggregate=True, pool_all=True)
+    managed.adaptive = True
+    half = len(cols) // 2
+    for master in (full, managed):
+        for col in cols[:half]:
+            master.add(col)
+    lp_full, _ = full.solve_lp()
+    for k in range(solves):  # the same LP again and again: solves in a row
+        lp_managed, duals = managed.solve_lp()
+        assert lp_managed == pytest.approx(lp_full, rel=1e-9)
+        assert any(managed.off) == (k == solves - 1)
+    off = np.flatnonzero(np.frombuffer(managed.off, dtype=np.uint8))
+    assert len(off) > 0
+    upper = np.asarray(managed.h.getLp().col_upper_)
+    assert (upper[off] == 0).all() and (upper[np.setdiff1d(np.arange(half), off)] > 0).all()
+    # set aside: reduced cost at the duals below −SET_ASIDE·max(1, f), x at 0
+    pi, mu = duals[:managed.n_w + managed.n_p], duals[managed.n_w + managed.n_p:]
+    T, R = inst.horizon, len(inst.resources)
+    p = pi[:managed.n_w].reshape(T, managed.H, R)
+    q = pi[managed.n_w:].reshape(T, managed.K, R)
+    for k in off[:50]:
+        col = managed.columns[k]
+        reduced = col.value - colgen_scale.usage_cost(inst, col, p, q) - mu[col.job]
+        assert reduced < -colgen.SET_ASIDE * max(1.0, col.value) * 0.99
+        assert managed.values()[k] == 0
+    # later re-solves: at most the full master's value over the same columns
+    for master in (full, managed):
+        for col in cols[half:]:
+            master.add(col)
+    assert managed.solve_lp()[0] <= full.solve_lp()[0] + 1e-7 * abs(lp_full)
+    # a set-aside column added again is back in the LP, and is progress for ``_generate``
+    off = np.flatnonzero(np.frombuffer(managed.off, dtype=np.uint8))
+    k = int(off[0])
+    before = managed.entered
+    assert managed.add(managed.columns[k]) == k
+    assert managed.entered == before + 1 and not managed.off[k]
+    assert managed.h.getLp().col_upper_[k] == np.inf
+    assert managed.add(managed.columns[k]) == k and managed.entered == before + 1
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_setting_columns_aside_reaches_the_same_lp_optimum(monkeypatch, seed):
+    """With every master re-solve setting columns aside (``LP_ADAPT_COLUMNS`` 0), the bound
+    phase still ends at the LP optimum where pricing proves it — the same as without — and the
+    bound stays ≥ every algorithm's schedule and the compact MILP's proven optimum."""
+    inst = generate("paper", seed=seed, jobs=25)
+    kw = colgen_inputs(inst)
+    plain = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
+    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "SET_ASIDE", 1e-3)
+    managed = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
+    assert plain.extras["lp_proven"] and managed.extras["lp_proven"]
+    assert managed.bound == pytest.approx(plain.bound, rel=1e-6)
+    assert validate(inst, managed.schedule).feasible
+    assert managed.bound >= managed.schedule.total_utility - _tol(managed.bound)
+    for name in ("oasis", "rrh", "tetris"):
+        assert algorithms.run(name, inst).total_utility <= managed.bound + _tol(managed.bound)
+
+
+@pytest.mark.parametrize("seed", [20, 21, 22, 23])
+def test_setting_columns_aside_keeps_the_bound_above_the_optimum(monkeypatch, seed):
+    """Small instances the compact MILP closes: with columns set aside at every re-solve the
+    bound-only path's bound is ≥ the proven optimum and its schedule validates."""
+    from oasis_opt.offline import solve
+    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "SET_ASIDE", 1e-3)
+    inst = generate("small", seed=seed, jobs=6)
+    _, rep = solve(inst, method="compact")
+    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
+    assert rep.status.value == "optimal"
+    assert res.bound >= rep.objective - _tol(rep.objective)
+    assert validate(inst, res.schedule).feasible
