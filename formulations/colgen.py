@@ -152,9 +152,7 @@ LP_ADAPT_COLUMNS = 10_000
 #: and p5k's 1.6 % worse (148 947 against 146 638, behind from the start): the thinner
 #: master's duals cost more rounds than its cheaper re-solves buy. Set it to use it.
 SET_ASIDE = math.inf
-#: (Side by side with no setting aside, 600 s on d5k, ~160 CPU s each at load 8: at once
-#: (1) the bound led by up to 1.8 % until 400 s and ended level, 189 400 against 189 281;
-#: after two solves in a row it ended 0.9 % behind, 191 043 against 189 281.)
+#: (Two solves in a row instead of one left d5k's bound 0.9 % behind main's at 600 s.)
 SET_ASIDE_SOLVES = 1
 #: Columns per job the master's size estimate allows for: the seeds' and some pricing rounds'.
 COLUMNS_PER_JOB = 32
@@ -260,7 +258,6 @@ class _Master:
         #: set aside (fixed at 0) after a re-solve: see ``set_aside``; adaptive masters only
         self.off = bytearray()  # 1 per column set aside
         self.strikes = bytearray()  # solves in a row each column was below the threshold
-        self.pivots = 0  # simplex iterations of all its solves
         #: columns added or brought back: ``_generate`` counts a round's progress by it
         self.entered = 0
 
@@ -341,9 +338,7 @@ class _Master:
             self.h.setOptionValue("solver", "ipm")
             self.h.setOptionValue("run_crossover", "off")
         sol = self.h.getSolution()
-        info = self.h.getInfo()  # before ``set_aside`` resets it
-        value = -info.objective_function_value
-        self.pivots += max(0, info.simplex_iteration_count)
+        value = -self.h.getInfo().objective_function_value  # before ``set_aside`` resets it
         self.x = np.asarray(sol.col_value, dtype=float)[:len(self.columns)]
         if self.adaptive and math.isfinite(SET_ASIDE) and \
                 len(self.columns) >= LP_ADAPT_COLUMNS and \
@@ -352,7 +347,6 @@ class _Master:
         row_dual = np.maximum(-np.asarray(sol.row_dual), 0.0)
         prices = np.where(self.row_of >= 0, row_dual[np.maximum(self.row_of, 0)], 0.0)
         return value, np.concatenate([prices, row_dual[self.n_kept:]])
-
 
     def set_aside(self, reduced: np.ndarray) -> None:
         """Fix at 0 every column in the LP whose reduced cost ``f_il − Σ prices·usage − μ_i``
