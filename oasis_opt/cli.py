@@ -433,8 +433,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     with make_executor(args.workers, args.dask) as ex:
         sched, report = solve(inst, modeler=args.modeler, time_limit=args.time_limit,
                               mip_gap=args.mip_gap, method=args.method, solver=args.solver,
-                              on_progress=None if args.json else _solve_progress(), floor=floor,
-                              executor=ex, on_round=None if args.json else _round_progress())
+                              on_progress=_solve_progress() if _progress_wanted(args) else None,
+                              floor=floor, executor=ex,
+                              on_round=_round_progress() if _progress_wanted(args) else None)
     if report.status.value == "error":  # never exit 0 on a solver failure (SPEC §6)
         raise SolverError(f"the solver failed on {inst.name} without a usable result")
     if args.output is not None:
@@ -454,6 +455,20 @@ def cmd_solve(args: argparse.Namespace) -> int:
             print("  floor without: " + "; ".join(f"{n} ({v})" for n, v in missing.items()))
     _emit(args, data, human)
     return 0
+
+
+def _progress_wanted(args: argparse.Namespace) -> bool:
+    """Progress on stderr: always without ``--json``; with it only when stderr is a terminal,
+    so a long ``--json`` run at a prompt is not silent while pipes, CI logs and the JSON's
+    consumers see the one object and no chatter (the JSON carries ``history`` instead)."""
+    return not args.json or _isatty(sys.stderr)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a closed or bare stream
+        return False
 
 
 def _solve_progress() -> Callable[[float, float | None, float], None]:
@@ -637,7 +652,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                                  f"{', '.join(EXPERIMENTS)}")
     with make_executor(args.workers, args.dask) as ex:
         result = run_experiment(args.name, seeds=args.seeds, out=args.out, quick=args.quick,
-                                progress=not args.json, executor=ex,
+                                progress=_progress_wanted(args), executor=ex,
                                 algorithms=args.algorithm, scale=args.scale,
                                 time_limit=args.time_limit, method=args.method)
     _emit(args, result, lambda: print(
@@ -649,7 +664,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .grid import run_sweep_cli
     result = run_sweep_cli(args.config, workers=args.workers, dask=args.dask, out=args.out,
-                           progress=not args.json, opt_cache=args.opt_cache)
+                           progress=_progress_wanted(args), opt_cache=args.opt_cache)
     _emit(args, result, lambda: print(
         f"sweep: {result['done']} rows ({result['new']} new) -> {result['csv']}"))
     return 0
@@ -734,9 +749,10 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     space.check(args.certified)
     with make_executor(args.workers, args.dask) as ex:
         res = search(args.algorithm, space=space, evaluations=args.evaluations,
-                     budget=args.budget, seed=args.seed, executor=ex, progress=not args.json,
-                     time_limit=args.time_limit, params=_params(args.param),
-                     certified=args.certified, seed_family=args.seed_family)
+                     budget=args.budget, seed=args.seed, executor=ex,
+                     progress=_progress_wanted(args), time_limit=args.time_limit,
+                     params=_params(args.param), certified=args.certified,
+                     seed_family=args.seed_family)
     data = res.summary()
     if res.instance is not None:
         save_instance(instance_from_dict(res.instance), out)
@@ -768,7 +784,7 @@ def cmd_adversary(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
-    result = run_bench(quick=args.quick, progress=not args.json, algorithms=args.algorithm,
+    result = run_bench(quick=args.quick, progress=_progress_wanted(args), algorithms=args.algorithm,
                        opt_cache=args.opt_cache)
     _emit(args, result, lambda: _table(result["rows"], result["columns"],
                                        title=f"oasis-opt bench ({result['machine']})"))
@@ -825,7 +841,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     out = Path(args.output or f"results/verify/{space.name}-{args.algorithm}")
     with make_executor(args.workers, args.dask) as ex:
         res = verify(space, args.algorithm, out=out, params=params, max_instances=limit,
-                     max_share=args.max_share, executor=ex, progress=not args.json,
+                     max_share=args.max_share, executor=ex, progress=_progress_wanted(args),
                      time_limit=args.time_limit)
     files = write_outputs(res, out)
     data = {**res.summary(), "files": files}

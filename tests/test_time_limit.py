@@ -145,6 +145,17 @@ def test_cli_progress_on_stderr_quiet_with_json():
     assert isinstance(data["history"], list) and len(data["history"][0]) == 3
 
 
+def test_cli_progress_with_json_at_a_terminal(monkeypatch, capfd):
+    """With ``--json`` and stderr a terminal the progress lines still come (SPEC §6: progress
+    goes to stderr), and stdout holds the one JSON object."""
+    from oasis_opt import cli
+    monkeypatch.setattr(cli, "_isatty", lambda _stream: True)
+    assert cli.main(["solve", str(INSTANCES / "small-s0.json"), "--json"]) == 0
+    out, err = capfd.readouterr()
+    assert "incumbent" in err and "bound" in err
+    assert json.loads(out)["status"] == "optimal"
+
+
 def test_solver_failure_is_an_error_not_a_status(monkeypatch, capsys):
     """A HiGHS status other than optimal or a limit raises ``SolverError``; the CLI exits 1
     with one line."""
