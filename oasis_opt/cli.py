@@ -61,21 +61,22 @@ def _seconds(name: str) -> Callable[[str], float]:
     return parse
 
 
-def _nonneg_int(name: str) -> Callable[[str], int]:
+def _nonneg_int(name: str, least: int = 0) -> Callable[[str], int]:
+    """An integer flag of at least ``least`` (the same message for -3 as for 0)."""
     def parse(text: str) -> int:
         try:
             x = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if x < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be at least 0, got {text!r}")
+        if x < least:
+            raise argparse.ArgumentTypeError(f"{name} must be at least {least}, got {text!r}")
         return x
     return parse
 
 
 def _jobs_or_all(text: str) -> int | None:
     """``import --jobs``: a count, or ``all`` (None: every usable job from ``--start``)."""
-    return None if text.strip().lower() == "all" else _nonneg_int("--jobs")(text)
+    return None if text.strip().lower() == "all" else _nonneg_int("--jobs", 1)(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "mixed-2r, uniform-1r, loose, ps-heavy, ps-light: heterogeneous pools, "
                         "1-4 resources, fractional demands (docs/offline.md)")
     g.add_argument("--jobs", type=_nonneg_int("--jobs"), help="number of jobs (preset default)")
-    g.add_argument("--horizon", type=_nonneg_int("--horizon"), help="number of slots")
+    g.add_argument("--horizon", type=_nonneg_int("--horizon", 1), help="number of slots")
     g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     g.add_argument("--name", help="instance name (default PRESET-sSEED)")
     g.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
@@ -240,10 +241,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "duration) / horizon); above 100 jobs without --horizon, the "
                         "smallest round length >= the median duration that keeps the "
                         "horizon within 3000 slots: docs/traces.md)")
-    m.add_argument("--horizon", type=_nonneg_int("--horizon"), default=None, metavar="T",
+    m.add_argument("--horizon", type=_nonneg_int("--horizon", 1), default=None, metavar="T",
                    help="slots (default 100; above 100 jobs, the slots that hold the "
                         "arrivals and the 75th-percentile duration after them)")
-    m.add_argument("--servers", type=_nonneg_int("--servers"), metavar="H",
+    m.add_argument("--servers", type=_nonneg_int("--servers", 1), metavar="H",
                    help="worker servers (default: from --load, at most the trace's cluster)")
     m.add_argument("--load", type=_positive("--load"), default=1.5, metavar="X",
                    help="work within the horizon over cluster capacity (default 1.5)")
@@ -264,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip and count malformed rows instead of refusing the trace")
     m.add_argument("--name", help="instance name (default FORMAT-FILE-START-JOBS)")
     m.add_argument("--cluster", metavar="VC", help="philly: one virtual cluster's jobs")
-    m.add_argument("--gpus-per-server", type=_nonneg_int("--gpus-per-server"), metavar="G",
+    m.add_argument("--gpus-per-server", type=_nonneg_int("--gpus-per-server", 1), metavar="G",
                    help="philly, gavel: GPUs per node (default 4)")
     m.add_argument("--throughputs", metavar="FILE",
                    help="gavel: simulation_throughputs.json (default: found near TRACE)")
@@ -297,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
                    help="search only the theorem's regime: no job's workers or PSs hold more "
                         "than S (0.01-1) of a server resource in a slot")
-    a.add_argument("--evaluations", type=_nonneg_int("--evaluations"), default=None,
+    a.add_argument("--evaluations", type=_nonneg_int("--evaluations", 1), default=None,
                    metavar="N", help="candidates the search evaluates (the random control as "
                                      "many); the result is determined by --seed and N "
                                      "(default 200 without --budget)")
@@ -369,8 +370,6 @@ def _cell(x: Any) -> str:
 def cmd_generate(args: argparse.Namespace) -> int:
     from .generator import demand_ratio, generate
     from .io import check_output, save_instance
-    if args.horizon == 0:
-        raise InputError("--horizon", "must be at least 1, got 0")
     check_output(args.output)
     inst = generate(args.preset, seed=args.seed, jobs=args.jobs, horizon=args.horizon,
                     name=args.name, max_share=args.max_share)

@@ -8,9 +8,11 @@ import subprocess
 import sys
 
 import pytest
-from conftest import INSTANCES
+from conftest import INSTANCES, ROOT
 
 from oasis_opt.cli import main
+
+PHILLY = str(ROOT / "instances" / "traces" / "adaptdl" / "philly.csv")
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -60,11 +62,17 @@ def test_validate_exit_codes(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["generate", "--preset", "small", "--jobs", "-3", "-o", "X"], "--jobs must be at least 0"),
-    (["generate", "--preset", "small", "--horizon", "0", "-o", "X"], "--horizon: must be at least 1"),
+    (["generate", "--preset", "small", "--horizon", "0", "-o", "X"], "--horizon must be at least 1"),
+    (["generate", "--preset", "small", "--horizon", "-2", "-o", "X"], "--horizon must be at least 1"),
     (["run", "INST", "--algorithm", "oasis", "--u-scale", "-1"], "--u-scale must be a positive"),
     (["solve", "INST", "--time-limit", "0"], "--time-limit must be a positive"),
     (["run", "INST", "--algorithm", "magic"], "--algorithm: unknown algorithm 'magic'"),
     (["generate", "--preset", "small", "-o", "/proc/no-such-dir/x.json"], "cannot write"),
+    # flags that must be ≥ 1 say so for 0 and for a negative alike
+    (["import", "philly", PHILLY, "-o", "X", "--jobs", "0"], "--jobs must be at least 1"),
+    (["import", "philly", PHILLY, "-o", "X", "--jobs", "-3"], "--jobs must be at least 1"),
+    (["import", "philly", PHILLY, "-o", "X", "--servers", "-2"], "--servers must be at least 1"),
+    (["import", "philly", PHILLY, "-o", "X", "--horizon", "0"], "--horizon must be at least 1"),
 ])
 def test_bad_parameters_exit_2_and_write_nothing(tmp_path, args, message):
     args = [a.replace("X", str(tmp_path / "out.json"))

@@ -332,7 +332,6 @@ def test_bad_files_one_message(tmp_path, capfd, content, message):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--jobs", "0"], "--jobs: must be at least 1"),
     (["--horizon", "100000000000"], "--horizon: 100000000000 slots is too large"),
     (["--jobs", "5000", "--horizon", "100000000", "--slot-seconds", "100000"],
      "worker-slots × 100000000 slots is too large"),
