@@ -274,8 +274,10 @@ class _Master:
         self.eps = np.zeros(self.n_kept if stabilised else 0)
         #: whether the last solve used penalty columns (its x and value are not the LP's)
         self.penalised = False
-        #: the value of the last solve of the exact (unpenalised) restricted master
+        #: the value of the last solve of the exact (unpenalised) restricted master, and of
+        #: the last solve (penalised or not)
         self.lp_exact = -math.inf
+        self.value = -math.inf
         self.columns: list[Column] = []
         self.x = np.zeros(0)
         self.solved = False
@@ -339,9 +341,12 @@ class _Master:
         the master is re-solved once with the penalty columns at 0 — its x may use capacity
         the instance does not have, and its value is not the restricted LP's."""
         if self.penalised:
-            eps = self.eps
+            eps, x = self.eps, self.x
             self.stabilise(None, None, None)
-            self.solve_lp()
+            # only bounds changed: the basis stays dual feasible, dual simplex re-solves it
+            self.solve_lp(strategy=1)
+            if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+                self.x = x  # interrupted (deadline): the penalised x, still x ≥ 0, Σ_l x ≤ 1
             self.stabilise_bounds(eps)
         return self.x
 
@@ -371,9 +376,11 @@ class _Master:
         self.eps = ub
         self.h.changeColsBounds(2 * m, np.arange(2 * m, dtype=np.int32), np.zeros(2 * m), ub)
 
-    def solve_lp(self) -> tuple[float, np.ndarray]:
+    def solve_lp(self, strategy: int | None = None) -> tuple[float, np.ndarray]:
         """LP value, then prices over all (t, s, r) — the dual of the row each maps to, 0 where
-        none — followed by the μ_i. ``prices · capacity`` equals the rows' dual term."""
+        none — followed by the μ_i. ``prices · capacity`` equals the rows' dual term.
+        ``strategy``: this re-solve's simplex strategy (default: ``strategy()``'s choice;
+        a given one is not timed for it)."""
         cold = not self.interior and not self.solved and len(self.columns) > IPM_FIRST_COLUMNS
         if cold:
             # A large first solve from no basis: dual simplex took ≈ 450 CPU s on the whole
@@ -382,12 +389,18 @@ class _Master:
             # the next rounds' simplex re-solves start from.
             self.h.setOptionValue("solver", "ipm")
             self.h.setOptionValue("run_crossover", "on")
-        strategy = self.strategy() if self.solved else None
+        timed = strategy is None
+        before = self.h.getOptionValue("simplex_strategy")
+        before = int(before[-1] if isinstance(before, tuple) else before)  # (status, value)
+        if timed:
+            strategy = self.strategy() if self.solved else None
         if strategy is not None:
             self.h.setOptionValue("simplex_strategy", strategy)
         t0 = time.process_time()
         self.h.run()
-        if strategy is not None:
+        if not timed:  # a one-off: the next re-solves as before
+            self.h.setOptionValue("simplex_strategy", before)
+        elif strategy is not None:
             self.lp_cpu[strategy] = time.process_time() - t0
             self.resolves += 1
         self.solved = True
@@ -412,6 +425,7 @@ class _Master:
         self.penalised = bool(b) and bool(np.any(col_value[:b] > 1e-9))
         if optimal and not self.penalised:
             self.lp_exact = value
+        self.value = value
         if self.adaptive and math.isfinite(SET_ASIDE) and \
                 len(self.columns) >= LP_ADAPT_COLUMNS and optimal:
             self.set_aside(-np.asarray(sol.col_dual, dtype=float)[b:b + len(self.columns)])
@@ -1004,8 +1018,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         """A round's line; at trace scale, the LP rounded whenever rounding has taken under
         ``ROUND_SHARE`` of the time so far (``ROUND_SHARE_BOUND`` while the bound side holds
         the gap); True (stop) once the gap target is met."""
-        share = ROUND_SHARE_BOUND if res.bound - res.lp_value > \
-            BOUND_SIDE * (res.lp_value - track.incumbent) else ROUND_SHARE
+        share = ROUND_SHARE_BOUND if res.bound - lp_now() > \
+            BOUND_SIDE * (lp_now() - track.incumbent) else ROUND_SHARE
         if bound_only and rounded[0] < share * (time.perf_counter() - start):
             t0 = time.perf_counter()
             improve(round_lp(inst, master.columns, master.values(), fill=True, compact=True,
@@ -1026,7 +1040,15 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     def mip_worth() -> bool:
         """Whether the incumbent is more than ``MIP_WORTH`` under the restricted LP: then
         price-and-branch gains more than the bound's last rounds would."""
-        return res.lp_value - track.incumbent > MIP_WORTH * abs(res.lp_value)
+        return lp_now() - track.incumbent > MIP_WORTH * abs(lp_now())
+
+    def lp_now() -> float:
+        """The restricted LP's value for the phase's choices (rounding's share, handing over
+        to price-and-branch); while the master is penalised (``STAB_MASTER``) the penalised
+        LP's value — at least the restricted LP's, and close to it as ε shrinks —, for the
+        exact one (``res.lp_value``) was last computed when the LP was last rounded. Bounds
+        never read it."""
+        return master.value if master.penalised else res.lp_value
 
     mip_from = at(0.9 - MIP_SHARE)
     res.proven = _generate(master, specs, res, start=start,
@@ -1041,6 +1063,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     if bound_only and master.columns and track.gap() > mip_gap and left() > 0.5:
         # price-and-branch on the pooled master, its choice of columns placed and filled
         x = None
+        if master.penalised:  # the exact LP for both (its value for ``mip_worth``)
+            master.values()
+            res.lp_value = max(res.lp_value, master.lp_exact)
         if mip_worth():
             t0 = time.perf_counter()
             want = MIP_SHARE * budget if budget is not None else mip_time_limit
