@@ -162,12 +162,14 @@ SET_ASIDE_SOLVES = 1
 #: duals then pay ε_i per unit outside [π̂ − δ, π̂ + δ]. Bounds stay exact (every one is a
 #: Lagrangian of an exact pricing pass); the incumbent side reads the unpenalised LP
 #: (``_Master.values``).
-STAB_MASTER = False
+STAB_MASTER = True
 STAB_DELTA = 0.1
 STAB_EPS = 0.1
 STAB_DECAY = 0.8
-#: ... switched off (exact master) once κ falls below this.
+#: ... switched off (exact master) once κ falls below this; and on only from this many columns
+#: on (a small master proves its LP in a few exact rounds; penalised rounds delay the proof).
 STAB_MIN = 1e-3
+STAB_COLUMNS = 10_000
 #: Columns per job the master's size estimate allows for: the seeds' and some pricing rounds'.
 COLUMNS_PER_JOB = 32
 
@@ -341,13 +343,15 @@ class _Master:
         the master is re-solved once with the penalty columns at 0 — its x may use capacity
         the instance does not have, and its value is not the restricted LP's."""
         if self.penalised:
-            eps, x = self.eps, self.x
+            eps, x, basis = self.eps, self.x, self.h.getBasis()
             self.stabilise(None, None, None)
             # only bounds changed: the basis stays dual feasible, dual simplex re-solves it
             self.solve_lp(strategy=1)
             if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
                 self.x = x  # interrupted (deadline): the penalised x, still x ≥ 0, Σ_l x ≤ 1
+            # the penalised master as it was, its basis too: reading x moves no bound
             self.stabilise_bounds(eps)
+            self.h.setBasis(basis)
         return self.x
 
     def stabilise(self, centre: np.ndarray | None, delta: np.ndarray | None,
@@ -715,7 +719,8 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
     kappa = STAB_EPS  # the stabilised master's ε per unit of capacity (``STAB_MASTER``)
     for _ in range(max_iterations):
         t0 = time.perf_counter()
-        if master.base and best_pi is not None and kappa >= STAB_MIN:
+        if master.base and best_pi is not None and kappa >= STAB_MIN and \
+                len(master.columns) >= STAB_COLUMNS:
             # the box around the centre, ε shrinking each round towards the exact master
             centre = rows(best_pi)
             positive = centre[centre > 0]

@@ -349,6 +349,9 @@ def test_rounding_yields_its_time_while_the_bound_holds_the_gap(monkeypatch):
 
     inst = generate("small", seed=22, jobs=8)  # 4 rounds do not prove its LP optimal
     kw = colgen_inputs(inst)
+    # the exact master: a penalised LP's value may reach the bound (``STAB_MASTER``), and
+    # then the bound does not hold the gap
+    monkeypatch.setattr(colgen, "STAB_MASTER", False)
     monkeypatch.setattr(colgen, "round_lp", counted)
     monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 1.0)  # round after every round
     monkeypatch.setattr(colgen, "BOUND_SIDE", 0.0)
@@ -634,6 +637,7 @@ def test_stabilised_master_reaches_the_same_lp_optimum(monkeypatch, seed):
     monkeypatch.setattr(colgen, "STAB_MASTER", False)
     plain = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
     monkeypatch.setattr(colgen, "STAB_MASTER", True)
+    monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)  # on at any size
     stab = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
     assert plain.extras["lp_proven"] and stab.extras["lp_proven"]
     assert stab.bound == pytest.approx(plain.bound, rel=1e-6)
@@ -649,6 +653,7 @@ def test_stabilised_master_keeps_the_bound_above_the_optimum(monkeypatch, seed):
     path's bound is ≥ the proven optimum and its schedule validates."""
     from oasis_opt.offline import solve
     monkeypatch.setattr(colgen, "STAB_MASTER", True)
+    monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)
     inst = generate("small", seed=seed, jobs=6)
     _, rep = solve(inst, method="compact")
     res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
