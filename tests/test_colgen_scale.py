@@ -558,26 +558,41 @@ def test_setting_columns_aside_reaches_the_same_lp_optimum(monkeypatch, seed):
     monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
     monkeypatch.setattr(colgen, "SET_ASIDE", 1e-3)
     managed = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
-    assert plain.extras["lp_proven"] and managed.extras["lp_proven"]
-    assert managed.bound == pytest.approx(plain.bound, rel=1e-6)
-    assert validate(inst, managed.schedule).feasible
-    assert managed.bound >= managed.schedule.total_utility - _tol(managed.bound)
+    _assert_same_lp_optimum(inst, plain, managed)
+
+
+def _assert_same_lp_optimum(inst, plain, other) -> None:
+    """Both proved the LP optimal, at the same value; ``other``'s schedule validates and its
+    bound is ≥ it and ≥ every algorithm's schedule."""
+    assert plain.extras["lp_proven"] and other.extras["lp_proven"]
+    assert other.bound == pytest.approx(plain.bound, rel=1e-6)
+    assert validate(inst, other.schedule).feasible
+    assert other.bound >= other.schedule.total_utility - _tol(other.bound)
     for name in ("oasis", "rrh", "tetris"):
-        assert algorithms.run(name, inst).total_utility <= managed.bound + _tol(managed.bound)
+        assert algorithms.run(name, inst).total_utility <= other.bound + _tol(other.bound)
 
 
+#: module constants that switch a master mechanism on at every size: columns set aside at
+#: every re-solve, the stabilised master
+MECHANISMS = {"set-aside": {"LP_ADAPT_COLUMNS": 0, "SET_ASIDE": 1e-3},
+              "stabilised": {"STAB_MASTER": True, "STAB_COLUMNS": 0}}
+
+
+@pytest.mark.parametrize("mechanism", sorted(MECHANISMS))
 @pytest.mark.parametrize("seed", [20, 21, 22, 23])
-def test_setting_columns_aside_keeps_the_bound_above_the_optimum(monkeypatch, seed):
-    """Small instances the compact MILP closes: with columns set aside at every re-solve the
-    bound-only path's bound is ≥ the proven optimum and its schedule validates."""
+def test_master_mechanisms_keep_the_bound_above_the_optimum(monkeypatch, seed, mechanism):
+    """Small instances the compact MILP closes: with columns set aside at every re-solve, or
+    with the stabilised master, the bound-only path's bound is ≥ the proven optimum, its
+    schedule ≤ it, and the schedule validates."""
     from oasis_opt.offline import solve
-    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
-    monkeypatch.setattr(colgen, "SET_ASIDE", 1e-3)
+    for name, value in MECHANISMS[mechanism].items():
+        monkeypatch.setattr(colgen, name, value)
     inst = generate("small", seed=seed, jobs=6)
     _, rep = solve(inst, method="compact")
     res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
     assert rep.status.value == "optimal"
     assert res.bound >= rep.objective - _tol(rep.objective)
+    assert res.schedule.total_utility <= rep.objective + _tol(rep.objective)
     assert validate(inst, res.schedule).feasible
 
 
@@ -639,25 +654,4 @@ def test_stabilised_master_reaches_the_same_lp_optimum(monkeypatch, seed):
     monkeypatch.setattr(colgen, "STAB_MASTER", True)
     monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)  # on at any size
     stab = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
-    assert plain.extras["lp_proven"] and stab.extras["lp_proven"]
-    assert stab.bound == pytest.approx(plain.bound, rel=1e-6)
-    assert validate(inst, stab.schedule).feasible
-    assert stab.bound >= stab.schedule.total_utility - _tol(stab.bound)
-    for name in ("oasis", "rrh", "tetris"):
-        assert algorithms.run(name, inst).total_utility <= stab.bound + _tol(stab.bound)
-
-
-@pytest.mark.parametrize("seed", [20, 21, 22, 23])
-def test_stabilised_master_keeps_the_bound_above_the_optimum(monkeypatch, seed):
-    """Small instances the compact MILP closes: with the stabilised master the bound-only
-    path's bound is ≥ the proven optimum and its schedule validates."""
-    from oasis_opt.offline import solve
-    monkeypatch.setattr(colgen, "STAB_MASTER", True)
-    monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)
-    inst = generate("small", seed=seed, jobs=6)
-    _, rep = solve(inst, method="compact")
-    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
-    assert rep.status.value == "optimal"
-    assert res.bound >= rep.objective - _tol(rep.objective)
-    assert res.schedule.total_utility <= rep.objective + _tol(rep.objective)
-    assert validate(inst, res.schedule).feasible
+    _assert_same_lp_optimum(inst, plain, stab)
