@@ -1045,14 +1045,17 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     def mip_worth() -> bool:
         """Whether the incumbent is more than ``MIP_WORTH`` under the restricted LP: then
         price-and-branch gains more than the bound's last rounds would."""
-        return lp_now() - track.incumbent > MIP_WORTH * abs(lp_now())
+        # the exact LP's value (``res.lp_value``, with ``STAB_MASTER`` as of the last
+        # rounding): the penalised one, higher, handed over on d5k at 75 % and the exact
+        # value then said the MIP was not worth it — 58 s of the budget left idle
+        return res.lp_value - track.incumbent > MIP_WORTH * abs(res.lp_value)
 
     def lp_now() -> float:
-        """The restricted LP's value for the phase's choices (rounding's share, handing over
-        to price-and-branch); while the master is penalised (``STAB_MASTER``) the penalised
-        LP's value — at least the restricted LP's, and close to it as ε shrinks —, for the
-        exact one (``res.lp_value``) was last computed when the LP was last rounded. Bounds
-        never read it."""
+        """The restricted LP's value for rounding's share: while the master is penalised
+        (``STAB_MASTER``) the penalised LP's value — at least the restricted LP's, and close
+        to it as ε shrinks —, for the exact one (``res.lp_value``) is computed only when the
+        LP is rounded (without this, p5k's LP stayed at round 1's and it was never rounded
+        again). Bounds never read it."""
         return master.value if master.penalised else res.lp_value
 
     mip_from = at(0.9 - MIP_SHARE)
