@@ -154,6 +154,22 @@ LP_ADAPT_COLUMNS = 10_000
 SET_ASIDE = math.inf
 #: (Two solves in a row instead of one left d5k's bound 0.9 % behind main's at 600 s.)
 SET_ASIDE_SOLVES = 1
+#: Stabilised master (du Merle, Villeneuve, Desrosiers and Hansen 1999) at trace scale: per
+#: capacity row two bounded columns, one that buys up to ε_i capacity at π̂_i + δ_i and one
+#: that sells up to ε_i at π̂_i − δ_i (``_Master.stabilise``), with π̂ the centre (the prices
+#: of the least Lagrangian bound so far), δ_i = ``STAB_DELTA``·(mean centre price) and
+#: ε_i = κ·C_i, κ = ``STAB_EPS`` at the first centre, × ``STAB_DECAY`` each round. The LP's
+#: duals then pay ε_i per unit outside [π̂ − δ, π̂ + δ]. Bounds stay exact (every one is a
+#: Lagrangian of an exact pricing pass); the incumbent side reads the unpenalised LP
+#: (``_Master.values``).
+STAB_MASTER = True
+STAB_DELTA = 0.1
+STAB_EPS = 0.1
+STAB_DECAY = 0.8
+#: ... switched off (exact master) once κ falls below this; and on only from this many columns
+#: on (a small master proves its LP in a few exact rounds; penalised rounds delay the proof).
+STAB_MIN = 1e-3
+STAB_COLUMNS = 10_000
 #: Columns per job the master's size estimate allows for: the seeds' and some pricing rounds'.
 COLUMNS_PER_JOB = 32
 
@@ -200,7 +216,8 @@ class _Master:
     """
 
     def __init__(self, instance: Instance, aggregate: bool = False,
-                 deadline: Deadline | None = None, pool_all: bool = False) -> None:
+                 deadline: Deadline | None = None, pool_all: bool = False,
+                 stabilised: bool = False) -> None:
         self.inst = instance
         self.deadline = deadline or Deadline()  # its LP runs stop there
         T, R = instance.horizon, len(instance.resources)
@@ -245,6 +262,24 @@ class _Master:
                   np.zeros(n_rows, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         self.deadline.watch(h)
         self.h = h
+        #: HiGHS columns before the schedule columns: the stabilisation's 2 per capacity row
+        #: (``stabilise``), schedule column k is HiGHS column ``base + k``
+        self.base = 2 * self.n_kept if stabilised else 0
+        if stabilised:
+            m = self.n_kept
+            idx = np.arange(m, dtype=np.int32)
+            # buys capacity (coefficient −1) / sells it (+1); bounds 0 until a centre is set
+            h.addCols(2 * m, np.zeros(2 * m), np.zeros(2 * m), np.zeros(2 * m), 2 * m,
+                      np.arange(2 * m, dtype=np.int32), np.concatenate([idx, idx]),
+                      np.concatenate([-np.ones(m), np.ones(m)]))
+        #: the penalty columns' bound ε per row (0: the master is exact)
+        self.eps = np.zeros(self.n_kept if stabilised else 0)
+        #: whether the last solve used penalty columns (its x and value are not the LP's)
+        self.penalised = False
+        #: the value of the last solve of the exact (unpenalised) restricted master, and of
+        #: the last solve (penalised or not)
+        self.lp_exact = -math.inf
+        self.value = -math.inf
         self.columns: list[Column] = []
         self.x = np.zeros(0)
         self.solved = False
@@ -282,7 +317,7 @@ class _Master:
             k = self.seen[key]
             if self.off[k]:  # set aside, priced out again: back in the LP
                 self.off[k] = self.strikes[k] = 0
-                self.h.changeColBounds(k, 0.0, highspy.kHighsInf)
+                self.h.changeColBounds(self.base + k, 0.0, highspy.kHighsInf)
                 self.entered += 1
             return k
         self.seen[key] = len(self.columns)
@@ -304,12 +339,52 @@ class _Master:
 
     def values(self) -> np.ndarray:
         """The LP values x_il of the columns there were at the last solve (columns added
-        since come after them)."""
+        since come after them), of the exact master: after a penalised solve (``stabilise``)
+        the master is re-solved once with the penalty columns at 0 — its x may use capacity
+        the instance does not have, and its value is not the restricted LP's."""
+        if self.penalised:
+            eps, x, basis = self.eps, self.x, self.h.getBasis()
+            self.stabilise(None, None, None)
+            # only bounds changed: the basis stays dual feasible, dual simplex re-solves it
+            self.solve_lp(strategy=1)
+            if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+                self.x = x  # interrupted (deadline): the penalised x, still x ≥ 0, Σ_l x ≤ 1
+            # the penalised master as it was, its basis too: reading x moves no bound
+            self.stabilise_bounds(eps)
+            self.h.setBasis(basis)
         return self.x
 
-    def solve_lp(self) -> tuple[float, np.ndarray]:
+    def stabilise(self, centre: np.ndarray | None, delta: np.ndarray | None,
+                  eps: np.ndarray | None) -> None:
+        """Penalty columns per capacity row (du Merle's stabilisation): s⁺_i ∈ [0, ε_i] adds
+        capacity at cost π̂_i + δ_i, s⁻_i ∈ [0, ε_i] removes it at profit π̂_i − δ_i, so the
+        LP ``max f·x − (π̂ + δ)·s⁺ + (π̂ − δ)·s⁻`` has as dual
+        ``min π·C + Σ μ + Σ_i ε_i·dist(π_i, [π̂_i − δ_i, π̂_i + δ_i])``: its duals pay ε per
+        unit outside the box around the centre. ``centre`` None: ε = 0 (the exact master)."""
+        if not self.base:
+            return
+        m = self.n_kept
+        if centre is None or delta is None or eps is None:
+            self.stabilise_bounds(np.zeros(m))
+            return
+        self.h.changeColsCost(2 * m, np.arange(2 * m, dtype=np.int32),
+                              np.concatenate([centre + delta, -(centre - delta)]))
+        # selling capacity at a price ≤ 0 never pays (π ≥ 0): that column stays at 0
+        self.stabilise_bounds(np.concatenate([eps, np.where(centre - delta > 0, eps, 0.0)]))
+
+    def stabilise_bounds(self, eps: np.ndarray) -> None:
+        """Set the penalty columns' upper bounds: ``eps`` per row (both columns) or per
+        column (2 per row)."""
+        m = self.n_kept
+        ub = np.tile(eps, 2) if len(eps) == m else eps
+        self.eps = ub
+        self.h.changeColsBounds(2 * m, np.arange(2 * m, dtype=np.int32), np.zeros(2 * m), ub)
+
+    def solve_lp(self, strategy: int | None = None) -> tuple[float, np.ndarray]:
         """LP value, then prices over all (t, s, r) — the dual of the row each maps to, 0 where
-        none — followed by the μ_i. ``prices · capacity`` equals the rows' dual term."""
+        none — followed by the μ_i. ``prices · capacity`` equals the rows' dual term.
+        ``strategy``: this re-solve's simplex strategy (default: ``strategy()``'s choice;
+        a given one is not timed for it)."""
         cold = not self.interior and not self.solved and len(self.columns) > IPM_FIRST_COLUMNS
         if cold:
             # A large first solve from no basis: dual simplex took ≈ 450 CPU s on the whole
@@ -318,12 +393,18 @@ class _Master:
             # the next rounds' simplex re-solves start from.
             self.h.setOptionValue("solver", "ipm")
             self.h.setOptionValue("run_crossover", "on")
-        strategy = self.strategy() if self.solved else None
+        timed = strategy is None
+        before = self.h.getOptionValue("simplex_strategy")
+        before = int(before[-1] if isinstance(before, tuple) else before)  # (status, value)
+        if timed:
+            strategy = self.strategy() if self.solved else None
         if strategy is not None:
             self.h.setOptionValue("simplex_strategy", strategy)
         t0 = time.process_time()
         self.h.run()
-        if strategy is not None:
+        if not timed:  # a one-off: the next re-solves as before
+            self.h.setOptionValue("simplex_strategy", before)
+        elif strategy is not None:
             self.lp_cpu[strategy] = time.process_time() - t0
             self.resolves += 1
         self.solved = True
@@ -339,11 +420,19 @@ class _Master:
             self.h.setOptionValue("run_crossover", "off")
         sol = self.h.getSolution()
         value = -self.h.getInfo().objective_function_value  # before ``set_aside`` resets it
-        self.x = np.asarray(sol.col_value, dtype=float)[:len(self.columns)]
+        col_value = np.asarray(sol.col_value, dtype=float)
+        b = self.base
+        self.x = col_value[b:b + len(self.columns)]
+        optimal = self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        # the penalty columns at 0: x is the exact master's optimum (feasible there and
+        # optimal for the larger penalised LP), its value the restricted LP
+        self.penalised = bool(b) and bool(np.any(col_value[:b] > 1e-9))
+        if optimal and not self.penalised:
+            self.lp_exact = value
+        self.value = value
         if self.adaptive and math.isfinite(SET_ASIDE) and \
-                len(self.columns) >= LP_ADAPT_COLUMNS and \
-                self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
-            self.set_aside(-np.asarray(sol.col_dual, dtype=float)[:len(self.columns)])
+                len(self.columns) >= LP_ADAPT_COLUMNS and optimal:
+            self.set_aside(-np.asarray(sol.col_dual, dtype=float)[b:b + len(self.columns)])
         row_dual = np.maximum(-np.asarray(sol.row_dual), 0.0)
         prices = np.where(self.row_of >= 0, row_dual[np.maximum(self.row_of, 0)], 0.0)
         return value, np.concatenate([prices, row_dual[self.n_kept:]])
@@ -369,7 +458,8 @@ class _Master:
         if not len(drop):
             return
         drop = drop.astype(np.int32)
-        self.h.changeColsBounds(len(drop), drop, np.zeros(len(drop)), np.zeros(len(drop)))
+        self.h.changeColsBounds(len(drop), drop + self.base, np.zeros(len(drop)),
+                                np.zeros(len(drop)))
         for k in drop.tolist():
             self.off[k] = 1
 
@@ -400,22 +490,23 @@ class _Master:
         # the copy would pass ``--max-memory``: skip it, and leave the master as it was
         if not len(self.x) or deadline.left() <= 0 or 2 * self.nbytes > max_memory():
             return None
+        x = self.values()  # the exact master's (no penalty columns)
         picked = [self.add(col) for col in start]
-        n = len(self.columns)
-        used = np.zeros(n, dtype=bool)
-        used[:len(self.x)] = self.x > 1e-9
-        used[picked] = True
+        n, b = len(self.columns), self.base
+        used = np.zeros(b + n, dtype=bool)  # the penalty columns stay at 0
+        used[b:b + len(x)] = x > 1e-9
+        used[[b + k for k in picked]] = True
         h = new_highs()
         h.setOptionValue("threads", 1)
         h.passModel(self.h.getLp())
         off = np.flatnonzero(~used).astype(np.int32)
         h.changeColsBounds(len(off), off, np.zeros(len(off)), np.zeros(len(off)))
-        h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
+        h.changeColsIntegrality(n, np.arange(b, b + n, dtype=np.int32),
                                 np.full(n, highspy.HighsVarType.kInteger))
         h.setOptionValue("mip_rel_gap", 1e-4)
         if picked:
-            x0 = np.zeros(n)
-            x0[picked] = 1.0
+            x0 = np.zeros(b + n)
+            x0[[b + k for k in picked]] = 1.0
             sol0 = highspy.HighsSolution()
             sol0.col_value = list(x0)
             sol0.value_valid = True
@@ -427,7 +518,7 @@ class _Master:
         sol = h.getSolution()
         if not sol.value_valid:
             return None
-        return np.round(np.asarray(sol.col_value, dtype=float)[:n])
+        return np.round(np.asarray(sol.col_value, dtype=float)[b:b + n])
 
 
 #: Share of the budget the trace-scale bound phase leaves to price-and-branch on its pooled
@@ -625,14 +716,29 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
 
     theta = SUBGRADIENT_STEP
     alpha = smoothing
+    kappa = STAB_EPS  # the stabilised master's ε per unit of capacity (``STAB_MASTER``)
     for _ in range(max_iterations):
         t0 = time.perf_counter()
+        if master.base and best_pi is not None and kappa >= STAB_MIN and \
+                len(master.columns) >= STAB_COLUMNS:
+            # the box around the centre, ε shrinking each round towards the exact master
+            centre = rows(best_pi)
+            positive = centre[centre > 0]
+            delta = STAB_DELTA * (float(positive.mean()) if len(positive) else 0.0)
+            master.stabilise(centre, np.full(master.n_kept, delta),
+                             kappa * master.row_capacity)
+            kappa *= STAB_DECAY
+        elif master.base and master.eps.any():
+            master.stabilise(None, None, None)
         if master.columns:
             lp, duals = master.solve_lp()
         else:
             lp, duals = 0.0, np.zeros(n_cap + inst.num_jobs)
         if master.deadline.passed():  # the LP may have been interrupted: no proof from it
             return False
+        # the restricted LP's value (a lower estimate of the least bound): a penalised
+        # solve's is not, the last exact solve's is (the restricted LP only grows)
+        lp_exact = master.lp_exact if master.penalised else lp
         t1 = time.perf_counter()
         res.lp_seconds += t1 - t0
         pi_lp, mu = duals[:n_cap], duals[n_cap:]
@@ -665,9 +771,10 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
             # least bound): new prices, exactly priced, so any bound they give is valid
             g = g_centre()
             norm = float(g @ g)
-            if best_pi is None or norm <= 0 or phase_best <= lp:
+            if best_pi is None or norm <= 0 or phase_best <= lp_exact:
                 break
-            row_pi = np.maximum(rows(best_pi) - theta * (phase_best - lp) / norm * g, 0.0)
+            row_pi = np.maximum(rows(best_pi) - theta * (phase_best - lp_exact) / norm * g,
+                                0.0)
             before = phase_best
             found = price_at(cells(row_pi))
             if found is None:
@@ -675,10 +782,14 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
             entered += enter(found, p_lp, q_lp, mu)
             theta = min(2.0, theta * 1.5) if phase_best < before else theta / 2
         res.pricing_seconds += time.perf_counter() - t1
-        res.lp_value = lp
+        res.lp_value = lp_exact
         res.iterations += 1
-        res.rounds.append((res.iterations, lp, res.bound, time.perf_counter() - start))
-        if entered == 0:
+        res.rounds.append((res.iterations, lp_exact, res.bound, time.perf_counter() - start))
+        if entered == 0 and master.penalised:
+            # optimal for the penalised LP only (it used capacity the LP has not): drop the
+            # penalties, the next rounds are the exact master's
+            kappa = 0.0
+        elif entered == 0:
             if master.columns:
                 if report is not None:
                     report(lp)
@@ -871,7 +982,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     rows_inst = with_count_rows(inst) if bound_only else inst
     if bound_only:
         specs = Specs(rows_inst)
-    master = _Master(rows_inst, aggregate=aggregate, deadline=hard, pool_all=bound_only)
+    master = _Master(rows_inst, aggregate=aggregate, deadline=hard, pool_all=bound_only,
+                     stabilised=bound_only and STAB_MASTER)
     if bound_only:
         # Re-solves after columns were added start from a primal feasible basis: primal
         # simplex took 21.8 CPU s over 8 rounds on 5 000 Philly jobs where HiGHS's default
@@ -911,8 +1023,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         """A round's line; at trace scale, the LP rounded whenever rounding has taken under
         ``ROUND_SHARE`` of the time so far (``ROUND_SHARE_BOUND`` while the bound side holds
         the gap); True (stop) once the gap target is met."""
-        share = ROUND_SHARE_BOUND if res.bound - res.lp_value > \
-            BOUND_SIDE * (res.lp_value - track.incumbent) else ROUND_SHARE
+        share = ROUND_SHARE_BOUND if res.bound - lp_now() > \
+            BOUND_SIDE * (lp_now() - track.incumbent) else ROUND_SHARE
         if bound_only and rounded[0] < share * (time.perf_counter() - start):
             t0 = time.perf_counter()
             improve(round_lp(inst, master.columns, master.values(), fill=True, compact=True,
@@ -933,7 +1045,18 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     def mip_worth() -> bool:
         """Whether the incumbent is more than ``MIP_WORTH`` under the restricted LP: then
         price-and-branch gains more than the bound's last rounds would."""
+        # the exact LP's value (``res.lp_value``, with ``STAB_MASTER`` as of the last
+        # rounding): the penalised one, higher, handed over on d5k at 75 % and the exact
+        # value then said the MIP was not worth it — 58 s of the budget left idle
         return res.lp_value - track.incumbent > MIP_WORTH * abs(res.lp_value)
+
+    def lp_now() -> float:
+        """The restricted LP's value for rounding's share: while the master is penalised
+        (``STAB_MASTER``) the penalised LP's value — at least the restricted LP's, and close
+        to it as ε shrinks —, for the exact one (``res.lp_value``) is computed only when the
+        LP is rounded (without this, p5k's LP stayed at round 1's and it was never rounded
+        again). Bounds never read it."""
+        return master.value if master.penalised else res.lp_value
 
     mip_from = at(0.9 - MIP_SHARE)
     res.proven = _generate(master, specs, res, start=start,
@@ -948,6 +1071,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     if bound_only and master.columns and track.gap() > mip_gap and left() > 0.5:
         # price-and-branch on the pooled master, its choice of columns placed and filled
         x = None
+        if master.penalised:  # the exact LP for both (its value for ``mip_worth``)
+            master.values()
+            res.lp_value = max(res.lp_value, master.lp_exact)
         if mip_worth():
             t0 = time.perf_counter()
             want = MIP_SHARE * budget if budget is not None else mip_time_limit

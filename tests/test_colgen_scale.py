@@ -349,6 +349,9 @@ def test_rounding_yields_its_time_while_the_bound_holds_the_gap(monkeypatch):
 
     inst = generate("small", seed=22, jobs=8)  # 4 rounds do not prove its LP optimal
     kw = colgen_inputs(inst)
+    # the exact master: a penalised LP's value may reach the bound (``STAB_MASTER``), and
+    # then the bound does not hold the gap
+    monkeypatch.setattr(colgen, "STAB_MASTER", False)
     monkeypatch.setattr(colgen, "round_lp", counted)
     monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 1.0)  # round after every round
     monkeypatch.setattr(colgen, "BOUND_SIDE", 0.0)
@@ -555,24 +558,100 @@ def test_setting_columns_aside_reaches_the_same_lp_optimum(monkeypatch, seed):
     monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
     monkeypatch.setattr(colgen, "SET_ASIDE", 1e-3)
     managed = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
-    assert plain.extras["lp_proven"] and managed.extras["lp_proven"]
-    assert managed.bound == pytest.approx(plain.bound, rel=1e-6)
-    assert validate(inst, managed.schedule).feasible
-    assert managed.bound >= managed.schedule.total_utility - _tol(managed.bound)
+    _assert_same_lp_optimum(inst, plain, managed)
+
+
+def _assert_same_lp_optimum(inst, plain, other) -> None:
+    """Both proved the LP optimal, at the same value; ``other``'s schedule validates and its
+    bound is ≥ it and ≥ every algorithm's schedule."""
+    assert plain.extras["lp_proven"] and other.extras["lp_proven"]
+    assert other.bound == pytest.approx(plain.bound, rel=1e-6)
+    assert validate(inst, other.schedule).feasible
+    assert other.bound >= other.schedule.total_utility - _tol(other.bound)
     for name in ("oasis", "rrh", "tetris"):
-        assert algorithms.run(name, inst).total_utility <= managed.bound + _tol(managed.bound)
+        assert algorithms.run(name, inst).total_utility <= other.bound + _tol(other.bound)
 
 
+#: module constants that switch a master mechanism on at every size: columns set aside at
+#: every re-solve, the stabilised master
+MECHANISMS = {"set-aside": {"LP_ADAPT_COLUMNS": 0, "SET_ASIDE": 1e-3},
+              "stabilised": {"STAB_MASTER": True, "STAB_COLUMNS": 0}}
+
+
+@pytest.mark.parametrize("mechanism", sorted(MECHANISMS))
 @pytest.mark.parametrize("seed", [20, 21, 22, 23])
-def test_setting_columns_aside_keeps_the_bound_above_the_optimum(monkeypatch, seed):
-    """Small instances the compact MILP closes: with columns set aside at every re-solve the
-    bound-only path's bound is ≥ the proven optimum and its schedule validates."""
+def test_master_mechanisms_keep_the_bound_above_the_optimum(monkeypatch, seed, mechanism):
+    """Small instances the compact MILP closes: with columns set aside at every re-solve, or
+    with the stabilised master, the bound-only path's bound is ≥ the proven optimum, its
+    schedule ≤ it, and the schedule validates."""
     from oasis_opt.offline import solve
-    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
-    monkeypatch.setattr(colgen, "SET_ASIDE", 1e-3)
+    for name, value in MECHANISMS[mechanism].items():
+        monkeypatch.setattr(colgen, name, value)
     inst = generate("small", seed=seed, jobs=6)
     _, rep = solve(inst, method="compact")
     res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True)
     assert rep.status.value == "optimal"
     assert res.bound >= rep.objective - _tol(rep.objective)
+    assert res.schedule.total_utility <= rep.objective + _tol(rep.objective)
     assert validate(inst, res.schedule).feasible
+
+
+def test_stabilised_master_boxes_its_duals_and_hands_out_the_exact_lp():
+    """du Merle's penalty columns (``_Master.stabilise``): with a centre π̂ (here twice the LP
+    duals, a poor one) the penalised LP is worth at least the exact one (the penalty columns at
+    0 are feasible), its duals stay in [π̂ − δ, π̂ + δ] on every row whose penalty column is
+    below its bound ε, and ``values()`` — what rounding and price-and-branch read — is the
+    exact master's optimum, with the penalties restored afterwards; ``mip`` keeps them at 0."""
+    inst = generate("paper", seed=0, jobs=60)
+    cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
+    plain = colgen._Master(inst, aggregate=True, pool_all=True)
+    stab = colgen._Master(inst, aggregate=True, pool_all=True, stabilised=True)
+    for master in (plain, stab):
+        for col in cols:
+            master.add(col)
+    lp, duals = plain.solve_lp()
+    assert stab.solve_lp()[0] == pytest.approx(lp, rel=1e-9) and not stab.penalised
+    assert stab.lp_exact == pytest.approx(lp, rel=1e-9)
+    m, n_cap = stab.n_kept, stab.n_w + stab.n_p
+    kept = stab.row_of >= 0
+    row_pi = np.zeros(m)
+    row_pi[stab.row_of[kept]] = duals[:n_cap][kept]
+    centre = 2.0 * row_pi + 0.5
+    delta = np.full(m, 0.05)
+    eps = 0.5 * stab.row_capacity
+    stab.stabilise(centre, delta, eps)
+    value, sduals = stab.solve_lp()
+    assert stab.penalised and value >= lp - _tol(lp)
+    s = np.asarray(stab.h.getSolution().col_value)[:2 * m]
+    pi = np.zeros(m)
+    pi[stab.row_of[kept]] = sduals[:n_cap][kept]
+    tol = 1e-7
+    below_up, below_down = s[:m] < eps - tol, s[m:] < eps - tol
+    assert (pi[below_up] <= centre[below_up] + delta[below_up] + tol).all()
+    assert (pi[below_down] >= centre[below_down] - delta[below_down] - tol).all()
+    x = stab.values()
+    assert sum(c.value * v for c, v in zip(stab.columns, x, strict=True)) == \
+        pytest.approx(lp, rel=1e-7)
+    assert not stab.penalised and stab.lp_exact == pytest.approx(lp, rel=1e-9)
+    upper = np.asarray(stab.h.getLp().col_upper_)[:2 * m]
+    assert (upper[:m] == eps).all() and (upper[m:] <= eps).all()
+    chosen = stab.mip(Deadline())
+    assert chosen is not None and len(chosen) == len(stab.columns)
+    placed = colgen_scale.round_lp(inst, stab.columns, chosen, fill=True, compact=True)
+    assert validate(inst, placed).feasible
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_stabilised_master_reaches_the_same_lp_optimum(monkeypatch, seed):
+    """Where the bound phase converges (pricing proves the LP optimal), the stabilised master
+    (``STAB_MASTER``) ends at the same bound as the exact one — its penalties shrink to 0 and
+    a proof needs a solve without them —, ≥ every algorithm's schedule and its own, which
+    validates."""
+    inst = generate("testbed", seed=seed, jobs=30)
+    kw = colgen_inputs(inst)
+    monkeypatch.setattr(colgen, "STAB_MASTER", False)
+    plain = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
+    monkeypatch.setattr(colgen, "STAB_MASTER", True)
+    monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)  # on at any size
+    stab = colgen.solve(inst, **kw, bound_only=True, mip_gap=1e-9)
+    _assert_same_lp_optimum(inst, plain, stab)
