@@ -153,7 +153,11 @@ def pair_min(values: list[float]) -> float:
 
 
 def cmd_table(args: argparse.Namespace) -> None:
-    recs = [json.loads(line) for f in args.files for line in open(f)]
+    seen: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for line in (line for f in args.files for line in open(f)):
+        r = json.loads(line)  # a run resumed after a stop repeats a seed: the first counts
+        seen.setdefault((r["instance"], r["variant"], r["seed"]), r)
+    recs = list(seen.values())
     names = list(dict.fromkeys(r["instance"] for r in recs))
     variants = list(dict.fromkeys(r["variant"] for r in recs))
     print("| instance | route | " + " | ".join(
