@@ -109,6 +109,11 @@ class Options:
       patterns. Not a row but a solver setting that goes with the formulation, so that it
       travels with the ``Prep`` into the highspy back-end and every racer
       (``formulations.highs.mip_options``; the Pyomo and PuLP media keep HiGHS's default);
+    - ``root_heuristic``: HiGHS's root reduced-cost heuristic
+      (``mip_heuristic_run_root_reduced_cost``; a sub-MIP on the columns the root's reduced
+      costs leave free). Like ``restart`` a solver setting that travels with the ``Prep``
+      into the highspy back-end and its racers; off in PLAIN, whose root sub-MIP rarely
+      finds the incumbent the tree then needs (issue 22 round 8, docs/offline.md);
     - ``ps_rate``: where one PS serves all the work job i can do in a slot (``γ_i ≥
       w_max_i``), the PS ratio row reads ``W_it ≤ w_max_i · Z_it`` instead of ``W_it ≤ γ_i ·
       Z_it``, and the PS cuts round ``⌈R/w_max_i⌉`` instead of ``⌈R/γ_i⌉``
@@ -136,6 +141,7 @@ class Options:
     exact_completion: bool = False
     restart: bool | None = None
     ps_rate: bool = True
+    root_heuristic: bool = True
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("none", "count", "load"):
@@ -158,7 +164,7 @@ SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
 #: time goes into finding the incumbent, the extra rows only slow the root down
 #: (``offline.plan.route_options``).
 PLAIN = Options(packing="server", server_linking=False, completion_cuts=False, ps_cuts=False,
-                ps_dominance=False, chained=False, restart=True)
+                ps_dominance=False, chained=False, restart=True, root_heuristic=False)
 #: The default without the rows whose size grows with the square of a job's window (the
 #: cumulative rows, the completion and PS cuts: ``Σ_{t' ≤ t}`` over every slot t): what long
 #: horizons get when those rows would not fit the time limit (``Prep.cut_nonzeros``).

@@ -98,11 +98,15 @@ def quiet_stdout() -> Iterator[None]:
 def mip_options(prep: Any) -> dict[str, Any]:
     """HiGHS settings that go with a prepared formulation (``common.Prep``; beyond threads,
     gap, seed and time limit, which the caller sets): ``mip_allow_restart`` off where
-    ``Options.restart`` is false, or ``None`` and the packing resolved to servers."""
+    ``Options.restart`` is false, or ``None`` and the packing resolved to servers;
+    ``mip_heuristic_run_root_reduced_cost`` off where ``Options.root_heuristic`` is false."""
     restart = prep.options.restart
     if restart is None:
         restart = prep.packing != "server"
-    return {} if restart else {"mip_allow_restart": False}
+    out: dict[str, Any] = {} if restart else {"mip_allow_restart": False}
+    if not prep.options.root_heuristic:
+        out["mip_heuristic_run_root_reduced_cost"] = False
+    return out
 
 
 def new_highs(threads: int | None = None) -> Any:
