@@ -89,7 +89,7 @@ def _round5_racers(prep: Any) -> list[tuple[Any, int]]:
 
 def _round7_mip_options(prep: Any) -> dict[str, Any]:
     """``formulations.highs.mip_options`` before round 8: HiGHS's root reduced-cost
-    heuristic on for every model (PLAIN included)."""
+    heuristic on for every model (PLAIN on γ = 1 instances included)."""
     from oasis_opt.formulations.highs import mip_options
     return {k: v for k, v in mip_options(prep).items()
             if k != "mip_heuristic_run_root_reduced_cost"}
@@ -104,7 +104,7 @@ def _round7_mip_options(prep: Any) -> dict[str, Any]:
 #: route of main before round 5; ``round5`` races PLAIN against the server model, not
 #: against itself at another seed (before round 6); ``round6`` runs the whole floor before
 #: the solve (``FLOOR_FIRST`` None: no lazy floor, before round 7); ``round7`` runs HiGHS's
-#: root reduced-cost heuristic on PLAIN too (before round 8).
+#: root reduced-cost heuristic on PLAIN where γ ≤ 1 too (before round 8).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
