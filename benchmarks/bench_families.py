@@ -75,6 +75,7 @@ VARIANTS: dict[str, Options | None] = {
     "round4": None,  # the default route as before issue 22 round 5 (ROUTE_PATCHES)
     "round5": None,  # the default route as before issue 22 round 6 (ROUTE_PATCHES)
     "round6": None,  # the default route as before issue 22 round 7 (ROUTE_PATCHES)
+    "round7": None,  # the default route as before issue 22 round 8 (ROUTE_PATCHES)
 }
 
 
@@ -86,6 +87,14 @@ def _round5_racers(prep: Any) -> list[tuple[Any, int]]:
     return plan.racers(prep)
 
 
+def _round7_mip_options(prep: Any) -> dict[str, Any]:
+    """``formulations.highs.mip_options`` before round 8: HiGHS's root reduced-cost
+    heuristic on for every model (PLAIN on γ = 1 instances included)."""
+    from oasis_opt.formulations.highs import mip_options
+    return {k: v for k, v in mip_options(prep).items()
+            if k != "mip_heuristic_run_root_reduced_cost"}
+
+
 #: Variants that run the default route with some of its rules switched off, as
 #: ``(module, attribute, replacement)``, so that an earlier route and the current one can
 #: alternate in one run beside one comparator: ``round3`` never weighs the LP bounds
@@ -94,7 +103,8 @@ def _round5_racers(prep: Any) -> list[tuple[Any, int]]:
 #: to servers (``settle_fallback``) and starts both racers at once (``RACE_DELAY`` 0), the
 #: route of main before round 5; ``round5`` races PLAIN against the server model, not
 #: against itself at another seed (before round 6); ``round6`` runs the whole floor before
-#: the solve (``FLOOR_FIRST`` None: no lazy floor, before round 7).
+#: the solve (``FLOOR_FIRST`` None: no lazy floor, before round 7); ``round7`` runs HiGHS's
+#: root reduced-cost heuristic on PLAIN where γ ≤ 1 too (before round 8).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
@@ -103,6 +113,7 @@ ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
                ("oasis_opt.offline.compact", "RACE_DELAY", 0.0)),
     "round5": (("oasis_opt.offline.compact", "racers", _round5_racers),),
     "round6": (("oasis_opt.offline", "FLOOR_FIRST", None),),
+    "round7": (("oasis_opt.offline.backends", "mip_options", _round7_mip_options),),
 }
 
 

@@ -109,6 +109,14 @@ class Options:
       patterns. Not a row but a solver setting that goes with the formulation, so that it
       travels with the ``Prep`` into the highspy back-end and every racer
       (``formulations.highs.mip_options``; the Pyomo and PuLP media keep HiGHS's default);
+    - ``root_heuristic``: HiGHS's root reduced-cost heuristic
+      (``mip_heuristic_run_root_reduced_cost``: a sub-MIP over the columns the root's
+      reduced costs leave free). Like ``restart`` a solver setting that travels with the
+      ``Prep`` into the highspy back-end and its racers; ``None`` (auto, PLAIN's): off where
+      every job needs one PS per worker (``γ_i ≤ 1``), on elsewhere. Measured over HiGHS
+      seeds 0–4 (issue 22 round 8, docs/offline.md): off, PLAIN took less CPU on all six
+      `ps-heavy` instances (γ = 1; fitted on seeds 0–2, held out 3–5) and was even or
+      slower where γ_i > 1 on some (ps-light-s2, hard-mix-07);
     - ``ps_rate``: where one PS serves all the work job i can do in a slot (``γ_i ≥
       w_max_i``), the PS ratio row reads ``W_it ≤ w_max_i · Z_it`` instead of ``W_it ≤ γ_i ·
       Z_it``, and the PS cuts round ``⌈R/w_max_i⌉`` instead of ``⌈R/γ_i⌉``
@@ -136,6 +144,7 @@ class Options:
     exact_completion: bool = False
     restart: bool | None = None
     ps_rate: bool = True
+    root_heuristic: bool | None = True
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("none", "count", "load"):
@@ -158,7 +167,7 @@ SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
 #: time goes into finding the incumbent, the extra rows only slow the root down
 #: (``offline.plan.route_options``).
 PLAIN = Options(packing="server", server_linking=False, completion_cuts=False, ps_cuts=False,
-                ps_dominance=False, chained=False, restart=True)
+                ps_dominance=False, chained=False, restart=True, root_heuristic=None)
 #: The default without the rows whose size grows with the square of a job's window (the
 #: cumulative rows, the completion and PS cuts: ``Σ_{t' ≤ t}`` over every slot t): what long
 #: horizons get when those rows would not fit the time limit (``Prep.cut_nonzeros``).

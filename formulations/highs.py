@@ -98,11 +98,19 @@ def quiet_stdout() -> Iterator[None]:
 def mip_options(prep: Any) -> dict[str, Any]:
     """HiGHS settings that go with a prepared formulation (``common.Prep``; beyond threads,
     gap, seed and time limit, which the caller sets): ``mip_allow_restart`` off where
-    ``Options.restart`` is false, or ``None`` and the packing resolved to servers."""
+    ``Options.restart`` is false, or ``None`` and the packing resolved to servers;
+    ``mip_heuristic_run_root_reduced_cost`` off where ``Options.root_heuristic`` is false,
+    or ``None`` and every job's PS ratio γ_i is at most 1."""
     restart = prep.options.restart
     if restart is None:
         restart = prep.packing != "server"
-    return {} if restart else {"mip_allow_restart": False}
+    out: dict[str, Any] = {} if restart else {"mip_allow_restart": False}
+    root = prep.options.root_heuristic
+    if root is None:
+        root = not all(job.ps_ratio <= 1 for job in prep.instance.jobs)
+    if not root:
+        out["mip_heuristic_run_root_reduced_cost"] = False
+    return out
 
 
 def new_highs(threads: int | None = None) -> Any:

@@ -161,6 +161,36 @@ def test_server_packing_runs_without_root_restarts():
         "mip_allow_restart": False}
 
 
+def test_plain_runs_without_the_root_reduced_cost_heuristic_where_gamma_is_one():
+    """``Options.root_heuristic`` (issue 22 round 8): PLAIN's auto setting turns HiGHS's
+    root reduced-cost heuristic off only where every job needs one PS per worker (γ_i ≤ 1,
+    the `ps-heavy` family); other PS ratios and the other models keep HiGHS's default. A
+    search setting, not a row: PLAIN with it on and off proves the brute force's optimum on
+    highspy (the medium it reaches) on a γ = 1 instance, and the schedule validates."""
+    from dataclasses import replace
+
+    from oasis_opt.formulations.common import prepare
+    from oasis_opt.formulations.highs import mip_options
+    key = "mip_heuristic_run_root_reduced_cost"
+    assert PLAIN.root_heuristic is None and Options().root_heuristic is True
+    heavy = generate("ps-heavy", seed=0)
+    assert all(job.ps_ratio <= 1 for job in heavy.jobs)
+    assert mip_options(prepare(heavy, PLAIN))[key] is False
+    assert key not in mip_options(prepare(heavy, Options(packing="server")))
+    assert key not in mip_options(prepare(generate("mixed", seed=0), PLAIN))
+    d = tiny_ps_light()
+    for job in d["jobs"]:
+        job["ps_ratio"] = 1
+    instance = instance_from_dict(d)
+    expected = best_utility(instance)
+    for options in (PLAIN, replace(PLAIN, root_heuristic=True)):
+        assert (key in mip_options(prepare(instance, options))) is (options == PLAIN)
+        sched, rep = solve(instance, modeler="highspy", options=options)
+        assert rep.status is SolveStatus.OPTIMAL
+        assert abs(rep.objective - expected) <= REL_TOL * max(1.0, expected), options
+        assert validate(instance, sched).feasible
+
+
 def test_racers_where_the_rule_is_unsure_and_the_seed_partner():
     """``plan.racers``, a pure function of the planned model: where the route packs by server
     and the PS pool binds, the server model races PLAIN; where it took PLAIN, on any pool,
