@@ -113,8 +113,10 @@ def test_bad_arguments_are_refused(tmp_path, capfd):
         search("nope", evaluations=1)
     with pytest.raises(InputError, match="^jobs: "):
         search("oasis", space=SearchSpace(jobs=50), evaluations=1)
-    assert main(["adversary", "--algorithm", "oasis", "--evaluations", "0",
-                 "-o", str(tmp_path / "w.json")]) == 2
+    with pytest.raises(SystemExit) as stop:  # a usage error: argparse's exit 2
+        main(["adversary", "--algorithm", "oasis", "--evaluations", "0",
+              "-o", str(tmp_path / "w.json")])
+    assert stop.value.code == 2
     assert "--evaluations" in capfd.readouterr().err
     assert not (tmp_path / "w.json").exists()
 
