@@ -394,15 +394,17 @@ class _Master:
             self.h.setOptionValue("solver", "ipm")
             self.h.setOptionValue("run_crossover", "on")
         timed = strategy is None
-        before = self.h.getOptionValue("simplex_strategy")
-        before = int(before[-1] if isinstance(before, tuple) else before)  # (status, value)
+        before = None
         if timed:
             strategy = self.strategy() if self.solved else None
+        else:  # a one-off: put back what the next re-solves would use
+            before = self.h.getOptionValue("simplex_strategy")
+            before = int(before[-1] if isinstance(before, tuple) else before)  # (status, value)
         if strategy is not None:
             self.h.setOptionValue("simplex_strategy", strategy)
         t0 = time.process_time()
         self.h.run()
-        if not timed:  # a one-off: the next re-solves as before
+        if before is not None:  # a one-off: the next re-solves as before
             self.h.setOptionValue("simplex_strategy", before)
         elif strategy is not None:
             self.lp_cpu[strategy] = time.process_time() - t0

@@ -107,7 +107,7 @@ def mip_options(prep: Any) -> dict[str, Any]:
     out: dict[str, Any] = {} if restart else {"mip_allow_restart": False}
     root = prep.options.root_heuristic
     if root is None:
-        root = not all(job.ps_ratio <= 1 for job in prep.instance.jobs)
+        root = not bool((prep.instance.ps_ratio <= 1).all())
     if not root:
         out["mip_heuristic_run_root_reduced_cost"] = False
     return out
