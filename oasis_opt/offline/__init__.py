@@ -181,6 +181,7 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
         return solve_custom(instance, modeler, clock, tracker, mip_gap, options, best,
                             customize)
     if method == "colgen":
-        return solve_colgen(instance, clock, tracker, mip_gap, best, executor, on_round)
+        return solve_colgen(instance, clock, tracker, mip_gap, best, executor, on_round,
+                            [] if online is None else online.schedules())
     return solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, best,
                          online if lazy else None)

@@ -16,7 +16,10 @@ from .floor import Floor
 from .plan import (
     BUILD_BYTES_PER_NNZ,
     BUILD_SECONDS_PER_NNZ,
+    PREPARE_BYTES_PER_CELL,
+    PREPARE_SECONDS_PER_CELL,
     RACE_DELAY,
+    allocation_cells,
     guard_wanted,
     plan_route,
     portfolio_wanted,
@@ -40,6 +43,13 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     t0 = time.perf_counter()
     # the solve's clock: the call's, less the lazy floor's reserve
     solving = clock if lazy is None else clock.reserving(lazy.reserve())
+    cells = allocation_cells(instance)
+    check_allocation("instance", cells * PREPARE_BYTES_PER_CELL,
+                     f"the compact MILP's index sets ({cells} allocation cells)")
+    left = solving.remaining()
+    if left is not None and cells * PREPARE_SECONDS_PER_CELL > 0.5 * left:
+        # not even the index sets fit in the time: the floor is the answer
+        return _unprepared(instance, clock, tracker, floor, lazy)
     prep = prepare(instance, options if options is not None else route_options(
         instance, None if floor is None else floor.total_utility))
     if options is None:
@@ -107,3 +117,17 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                   extras={"solver": solver, "packing": prep.packing})
     return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(),
                   medium if solver == "highs" else modeler, "compact", route, chosen)
+
+
+def _unprepared(instance: Instance, clock: Clock, tracker: Tracker, floor: Schedule | None,
+                lazy: Floor | None) -> tuple[Schedule, SolveReport]:
+    """The compact route's answer where even its index sets would not be ready in time: the
+    floor (the rest of a lazy one first, within what is left), else the empty schedule; the
+    bound is the tracker's (Σ_i f_i(1) until something better)."""
+    if lazy is not None:
+        floor = lazy.settle(False)
+    raw = SolveResult(SolveStatus.TIME_LIMIT, solver="skipped", extras={"packing": None})
+    schedule = floor if floor is not None else Schedule(instance.name, "compact", 0.0, ())
+    return finish(instance, raw, schedule, tracker, clock, tracker.bound, "highspy",
+                  "compact", "compact/skipped/unprepared",
+                  None if floor is None else str(floor.algorithm))

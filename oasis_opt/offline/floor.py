@@ -142,6 +142,10 @@ class Floor:
             self.tracker.update(incumbent=best.total_utility)
         return best
 
+    def schedules(self) -> list[Schedule]:
+        """Every schedule the floor has made, in the order they ran."""
+        return [schedule for _, schedule in self.ran]
+
     def best(self) -> Schedule | None:
         """The best schedule of those run (ties to the one named first)."""
         return max(self.ran, key=lambda r: (r[1].total_utility, -self.rank[r[0]]),
