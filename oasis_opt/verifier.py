@@ -57,6 +57,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import InputError
 from .io import Amount, Count, Name, Pos, PosInt, Text
+from .limits import check_count
 from .model import REL_TOL, Instance
 
 SPACE_FORMAT = "oasis-space/1"
@@ -69,6 +70,9 @@ VECTOR_FIELDS = ("worker_demand", "ps_demand")
 CHUNK = 500
 #: ``--max-instances`` by default: about an hour of two cores at ~2 ms an instance.
 DEFAULT_MAX_INSTANCES = 10**6
+#: Jobs per instance of a space at most: every instance is solved exactly, and the first one
+#: is built in full as a probe of the size checks (``jobs: 1000000000`` hung building it).
+MAX_SPACE_JOBS = 10_000
 #: The DP is used while states × maximal moves × slots stays below this; else the MILP.
 DP_WORK_LIMIT = 2_000_000
 #: Largest grid of worker (or PS) vectors the DP's feasible set may take.
@@ -181,6 +185,7 @@ def space_from_dict(data: Any, name: str = "space") -> Space:
     """Parse and check a space (module docstring); one ``InputError`` naming the field."""
     from .io import INSTANCE_FORMAT, instance_from_dict, parse_model
     raw = parse_model(_SpaceIn, data, SPACE_FORMAT, "a space")
+    check_count("jobs", raw.jobs, MAX_SPACE_JOBS, "jobs per instance")
     R = len(raw.resources)
     for pool in ("worker_servers", "ps_servers", *VECTOR_FIELDS):
         for k, vec in enumerate(getattr(raw, pool)):
@@ -500,7 +505,12 @@ class VerifyResult:
 
 
 def _count(n: int) -> str:
-    return f"{n:,}" if n < 10**15 else f"{float(n):.4g}"
+    """``n`` with thousands separators, or as ``1.234e+5678`` from 10^15 on (a space's size
+    may pass what a float holds, and Python prints ints of at most 4 300 digits)."""
+    if n < 10**15:
+        return f"{n:,}"
+    exponent = math.log10(n)
+    return f"{10 ** (exponent % 1):.4g}e+{math.floor(exponent)}"
 
 
 def check_size(space: Space, max_instances: int) -> None:

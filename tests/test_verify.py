@@ -167,6 +167,7 @@ def _bad(**change) -> dict:
     ({"utility": [{"kind": "nope"}]}, "utility[0]", "kind"),
     ({"workload": [2, 2]}, "workload[1]", "repeats workload[0]"),
     ({"format": "oasis-instance/1"}, "format", "oasis-space/1"),
+    ({"jobs": 10**9}, "jobs", "jobs per instance 1e+09 is too large (limit 10000)"),
 ])
 def test_malformed_spaces_are_refused_naming_the_field_with_nothing_run(
         tmp_path, capfd, change, place, text):
@@ -189,6 +190,11 @@ def test_a_space_too_large_is_refused_up_front(tmp_path, capfd):
     assert main(["verify", str(path), "--algorithm", "oasis", "-o", str(out)]) == 2
     err = capfd.readouterr().err
     assert "--max-instances" in err and "1.329e+36 instances" in err, err
+    # past what a float holds (8^10000 ≈ 7.9·10^9030) the size is still printed, not raised
+    path.write_text(json.dumps(_bad(jobs=10_000)))
+    assert main(["verify", str(path), "--algorithm", "oasis", "-o", str(out)]) == 2
+    err = capfd.readouterr().err
+    assert "7.941e+9030 instances" in err and "Traceback" not in err, err
     assert main(["verify", str(tmp_path / "space.json"), "--algorithm", "oasis",
                  "--max-instances", "63", "-o", str(out)]) == 2
     assert main(["verify", str(path), "--algorithm", "no-such", "-o", str(out)]) == 2
