@@ -456,6 +456,13 @@ def cases(d: Path) -> list[tuple[str, list[str], set[int]]]:
     (d / "grid.json").write_text(json.dumps({
         "format": "oasis-sweep/1", "instances": [str(SMALL)], "algorithms": {"fifo": {}},
         "reference": None, "out": str(OUT / "grid")}))
+    # a space of 10^9 jobs per instance (once hung building its first instance) and one
+    # whose size passes a float's range (once an OverflowError)
+    space = json.loads(SPACE.read_text())
+    for jobs in (10**9, 10_000):
+        (d / f"space-{jobs}.json").write_text(json.dumps({**space, "jobs": jobs}))
+        c.append((f"verify jobs={jobs}", ["verify", str(d / f"space-{jobs}.json"), "-a",
+                                          "fifo", "-o", str(OUT / "v4")], {2}))
     for name, p in tr.items():
         c.append((f"import tiresias {name}", ["import", "tiresias", str(p), "-o", o], {0, 2}))
         c.append((f"import philly {name}", ["import", "philly", str(p), "-o", o], {0, 2}))
