@@ -121,6 +121,8 @@ class Options:
       vectors that may share h in t), ``Σ_{i∈c} y_iht ≤ ⌊min_r C_hr/α_cr⌋`` where that is
       less than ``Σ_{i∈c} ub_y[i,h]`` (PS servers alike with β): the capacity row of h
       divided by the class's demand and rounded (Chvátal–Gomory), valid for every schedule;
+      server packing only (patterns already hold each server's integer hull). Measured on
+      PLAIN over HiGHS seeds (issue 22 round 9, docs/offline.md): no faster than without;
     - ``energy_rows``: per pool, resource r and window ``[A, B]`` of slots, the resource-time
       a job must spend inside the window if it completes by B is at most what the pool
       offers there: ``Σ_i d_ir·R_iAB·Σ_{A≤τ≤B} c_iτ ≤ Σ_{t=A}^{B} Σ_h u_hr`` with
@@ -128,7 +130,8 @@ class Options:
       ``u_hr`` the most of r an integer packing of the jobs can use on server h
       (``Prep.usable``, ≤ C_hr). Implied by the LP where ``u = C`` and the PS counts are not
       rounded, but written on the completion binaries, a knapsack row whose covers HiGHS
-      can separate; kept only where the jobs' demand exceeds the window's supply;
+      can separate; kept only where the jobs' demand exceeds the window's supply. Measured
+      as ``class_rows`` (round 9): slower on the fit set, dropped there;
     - ``ps_rate``: where one PS serves all the work job i can do in a slot (``γ_i ≥
       w_max_i``), the PS ratio row reads ``W_it ≤ w_max_i · Z_it`` instead of ``W_it ≤ γ_i ·
       Z_it``, and the PS cuts round ``⌈R/w_max_i⌉`` instead of ``⌈R/γ_i⌉``
