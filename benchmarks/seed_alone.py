@@ -7,7 +7,9 @@ of min(Pa, Pb) (what the two-core seed race gets), can.
 
 Variants (``--variants``): ``comparator``, ``route`` (as the route runs it), and ``route+K=V``
 with HiGHS options on top (``route+mip_pscost_minreliable=4``; several joined by ``,``
-inside one ``--variants`` entry are not supported — use ``;``).
+inside one ``--variants`` entry are not supported — use ``;``). A key ``opt.NAME`` sets the
+field NAME of the route's ``Options`` instead (``route+opt.energy_rows=true``: the planned
+model with those rows, prepared again; issue 22 round 9).
 
     python benchmarks/seed_alone.py run --only mixed-s0,hard-mix-07 --seeds 0-4 \\
         --variants comparator,route,route+mip_lp_age_limit=20 --out alone.jsonl
@@ -80,6 +82,16 @@ def parse_options(variant: str) -> dict[str, Any]:
     return out
 
 
+def with_options(prep: Any, opts: dict[str, Any]) -> Any:
+    """``prep`` prepared again with the ``opt.NAME`` entries of ``opts`` set on its
+    ``Options`` (the same prep where there are none)."""
+    from dataclasses import replace
+
+    from oasis_opt.formulations.common import prepare
+    fields = {k[4:]: v for k, v in opts.items() if k.startswith("opt.")}
+    return prepare(prep.instance, replace(prep.options, **fields)) if fields else prep
+
+
 def timed_run(h: Any) -> dict[str, Any]:
     """Run a prepared ``Highs``: CPU seconds of ``run`` alone, status, objective, nodes."""
     c = time.process_time()
@@ -134,12 +146,15 @@ def cmd_run(args: argparse.Namespace) -> None:
         for name in args.only.split(","):
             instance = load(name)
             prep, start = route_model(instance)
+            preps = {v: with_options(prep, parse_options(v)) for v in variants}
             for seed in seeds_of(args.seeds):
                 # rotate the variants per seed: a change of load hurts none of them more
                 k = seed % len(variants)
                 for variant in variants[k:] + variants[:k]:
+                    highs = {key: v for key, v in parse_options(variant).items()
+                             if not key.startswith("opt.")}
                     rec = run_comparator(instance, seed, args.limit) if variant == "comparator" \
-                        else run_route(prep, start, seed, parse_options(variant), args.limit)
+                        else run_route(preps[variant], start, seed, highs, args.limit)
                     rec.update(instance=name, seed=seed, variant=variant,
                                route="plain" if prep.options == PLAIN else prep.packing)
                     out.write(json.dumps(rec) + "\n")

@@ -117,6 +117,21 @@ class Options:
       seeds 0–4 (issue 22 round 8, docs/offline.md): off, PLAIN took less CPU on all six
       `ps-heavy` instances (γ = 1; fitted on seeds 0–2, held out 3–5) and was even or
       slower where γ_i > 1 on some (ps-light-s2, hard-mix-07);
+    - ``class_rows``: per server h, slot t and demand class c (≥ 2 jobs with equal demand
+      vectors that may share h in t), ``Σ_{i∈c} y_iht ≤ ⌊min_r C_hr/α_cr⌋`` where that is
+      less than ``Σ_{i∈c} ub_y[i,h]`` (PS servers alike with β): the capacity row of h
+      divided by the class's demand and rounded (Chvátal–Gomory), valid for every schedule;
+      server packing only (patterns already hold each server's integer hull). Measured on
+      PLAIN over HiGHS seeds (issue 22 round 9, docs/offline.md): no faster than without;
+    - ``energy_rows``: per pool, resource r and window ``[A, B]`` of slots, the resource-time
+      a job must spend inside the window if it completes by B is at most what the pool
+      offers there: ``Σ_i d_ir·R_iAB·Σ_{A≤τ≤B} c_iτ ≤ Σ_{t=A}^{B} Σ_h u_hr`` with
+      ``R_iAB = V_i − w_max_i·(A − a_i)⁺`` worker-slots (PS-slots: ``⌈R/ρ_i⌉``) and
+      ``u_hr`` the most of r an integer packing of the jobs can use on server h
+      (``Prep.usable``, ≤ C_hr). Implied by the LP where ``u = C`` and the PS counts are not
+      rounded, but written on the completion binaries, a knapsack row whose covers HiGHS
+      can separate; kept only where the jobs' demand exceeds the window's supply. Measured
+      as ``class_rows`` (round 9): slower on the fit set, dropped there;
     - ``ps_rate``: where one PS serves all the work job i can do in a slot (``γ_i ≥
       w_max_i``), the PS ratio row reads ``W_it ≤ w_max_i · Z_it`` instead of ``W_it ≤ γ_i ·
       Z_it``, and the PS cuts round ``⌈R/w_max_i⌉`` instead of ``⌈R/γ_i⌉``
@@ -145,6 +160,8 @@ class Options:
     restart: bool | None = None
     ps_rate: bool = True
     root_heuristic: bool | None = True
+    class_rows: bool = False
+    energy_rows: bool = False
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("none", "count", "load"):
@@ -364,6 +381,107 @@ class Prep:
                              self.instance.ps_capacity)
 
     @cached_property
+    def worker_class_rows(self) -> list[tuple[int, int, tuple[int, ...], int]]:
+        """(h, t, jobs of a demand class, bound) of ``Options.class_rows``; server mode."""
+        return self._class_rows(self.jobs_on_worker, self.instance.worker_demand, self.ub_y,
+                                self.instance.worker_capacity)
+
+    @cached_property
+    def ps_class_rows(self) -> list[tuple[int, int, tuple[int, ...], int]]:
+        return self._class_rows(self.jobs_on_ps, self.instance.ps_demand, self.ub_z,
+                                self.instance.ps_capacity)
+
+    def _class_rows(self, jobs_on: dict[tuple[int, int], list[int]], demand: np.ndarray,
+                    ub: np.ndarray, capacity: np.ndarray
+                    ) -> list[tuple[int, int, tuple[int, ...], int]]:
+        if not self.options.class_rows or self.packing != "server":
+            return []
+        rows = []
+        for (h, t), jobs in sorted(jobs_on.items()):
+            by: dict[tuple[float, ...], list[int]] = {}
+            for i in jobs:
+                by.setdefault(tuple(float(x) for x in demand[i]), []).append(i)
+            for c in by.values():
+                if len(c) < 2:
+                    continue
+                fit = int(_fit(demand[[c[0]]], capacity[[h]],
+                               np.array([10 ** 9]))[0, 0])
+                if fit < int(ub[c, h].sum()):
+                    rows.append((h, t, tuple(c), fit))
+        return rows
+
+    def usable(self, pool: str) -> np.ndarray:
+        """(units, R): the most of each resource that an integer packing of the jobs (counts
+        ≤ the one-server bound, demand classes of equal vectors, ``maximal_patterns``) uses
+        on the servers of each unit; the capacity itself where the patterns would be too
+        many."""
+        inst = self.instance
+        demand, ub, cap, units = (
+            (inst.worker_demand, self.ub_y, inst.worker_capacity, self.worker_units)
+            if pool == "w" else (inst.ps_demand, self.ub_z, inst.ps_capacity, self.ps_units))
+        out = np.array([cap[g[0]] * len(g) for g in units], dtype=float).reshape(-1, cap.shape[1])
+        for u, g in enumerate(units):
+            h = g[0]
+            by: dict[tuple[float, ...], list[int]] = {}
+            for i in self.active:
+                if ub[i, u] > 0:
+                    by.setdefault(tuple(float(x) for x in demand[i]), []).append(i)
+            if not by:
+                continue
+            classes = list(by.values())
+            most = [int(min(_fit(demand[[c[0]]], cap[[h]], np.array([10 ** 9]))[0, 0],
+                            sum(int(ub[i, u]) // len(g) for i in c))) for c in classes]
+            try:
+                pats = maximal_patterns([demand[c[0]] for c in classes], most, cap[h], [2000])
+            except _TooMany:
+                continue
+            vec = np.array([demand[c[0]] for c in classes])  # (classes, R)
+            most_used = (np.array(pats, dtype=float) @ vec).max(axis=0)
+            out[u] = len(g) * np.minimum(cap[h], most_used)
+        return out
+
+    @cached_property
+    def energy_rows(self) -> list[tuple[int, int, int, int, list[tuple[int, float]], float]]:
+        """(pool, r, A, B, [(i, coef of Σ_{A≤τ≤B} c_iτ)], rhs) of ``Options.energy_rows``
+        (pool 0: workers, 1: PSs):
+        windows ``[A, B]`` with A an arrival slot and B a completion slot, rows whose
+        coefficients sum above the right-hand side (the others cannot bind)."""
+        if not self.options.energy_rows or not self.active:
+            return []
+        inst = self.instance
+        starts = sorted({int(inst.arrival[i]) for i in self.active})
+        ends = sorted({t for i in self.active for t in self.completion_slots(i)})
+        rows = []
+        pools = [(0, inst.worker_demand, self.usable("w"))]
+        if not self.ps_free:
+            pools.append((1, inst.ps_demand, self.usable("p")))
+        for pool, demand, usable in pools:
+            supply = usable.sum(axis=0)  # (R,) per slot
+            for r in range(demand.shape[1]):
+                if supply[r] <= 0:
+                    continue
+                for A in starts:
+                    for B in ends:
+                        if B < A:
+                            continue
+                        terms = []
+                        for i in self.active:
+                            if max(int(self.earliest[i]), A) > min(B, int(self.latest[i])) \
+                                    or demand[i, r] <= 0:
+                                continue  # cannot complete in [A, B]
+                            a = int(inst.arrival[i])
+                            need = int(inst.workload[i]) - int(self.w_max[i]) * max(0, A - a)
+                            if need <= 0:
+                                continue
+                            if pool == 1:
+                                need = self.ps_needed(i, float(need))
+                            terms.append((i, float(demand[i, r]) * need))
+                        rhs = float(supply[r]) * (B - A + 1)
+                        if sum(c for _, c in terms) > rhs * (1 + _EPS) + _EPS:
+                            rows.append((pool, r, A, B, terms, rhs))
+        return rows
+
+    @cached_property
     def worker_pattern_index(self) -> list[tuple[int, int, int]]:
         """(g, t, p): pattern p of worker unit g in slot t (pattern mode)."""
         return [(g, t, p) for (g, t), (_, pats) in self.worker_patterns.items()
@@ -462,6 +580,9 @@ class Prep:
             "ps_pattern_hold": sum(len(c) for c, _ in self.ps_patterns.values()),
             "worker_capacity": len(self.worker_capacity_rows),
             "ps_capacity": len(self.ps_capacity_rows),
+            "worker_class": len(self.worker_class_rows),
+            "ps_class": len(self.ps_class_rows),
+            "energy": len(self.energy_rows),
             "worker_symmetry": len(self.worker_symmetry_rows),
             "ps_symmetry": len(self.ps_symmetry_rows),
         }

@@ -267,6 +267,23 @@ def add_capacity_constraints(m: Model, prep: Prep) -> None:
               -_INF, float(inst.ps_capacity[k, r]))
 
 
+def add_class_rows(m: Model, prep: Prep) -> None:
+    """With ``class_rows``: ``Σ_{i∈c} y_iht ≤ ⌊min_r C_hr/α_cr⌋`` per server, slot and demand
+    class (PS servers alike); with ``energy_rows``: ``Σ_i d_ir·R_iAB·Σ_{A≤τ≤B} c_iτ ≤
+    Σ_{t=A}^{B} Σ_h u_hr`` per pool, resource and window (``Options``)."""
+    for family, var, rows in (("worker_class", m.y, prep.worker_class_rows),
+                              ("ps_class", m.z, prep.ps_class_rows)):
+        for h, t, jobs, bound in rows:
+            m.row(family, [var[i, h, t] for i in jobs], [1.0] * len(jobs), -_INF, float(bound))
+    for _pool, _r, a, b, terms, rhs in prep.energy_rows:
+        cols, coefs = [], []
+        for i, coef in terms:
+            for tau in range(max(int(prep.earliest[i]), a), min(b, int(prep.latest[i])) + 1):
+                cols.append(m.c[i, tau])
+                coefs.append(coef)
+        m.row("energy", cols, coefs, -_INF, rhs)
+
+
 def add_symmetry_constraints(m: Model, prep: Prep) -> None:
     """Identical servers h < h' ordered by load in every slot (``Options.symmetry``)."""
     for family, var, rows, jobs_on, weight in (
@@ -296,6 +313,7 @@ def build(instance: Instance, options: Options | None = None,
     add_completion_cuts(m, prep)
     add_ps_ratio_constraints(m, prep)
     add_capacity_constraints(m, prep)
+    add_class_rows(m, prep)
     add_symmetry_constraints(m, prep)
     add_objective(m, prep)
     return m

@@ -240,6 +240,23 @@ def add_capacity_constraints(m: PulpModel, prep: Prep) -> None:
             [m.z[i, k, t] for i in jobs]) <= float(inst.ps_capacity[k, r]))
 
 
+def add_class_rows(m: PulpModel, prep: Prep) -> None:
+    """With ``class_rows``: ``Σ_{i∈c} y_iht ≤ ⌊min_r C_hr/α_cr⌋`` per server, slot and demand
+    class (PS servers alike); with ``energy_rows``: ``Σ_i d_ir·R_iAB·Σ_{A≤τ≤B} c_iτ ≤
+    Σ_{t=A}^{B} Σ_h u_hr`` per pool, resource and window (``common.Options``)."""
+    for family, var, rows in (("worker_class", m.y, prep.worker_class_rows),
+                              ("ps_class", m.z, prep.ps_class_rows)):
+        for h, t, jobs, bound in rows:
+            _add(m, family, (h, t, jobs[0]),  # a class is named by its first job
+                 _lin([1.0] * len(jobs), [var[i, h, t] for i in jobs]) <= bound)
+    for p, r, a, b, terms, rhs in prep.energy_rows:
+        pairs = [(coef, m.c[i, tau]) for i, coef in terms
+                 for tau in range(max(int(prep.earliest[i]), a),
+                                  min(b, int(prep.latest[i])) + 1)]
+        _add(m, "energy", (p, r, a, b),
+             _lin([c for c, _ in pairs], [v for _, v in pairs]) <= rhs)
+
+
 def add_symmetry_constraints(m: PulpModel, prep: Prep) -> None:
     """Identical servers h < h' (consecutive in a group) are interchangeable in each slot on
     its own, so order them by load: ``Σ_i ω_i·y_iht ≥ Σ_i ω_i·y_ih't`` (PS servers alike)."""
@@ -338,6 +355,7 @@ def build(instance: Instance, options: Options | None = None,
     add_completion_cuts(m, prep)
     add_ps_ratio_constraints(m, prep)
     add_capacity_constraints(m, prep)
+    add_class_rows(m, prep)
     add_symmetry_constraints(m, prep)
     add_exact_completion(m, prep)
     add_job_components(m, prep)

@@ -215,6 +215,30 @@ def add_capacity_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
     m.ps_capacity = pyo.Constraint(prep.ps_capacity_rows, rule=ps_row)
 
 
+def add_class_rows(m: pyo.ConcreteModel, prep: Prep) -> None:
+    """With ``class_rows``: ``Σ_{i∈c} y_iht ≤ ⌊min_r C_hr/α_cr⌋`` per server, slot and demand
+    class (PS servers alike); with ``energy_rows``: ``Σ_i d_ir·R_iAB·Σ_{A≤τ≤B} c_iτ ≤
+    Σ_{t=A}^{B} Σ_h u_hr`` per pool, resource and window (``common.Options``)."""
+    def count(var, rows):
+        by_key = {(h, t, jobs[0]): (jobs, bound) for h, t, jobs, bound in rows}
+
+        def rule(_m, h, t, first):  # a class is named by its first job
+            jobs, bound = by_key[h, t, first]
+            return _lin([1.0] * len(jobs), [var[i, h, t] for i in jobs]) <= bound
+        return pyo.Constraint(list(by_key), rule=rule)
+    m.worker_class = count(m.y, prep.worker_class_rows)
+    m.ps_class = count(m.z, prep.ps_class_rows)
+    energy = {(p, r, a, b): (terms, rhs) for p, r, a, b, terms, rhs in prep.energy_rows}
+
+    def energy_row(_m, p, r, a, b):
+        terms, rhs = energy[p, r, a, b]
+        pairs = [(coef, m.c[i, tau]) for i, coef in terms
+                 for tau in range(max(int(prep.earliest[i]), a),
+                                  min(b, int(prep.latest[i])) + 1)]
+        return _lin([c for c, _ in pairs], [v for _, v in pairs]) <= rhs
+    m.energy = pyo.Constraint(list(energy), rule=energy_row)
+
+
 def add_symmetry_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
     """Identical servers h < h' (consecutive in a group) are interchangeable in each slot on
     its own, so order them by load: ``Σ_i ω_i·y_iht ≥ Σ_i ω_i·y_ih't`` (PS servers alike)."""
@@ -326,6 +350,7 @@ def build(instance: Instance, options: Options | None = None,
     add_completion_cuts(m, prep)
     add_ps_ratio_constraints(m, prep)
     add_capacity_constraints(m, prep)
+    add_class_rows(m, prep)
     add_symmetry_constraints(m, prep)
     add_exact_completion(m, prep)
     add_job_components(m, prep)

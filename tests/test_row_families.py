@@ -23,6 +23,10 @@ OPTIONS = {
     "spec": SPEC_OPTIONS,
     "plain": PLAIN,
     "symmetry": Options(packing="server", symmetry="load"),
+    # the class and energy rows (issue 22 round 9, off by default), on PLAIN and patterns
+    "class-energy": Options(packing="server", ps_dominance=False, completion_cuts=False,
+                            ps_cuts=False, chained=False, class_rows=True, energy_rows=True),
+    "pattern-energy": Options(class_rows=True, energy_rows=True),
 }
 
 
