@@ -525,7 +525,12 @@ class _Master:
         h.changeColsIntegrality(n, np.arange(b, b + n, dtype=np.int32),
                                 np.full(n, highspy.HighsVarType.kInteger))
         h.setOptionValue("mip_rel_gap", 1e-4)
-        if picked:
+        if MIP_FIX_ONES:
+            # the LP's integral columns stay in (with the rest at 0 the LP's x rounded down
+            # is feasible): the MILP decides its fractional part only
+            ones = (np.flatnonzero(x >= 1 - 1e-6) + b).astype(np.int32)
+            h.changeColsBounds(len(ones), ones, np.ones(len(ones)), np.ones(len(ones)))
+        if picked and not MIP_FIX_ONES:  # (the start need not agree with the fixed ones)
             x0 = np.zeros(b + n)
             x0[[b + k for k in picked]] = 1.0
             sol0 = highspy.HighsSolution()
@@ -554,6 +559,9 @@ class _Master:
 #: Price-and-branch (``_Master.mip``) over the columns any optimal exact LP of the bound phase
 #: used (x > 0), not only the last one's (``_Master.supported``).
 MIP_SUPPORTS = False
+#: Price-and-branch with the columns the exact LP holds at x = 1 fixed at 1 (no start: the
+#: incumbent's columns need not agree with them; the incumbent is kept anyway).
+MIP_FIX_ONES = False
 #: After price-and-branch, up to this many of its earlier improving solutions (best pooled
 #: objective first, within ``MIP_PLACE_WITHIN`` of the best) are placed, filled and compacted
 #: too (``round_lp``) and the best schedule kept: on a saved p5k master the MILP's solutions,

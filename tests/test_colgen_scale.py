@@ -356,6 +356,30 @@ def test_milp_over_every_exact_support(monkeypatch):
         assert validate(inst, sched).feasible
 
 
+def test_milp_with_the_lps_integral_columns_fixed(monkeypatch):
+    """``MIP_FIX_ONES``: the columns the exact LP holds at 1 are 1 in the MILP's answer, which
+    is integer, a column a job at most, worth at least those columns, and placed it
+    validates."""
+    monkeypatch.setattr(colgen, "MIP_FIX_ONES", True)
+    inst = generate("paper", seed=3, jobs=60)
+    master = colgen._Master(inst, aggregate=True, pool_all=True)
+    for i in range(inst.num_jobs):
+        for col in colgen_scale.fixed_rate_columns(inst, i):
+            master.add(col)
+    master.solve_lp()
+    ones = np.flatnonzero(master.x >= 1 - 1e-6)
+    assert len(ones) and len(ones) < inst.num_jobs
+    start = colgen._columns_of(inst, algorithms.run("tetris", inst))
+    x = master.mip(Deadline(), start)
+    assert x is not None and set(np.unique(x)) <= {0.0, 1.0} and (x[ones] == 1).all()
+    assert np.bincount([c.job for c in master.columns], weights=x).max() <= 1
+    chosen = sum(c.value for c, v in zip(master.columns, x, strict=True) if v > 0.5)
+    fixed = sum(master.columns[k].value for k in ones)
+    assert chosen >= fixed - _tol(fixed)
+    placed = colgen_scale.round_lp(inst, master.columns, x, fill=True, compact=True)
+    assert validate(inst, placed).feasible
+
+
 def test_early_price_and_branch_keeps_the_bound(monkeypatch):
     """With a budget, the trace-scale path hands over to price-and-branch as soon as the bound
     is within ``MIP_EARLY`` of the gap target above the restricted LP (here: at once, after the
