@@ -561,11 +561,12 @@ class _Master:
 MIP_SUPPORTS = False
 #: Price-and-branch with the columns the exact LP holds at x = 1 fixed at 1 (no start: the
 #: incumbent's columns need not agree with them; the incumbent is kept anyway).
-MIP_FIX_ONES = False
+MIP_FIX_ONES = False  # s1: 143 986 against 144 132 without it (docs/performance.md)
 #: After price-and-branch, up to this many of its earlier improving solutions (best pooled
 #: objective first, within ``MIP_PLACE_WITHIN`` of the best) are placed, filled and compacted
 #: too (``round_lp``) and the best schedule kept: on a saved p5k master the MILP's solutions,
-#: placed, were worth 142 987, **143 422**, 143 046, 143 052 and 143 214 (the last, its answer).
+#: placed, were worth 142 987, **143 422**, 143 046, 143 052 and 143 214 (the last, its answer);
+#: with more CPU 143 820 as answered and 144 132 at best (docs/performance.md, round 9).
 MIP_PLACE = 4
 MIP_PLACE_WITHIN = 0.01
 #: Share of the budget the trace-scale bound phase leaves to price-and-branch on its pooled
