@@ -295,6 +295,9 @@ class _Master:
         self.strikes = bytearray()  # solves in a row each column was below the threshold
         #: columns added or brought back: ``_generate`` counts a round's progress by it
         self.entered = 0
+        #: (columns at the last exact solve,) whether an optimal solve of the exact master
+        #: ever gave the column x > 0: price-and-branch may use them (``MIP_SUPPORTS``)
+        self.supported = np.zeros(0, dtype=bool)
 
     def usage(self, job: int, workers: SlotCounts, ps: SlotCounts
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -431,6 +434,7 @@ class _Master:
         self.penalised = bool(b) and bool(np.any(col_value[:b] > 1e-9))
         if optimal and not self.penalised:
             self.lp_exact = value
+            self.note_support()
         self.value = value
         if self.adaptive and math.isfinite(SET_ASIDE) and \
                 len(self.columns) >= LP_ADAPT_COLUMNS and optimal:
@@ -438,6 +442,14 @@ class _Master:
         row_dual = np.maximum(-np.asarray(sol.row_dual), 0.0)
         prices = np.where(self.row_of >= 0, row_dual[np.maximum(self.row_of, 0)], 0.0)
         return value, np.concatenate([prices, row_dual[self.n_kept:]])
+
+    def note_support(self) -> None:
+        """Mark the columns the exact LP just used (x > 0) in ``supported``."""
+        n = len(self.x)
+        if len(self.supported) < n:
+            self.supported = np.concatenate([self.supported,
+                                             np.zeros(n - len(self.supported), dtype=bool)])
+        self.supported[:n] |= self.x > 1e-9
 
     def set_aside(self, reduced: np.ndarray) -> None:
         """Fix at 0 every column in the LP whose reduced cost ``f_il − Σ prices·usage − μ_i``
@@ -478,7 +490,8 @@ class _Master:
         ranked = sorted(LP_STRATEGIES, key=lambda s: self.lp_cpu[s])
         return ranked[1] if self.resolves % LP_RETRY == 0 else ranked[0]
 
-    def mip(self, deadline: Deadline, start: Sequence[Column] = ()) -> np.ndarray | None:
+    def mip(self, deadline: Deadline, start: Sequence[Column] = (),
+            solutions: list[tuple[float, np.ndarray]] | None = None) -> np.ndarray | None:
         """Price-and-branch on this master: x integer over the columns the last LP used
         (``x_il > 0``), every other column at 0, in a copy of the model (the LP stays as it
         was), until ``deadline``; the best integer x found over all columns, or None.
@@ -488,7 +501,11 @@ class _Master:
         ``start``: the columns of a feasible schedule (at most one per job), added to the
         master and handed to HiGHS as its first incumbent (x = 1 on them): a schedule that
         fits per server fits the pooled rows, so the MILP starts at its value and can only
-        improve on it."""
+        improve on it.
+
+        ``solutions``: a list that gets (objective, x) of every improving solution HiGHS
+        reports, in order (the last is the answer): the pooled objective is not what the
+        choice is worth once placed, filled and compacted (``MIP_PLACE``)."""
         # the copy would pass ``--max-memory``: skip it, and leave the master as it was
         if not len(self.x) or deadline.left() <= 0 or 2 * self.nbytes > max_memory():
             return None
@@ -497,6 +514,8 @@ class _Master:
         n, b = len(self.columns), self.base
         used = np.zeros(b + n, dtype=bool)  # the penalty columns stay at 0
         used[b:b + len(x)] = x > 1e-9
+        if MIP_SUPPORTS:  # and the columns earlier exact LPs used
+            used[b:b + len(self.supported)] |= self.supported
         used[[b + k for k in picked]] = True
         h = new_highs()
         h.setOptionValue("threads", 1)
@@ -506,7 +525,12 @@ class _Master:
         h.changeColsIntegrality(n, np.arange(b, b + n, dtype=np.int32),
                                 np.full(n, highspy.HighsVarType.kInteger))
         h.setOptionValue("mip_rel_gap", 1e-4)
-        if picked:
+        if MIP_FIX_ONES:
+            # the LP's integral columns stay in (with the rest at 0 the LP's x rounded down
+            # is feasible): the MILP decides its fractional part only
+            ones = (np.flatnonzero(x >= 1 - 1e-6) + b).astype(np.int32)
+            h.changeColsBounds(len(ones), ones, np.ones(len(ones)), np.ones(len(ones)))
+        if picked and not MIP_FIX_ONES:  # (the start need not agree with the fixed ones)
             x0 = np.zeros(b + n)
             x0[[b + k for k in picked]] = 1.0
             sol0 = highspy.HighsSolution()
@@ -516,13 +540,35 @@ class _Master:
         if not deadline.highs_limit(h, None):
             return None
         deadline.watch(h)
+
+        def keep(e: object) -> None:
+            data = e.data_out  # type: ignore[attr-defined]
+            sol = np.asarray(data.mip_solution, dtype=float)
+            if solutions is not None and sol.size == b + n:
+                solutions.append((-float(data.objective_function_value), np.round(sol[b:])))
+
+        h.cbMipImprovingSolution.subscribe(keep)
         h.run()
+        h.cbMipImprovingSolution.unsubscribe(keep)
         sol = h.getSolution()
         if not sol.value_valid:
             return None
         return np.round(np.asarray(sol.col_value, dtype=float)[b:b + n])
 
 
+#: Price-and-branch (``_Master.mip``) over the columns any optimal exact LP of the bound phase
+#: used (x > 0), not only the last one's (``_Master.supported``).
+MIP_SUPPORTS = False
+#: Price-and-branch with the columns the exact LP holds at x = 1 fixed at 1 (no start: the
+#: incumbent's columns need not agree with them; the incumbent is kept anyway).
+MIP_FIX_ONES = False  # s1: 143 986 against 144 132 without it (docs/performance.md)
+#: After price-and-branch, up to this many of its earlier improving solutions (best pooled
+#: objective first, within ``MIP_PLACE_WITHIN`` of the best) are placed, filled and compacted
+#: too (``round_lp``) and the best schedule kept: on a saved p5k master the MILP's solutions,
+#: placed, were worth 142 987, **143 422**, 143 046, 143 052 and 143 214 (the last, its answer);
+#: with more CPU 143 820 as answered and 144 132 at best (docs/performance.md, round 9).
+MIP_PLACE = 4
+MIP_PLACE_WITHIN = 0.01
 #: Share of the budget the trace-scale bound phase leaves to price-and-branch on its pooled
 #: master (``_Master.mip``) before its own end at 90 % (the MILP then runs to the end of the
 #: budget but a reserve for placing its answer): on 5 000 Philly jobs after 10 rounds (LP 143 136)
@@ -1073,22 +1119,35 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     if bound_only and master.columns and track.gap() > mip_gap and left() > 0.5:
         # price-and-branch on the pooled master, its choice of columns placed and filled
         x = None
+        found: list[tuple[float, np.ndarray]] = []  # the MILP's improving solutions
         if master.penalised:  # the exact LP for both (its value for ``mip_worth``)
             master.values()
             res.lp_value = max(res.lp_value, master.lp_exact)
         if mip_worth():
             t0 = time.perf_counter()
             want = MIP_SHARE * budget if budget is not None else mip_time_limit
-            reserve = 0.1 * min(want, left())  # for placing its answer
+            # for placing its answer and up to MIP_PLACE earlier ones (≈ 8 CPU s each on p5k)
+            reserve = 0.1 * min(want, left()) * (1 + MIP_PLACE / 2)
             # With a budget the MIP runs to its end but the reserve (it starts MIP_SHARE
             # before the bound phase's 90 %, and stopping there left the last 7 % of the
             # budget idle: p5k, 533 of 600 s); without one, ``mip_time_limit``.
             x = master.mip(hard.before(reserve) if end is not None
-                           else hard.earlier(t0 + want), _columns_of(inst, best_sched))
+                           else hard.earlier(t0 + want), _columns_of(inst, best_sched), found)
             res.mip_seconds = time.perf_counter() - t0
         if x is None:
             x = master.values()
         improve(round_lp(inst, master.columns, x, fill=True, compact=True, deadline=hard))
+        if found and MIP_PLACE > 0:
+            # the MILP's earlier answers too (each improved on the one before: newest first),
+            # while time is left: placed, filled and compacted, one may be worth more than
+            # the last
+            best = found[-1][0]
+            for v, xs in found[-2::-1][:MIP_PLACE]:
+                if v < best - MIP_PLACE_WITHIN * abs(best) or hard.passed():
+                    break
+                if not np.array_equal(xs, x):
+                    improve(round_lp(inst, master.columns, xs, fill=True, compact=True,
+                                     deadline=hard))
     tell()
 
     def finish(sched: Schedule) -> SolveResult:

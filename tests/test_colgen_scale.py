@@ -310,6 +310,76 @@ def test_milp_starts_from_the_incumbent():
     assert validate(inst, placed).feasible
 
 
+def test_milp_over_every_exact_support(monkeypatch):
+    """``MIP_SUPPORTS``: ``_Master.supported`` marks every column an optimal exact LP used
+    (x > 0), over several solves; price-and-branch over those and the start's columns is
+    integer, one column a job at most, worth at least the start, and placed it validates;
+    its improving solutions (``mip``'s ``solutions``, what ``MIP_PLACE`` places) too."""
+    monkeypatch.setattr(colgen, "MIP_SUPPORTS", True)
+    inst = generate("paper", seed=3, jobs=60)
+    master = colgen._Master(inst, aggregate=True, pool_all=True)
+    for i in range(inst.num_jobs):
+        for col in colgen_scale.fixed_rate_columns(inst, i):
+            master.add(col)
+    master.solve_lp()
+    first = master.x > 1e-9
+    assert (master.supported == first).all()
+    seed = algorithms.run("rrh", inst)
+    for col in colgen._columns_of(inst, seed):
+        master.add(col)
+    master.solve_lp()
+    n = len(first)
+    assert (master.supported[:n] >= first).all()
+    assert (master.supported[:len(master.x)] >= (master.x > 1e-9)).all()
+    start = colgen._columns_of(inst, algorithms.run("tetris", inst))
+    found: list = []
+    x = master.mip(Deadline(), start, found)
+    assert x is not None and set(np.unique(x)) <= {0.0, 1.0}
+    per_job = np.bincount([c.job for c in master.columns], weights=x, minlength=inst.num_jobs)
+    assert per_job.max() <= 1
+    chosen = sum(c.value for c, v in zip(master.columns, x, strict=True) if v > 0.5)
+    worth = sum(c.value for c in start)
+    assert chosen >= worth - _tol(worth)
+    placed = colgen_scale.round_lp(inst, master.columns, x, fill=True, compact=True)
+    assert validate(inst, placed).feasible
+    # ``solutions``: every improving solution in order, the last the answer; each one a
+    # choice (integer, a column a job) whose objective is its value, and placed it validates
+    assert found and found[-1][0] == pytest.approx(chosen, rel=1e-9)
+    assert all(a[0] <= b[0] + _tol(b[0]) for a, b in zip(found[:-1], found[1:], strict=True))
+    for value, xs in found:
+        assert len(xs) == len(master.columns) and set(np.unique(xs)) <= {0.0, 1.0}
+        assert np.bincount([c.job for c in master.columns], weights=xs).max() <= 1
+        assert value == pytest.approx(sum(c.value for c, v in zip(master.columns, xs,
+                                                                   strict=True) if v > 0.5),
+                                      rel=1e-9, abs=1e-6)
+        sched = colgen_scale.round_lp(inst, master.columns, xs, fill=True, compact=True)
+        assert validate(inst, sched).feasible
+
+
+def test_milp_with_the_lps_integral_columns_fixed(monkeypatch):
+    """``MIP_FIX_ONES``: the columns the exact LP holds at 1 are 1 in the MILP's answer, which
+    is integer, a column a job at most, worth at least those columns, and placed it
+    validates."""
+    monkeypatch.setattr(colgen, "MIP_FIX_ONES", True)
+    inst = generate("paper", seed=3, jobs=60)
+    master = colgen._Master(inst, aggregate=True, pool_all=True)
+    for i in range(inst.num_jobs):
+        for col in colgen_scale.fixed_rate_columns(inst, i):
+            master.add(col)
+    master.solve_lp()
+    ones = np.flatnonzero(master.x >= 1 - 1e-6)
+    assert len(ones) and len(ones) < inst.num_jobs
+    start = colgen._columns_of(inst, algorithms.run("tetris", inst))
+    x = master.mip(Deadline(), start)
+    assert x is not None and set(np.unique(x)) <= {0.0, 1.0} and (x[ones] == 1).all()
+    assert np.bincount([c.job for c in master.columns], weights=x).max() <= 1
+    chosen = sum(c.value for c, v in zip(master.columns, x, strict=True) if v > 0.5)
+    fixed = sum(master.columns[k].value for k in ones)
+    assert chosen >= fixed - _tol(fixed)
+    placed = colgen_scale.round_lp(inst, master.columns, x, fill=True, compact=True)
+    assert validate(inst, placed).feasible
+
+
 def test_early_price_and_branch_keeps_the_bound(monkeypatch):
     """With a budget, the trace-scale path hands over to price-and-branch as soon as the bound
     is within ``MIP_EARLY`` of the gap target above the restricted LP (here: at once, after the
