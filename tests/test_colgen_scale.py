@@ -284,17 +284,23 @@ def test_bound_only_with_unlike_servers_pooled(seed):
     assert master.n_kept <= inst.horizon * len(inst.resources) * 2  # one group a pool
 
 
+def _fixed_rate_master(inst):
+    """A pooled master holding every job's fixed-rate columns, its LP solved."""
+    master = colgen._Master(inst, aggregate=True, pool_all=True)
+    for i in range(inst.num_jobs):
+        for col in colgen_scale.fixed_rate_columns(inst, i):
+            master.add(col)
+    master.solve_lp()
+    return master
+
+
 def test_milp_starts_from_the_incumbent():
     """Price-and-branch on the pooled master from a schedule's columns (``_Master.mip``'s
     ``start``): the columns enter the master, the MILP's choice is integer, one column a job at
     most, worth at least the schedule (HiGHS starts from it), and placed by the rounding it
     is a valid schedule."""
     inst = generate("paper", seed=3, jobs=60)
-    master = colgen._Master(inst, aggregate=True, pool_all=True)
-    for i in range(inst.num_jobs):
-        for col in colgen_scale.fixed_rate_columns(inst, i):
-            master.add(col)
-    master.solve_lp()
+    master = _fixed_rate_master(inst)
     seed = algorithms.run("tetris", inst)
     start = colgen._columns_of(inst, seed)
     before = len(master.columns)
@@ -317,11 +323,7 @@ def test_milp_over_every_exact_support(monkeypatch):
     its improving solutions (``mip``'s ``solutions``, what ``MIP_PLACE`` places) too."""
     monkeypatch.setattr(colgen, "MIP_SUPPORTS", True)
     inst = generate("paper", seed=3, jobs=60)
-    master = colgen._Master(inst, aggregate=True, pool_all=True)
-    for i in range(inst.num_jobs):
-        for col in colgen_scale.fixed_rate_columns(inst, i):
-            master.add(col)
-    master.solve_lp()
+    master = _fixed_rate_master(inst)
     first = master.x > 1e-9
     assert (master.supported == first).all()
     seed = algorithms.run("rrh", inst)
@@ -362,11 +364,7 @@ def test_milp_with_the_lps_integral_columns_fixed(monkeypatch):
     validates."""
     monkeypatch.setattr(colgen, "MIP_FIX_ONES", True)
     inst = generate("paper", seed=3, jobs=60)
-    master = colgen._Master(inst, aggregate=True, pool_all=True)
-    for i in range(inst.num_jobs):
-        for col in colgen_scale.fixed_rate_columns(inst, i):
-            master.add(col)
-    master.solve_lp()
+    master = _fixed_rate_master(inst)
     ones = np.flatnonzero(master.x >= 1 - 1e-6)
     assert len(ones) and len(ones) < inst.num_jobs
     start = colgen._columns_of(inst, algorithms.run("tetris", inst))
