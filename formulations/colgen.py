@@ -434,7 +434,8 @@ class _Master:
         self.penalised = bool(b) and bool(np.any(col_value[:b] > 1e-9))
         if optimal and not self.penalised:
             self.lp_exact = value
-            self.note_support()
+            if MIP_SUPPORTS:
+                self.note_support()
         self.value = value
         if self.adaptive and math.isfinite(SET_ASIDE) and \
                 len(self.columns) >= LP_ADAPT_COLUMNS and optimal:

@@ -398,14 +398,10 @@ class Prep:
             return []
         rows = []
         for (h, t), jobs in sorted(jobs_on.items()):
-            by: dict[tuple[float, ...], list[int]] = {}
-            for i in jobs:
-                by.setdefault(tuple(float(x) for x in demand[i]), []).append(i)
-            for c in by.values():
+            for c in _demand_classes(jobs, demand):
                 if len(c) < 2:
                     continue
-                fit = int(_fit(demand[[c[0]]], capacity[[h]],
-                               np.array([10 ** 9]))[0, 0])
+                fit = _fit_one(demand[c[0]], capacity[h])
                 if fit < int(ub[c, h].sum()):
                     rows.append((h, t, tuple(c), fit))
         return rows
@@ -422,15 +418,11 @@ class Prep:
         out = np.array([cap[g[0]] * len(g) for g in units], dtype=float).reshape(-1, cap.shape[1])
         for u, g in enumerate(units):
             h = g[0]
-            by: dict[tuple[float, ...], list[int]] = {}
-            for i in self.active:
-                if ub[i, u] > 0:
-                    by.setdefault(tuple(float(x) for x in demand[i]), []).append(i)
-            if not by:
+            classes = _demand_classes([i for i in self.active if ub[i, u] > 0], demand)
+            if not classes:
                 continue
-            classes = list(by.values())
-            most = [int(min(_fit(demand[[c[0]]], cap[[h]], np.array([10 ** 9]))[0, 0],
-                            sum(int(ub[i, u]) // len(g) for i in c))) for c in classes]
+            most = [min(_fit_one(demand[c[0]], cap[h]),
+                        sum(int(ub[i, u]) // len(g) for i in c)) for c in classes]
             try:
                 pats = maximal_patterns([demand[c[0]] for c in classes], most, cap[h], [2000])
             except _TooMany:
@@ -845,6 +837,19 @@ def _fit(demand: np.ndarray, capacity: np.ndarray, cap: np.ndarray) -> np.ndarra
                          np.floor(capacity[None, :, :] / demand[:, None, :] + _EPS), np.inf)
     fit = ratio.min(axis=2)  # (J, S)
     return np.minimum(fit, cap[:, None]).astype(np.int64)
+
+
+def _demand_classes(jobs: list[int] | tuple[int, ...], demand: np.ndarray) -> list[list[int]]:
+    """``jobs`` grouped by equal demand vectors, in first-seen order."""
+    by: dict[tuple[float, ...], list[int]] = {}
+    for i in jobs:
+        by.setdefault(tuple(float(x) for x in demand[i]), []).append(i)
+    return list(by.values())
+
+
+def _fit_one(demand: np.ndarray, capacity: np.ndarray) -> int:
+    """How many of one demand vector fit one capacity vector (``_fit`` for one pair)."""
+    return int(_fit(demand[None, :], capacity[None, :], np.array([10 ** 9]))[0, 0])
 
 
 def _identical(capacity: np.ndarray) -> tuple[tuple[int, ...], ...]:
