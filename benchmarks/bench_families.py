@@ -76,6 +76,7 @@ VARIANTS: dict[str, Options | None] = {
     "round5": None,  # the default route as before issue 22 round 6 (ROUTE_PATCHES)
     "round6": None,  # the default route as before issue 22 round 7 (ROUTE_PATCHES)
     "round7": None,  # the default route as before issue 22 round 8 (ROUTE_PATCHES)
+    "round9": None,  # the default route as before issue 22 round 10 (ROUTE_PATCHES)
 }
 
 
@@ -104,7 +105,8 @@ def _round7_mip_options(prep: Any) -> dict[str, Any]:
 #: route of main before round 5; ``round5`` races PLAIN against the server model, not
 #: against itself at another seed (before round 6); ``round6`` runs the whole floor before
 #: the solve (``FLOOR_FIRST`` None: no lazy floor, before round 7); ``round7`` runs HiGHS's
-#: root reduced-cost heuristic on PLAIN where γ ≤ 1 too (before round 8).
+#: root reduced-cost heuristic on PLAIN where γ ≤ 1 too (before round 8); ``round9`` races
+#: PLAIN against itself at another seed with whole PS counts (before round 10).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
@@ -114,6 +116,7 @@ ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round5": (("oasis_opt.offline.compact", "racers", _round5_racers),),
     "round6": (("oasis_opt.offline", "FLOOR_FIRST", None),),
     "round7": (("oasis_opt.offline.backends", "mip_options", _round7_mip_options),),
+    "round9": (("oasis_opt.offline.plan", "RELAXED_PARTNER", False),),
 }
 
 

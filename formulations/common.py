@@ -141,6 +141,15 @@ class Options:
       most 2 workers held 1/4 of a PS in the LP, 1/2 now): where few PS servers bind, that
       fraction is the root gap (issue 22: ps-light-s0's LP bound with the PS counts
       relaxed is 387.6 against OPT 314.2; with the worker counts relaxed it is OPT).
+    - ``ps_relaxed``: the highspy back-end declares the PS counts ``z_ikt`` continuous, a
+      relaxation (the objective does not read z), and then makes them whole for the
+      relaxation's solution (``formulations/ps_relax.py``: with the workers fixed, else
+      with the completions fixed); where that fails the relaxed optimum is only a bound
+      and the whole model is solved after it (``offline/backends.solve_highspy``). Not a
+      row: the optimum is unchanged, and like ``restart`` it travels with the ``Prep``
+      into the highspy back-end and its racers; Pyomo and PuLP keep z whole. Measured
+      (issue 22 round 10, docs/offline.md): where the PS pool has room, HiGHS's tree is
+      smaller with z continuous (ps-light-s1: 23 nodes against 212, the same optimum);
     """
 
     server_linking: bool = True
@@ -162,6 +171,7 @@ class Options:
     root_heuristic: bool | None = True
     class_rows: bool = False
     energy_rows: bool = False
+    ps_relaxed: bool = False
 
     def __post_init__(self) -> None:
         if self.symmetry not in ("none", "count", "load"):

@@ -112,8 +112,9 @@ def add_allocation_variables(m: Model, prep: Prep) -> None:
     whole = not prep.flow_workers  # continuous where the allocation is a flow
     for i, h, t in prep.y_index:
         m.y[i, h, t] = m.var(0, int(prep.ub_y[i, h]), whole)
+    whole_ps = whole and not prep.options.ps_relaxed  # a relaxation (formulations/ps_relax)
     for i, k, t in prep.z_index:
-        m.z[i, k, t] = m.var(0, int(prep.ub_z[i, k]), whole)
+        m.z[i, k, t] = m.var(0, int(prep.ub_z[i, k]), whole_ps)
     binary_s = prep.options.binary_running
     for key in prep.c_index:
         m.c[key] = m.var(0, 1, not binary_s)

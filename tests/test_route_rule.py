@@ -6,6 +6,8 @@ brute force's)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bruteforce import best_utility
 from oasis_opt.formulations.common import PLAIN, Options
 
@@ -167,7 +169,6 @@ def test_plain_runs_without_the_root_reduced_cost_heuristic_where_gamma_is_one()
     the `ps-heavy` family); other PS ratios and the other models keep HiGHS's default. A
     search setting, not a row: PLAIN with it on and off proves the brute force's optimum on
     highspy (the medium it reaches) on a γ = 1 instance, and the schedule validates."""
-    from dataclasses import replace
 
     from oasis_opt.formulations.common import prepare
     from oasis_opt.formulations.highs import mip_options
@@ -194,7 +195,8 @@ def test_plain_runs_without_the_root_reduced_cost_heuristic_where_gamma_is_one()
 def test_racers_where_the_rule_is_unsure_and_the_seed_partner():
     """``plan.racers``, a pure function of the planned model: where the route packs by server
     and the PS pool binds, the server model races PLAIN; where it took PLAIN, on any pool,
-    PLAIN races itself at HiGHS random seed ``SEED_PARTNER`` (issue 22 round 6); on
+    PLAIN races itself at HiGHS random seed ``SEED_PARTNER`` (issue 22 round 6), with its PS
+    counts relaxed and made whole after where a job shares a PS (round 10); on
     patterns (identical PS servers) and on other models where no PS capacity binds, the
     cut-free variant with another seed, as before."""
     from oasis_opt.formulations.common import prepare
@@ -204,8 +206,14 @@ def test_racers_where_the_rule_is_unsure_and_the_seed_partner():
     instance = instance_from_dict(tiny_ps_light())
     prep = prepare(instance, route_options(instance))
     assert racers(prep) == [(prep.options, 0), (PLAIN, 0)]
-    plain = prepare(generate("mixed", seed=0), PLAIN)  # PLAIN's partner: PLAIN, another seed
-    assert not plain.ps_free and racers(plain) == [(PLAIN, 0), (PLAIN, SEED_PARTNER)]
+    # PLAIN's partner: PLAIN at another seed, its PS counts relaxed where a job shares a PS
+    # (γ > 1, issue 22 round 10), whole where none does (γ = 1)
+    plain = prepare(generate("mixed", seed=0), PLAIN)
+    assert not plain.ps_free and racers(plain) == [
+        (PLAIN, 0), (replace(PLAIN, ps_relaxed=True), SEED_PARTNER)]
+    heavy = prepare(generate("ps-heavy", seed=0), PLAIN)
+    assert (heavy.instance.ps_ratio <= 1).all() and not heavy.ps_free
+    assert racers(heavy) == [(PLAIN, 0), (PLAIN, SEED_PARTNER)]
     uniform = generate("uniform-1r", seed=1)  # PLAIN where no PS row can bind: the same
     free_plain = prepare(uniform, route_options(uniform))
     assert free_plain.ps_free and racers(free_plain) == [(PLAIN, 0), (PLAIN, SEED_PARTNER)]

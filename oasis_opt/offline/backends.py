@@ -52,16 +52,19 @@ def status_of(model_status: Any) -> SolveStatus:
 
 
 def watch(h: Any, clock: Clock, tracker: Tracker, sense: float,
-          on_solution: Callable[[float, Any], None] | None = None) -> None:
+          on_solution: Callable[[float, Any], None] | None = None,
+          incumbents: bool = True) -> None:
     """Callbacks on a ``Highs`` object: every improving incumbent and, at most twice a second,
     the dual bound go to the tracker (``sense`` −1 where the model is ``min −utility``); HiGHS
     is interrupted once the wall-clock deadline has passed (its own time limit counts only
-    its run, and can overshoot in a long root LP)."""
+    its run, and can overshoot in a long root LP). Without ``incumbents`` (a relaxation's
+    run) only the bound goes to the tracker."""
     last = [0.0]
 
     def improving(e: Any) -> None:
         out = e.data_out
-        tracker.update(sense * out.objective_function_value, sense * out.mip_dual_bound)
+        tracker.update(sense * out.objective_function_value if incumbents else None,
+                       sense * out.mip_dual_bound)
         if on_solution is not None:
             on_solution(sense * out.objective_function_value, out.mip_solution)
 
@@ -89,16 +92,81 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                   ) -> SolveResult:
     """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
     callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start;
-    ``on_values(objective, values)`` gets every improving incumbent's values."""
-    import highspy
+    ``on_values(objective, values)`` gets every improving incumbent's values.
+
+    With ``Options.ps_relaxed`` HiGHS first solves the model with the PS counts continuous
+    (a relaxation: its incumbents are not reported, its bound is); its solution is made
+    whole (``formulations/ps_relax.repair``), and where that fails the whole model is solved
+    in the time left, its bound the least of the two. ``extras["ps_relaxed"]`` says which:
+    ``repaired`` or ``whole``."""
     import numpy as np
 
-    from ..formulations import compact_highspy
+    from ..formulations import compact_highspy, ps_relax
 
     t0 = time.perf_counter()
     m = compact_highspy.build(prep.instance, prep=prep)
     build = time.perf_counter() - t0
-    t1 = time.perf_counter()
+    relaxed = prep.options.ps_relaxed and bool(m.z) and not prep.flow_workers
+    handover = seconds = 0.0
+
+    def attempt(lp: Any, report: bool) -> Any:
+        """One HiGHS run of ``lp`` within the budget; incumbents reported if ``report``."""
+        nonlocal handover, seconds
+        t1 = time.perf_counter()
+        h = _configured(prep, clock, mip_gap, random_seed)
+        h.passModel(lp)
+        _start(h, m, start)
+
+        def solution(obj: float, x: Any) -> None:
+            if on_values is not None:
+                on_values(obj, compact_highspy.values(m, np.asarray(x)))
+        watch(h, clock, tracker, 1.0, solution if on_values is not None and report else None,
+              incumbents=report)
+        handover += time.perf_counter() - t1
+        t2 = time.perf_counter()
+        h.run()
+        seconds += time.perf_counter() - t2
+        if status_of(h.getModelStatus()) is SolveStatus.ERROR:
+            raise SolverError(f"HiGHS failed on {prep.instance.name}: "
+                              f"{h.modelStatusToString(h.getModelStatus())}")
+        return h
+
+    h = attempt(m.lp(), not relaxed)
+    status, info = status_of(h.getModelStatus()), h.getInfo()
+    bound = float(info.mip_dual_bound) if info.mip_node_count >= 0 else None
+    x = np.asarray(h.getSolution().col_value) if info.primal_solution_status == 2 else None
+    extras: dict[str, Any] = {}
+    if relaxed:
+        t3 = time.perf_counter()
+        whole = None if x is None else ps_relax.repair(m, x, clock.remaining())
+        handover += time.perf_counter() - t3
+        extras["ps_relaxed"] = "repaired" if whole is not None else "whole"
+        if whole is None and status is SolveStatus.OPTIMAL:  # only a bound: the whole model
+            tracker.update(bound=bound)
+            h = attempt(ps_relax.whole_lp(m), True)
+            status, info = status_of(h.getModelStatus()), h.getInfo()
+            if info.mip_node_count >= 0:
+                bound = float(info.mip_dual_bound) if bound is None else \
+                    min(bound, float(info.mip_dual_bound))
+            whole = np.asarray(h.getSolution().col_value) \
+                if info.primal_solution_status == 2 else None
+        x = whole
+    values: tuple[dict, ...] = ()
+    incumbent = None
+    if x is not None:
+        values = compact_highspy.values(m, x)
+        if relaxed:  # the repaired solution: worth the relaxation's (z is not in f)
+            incumbent = float(np.dot(m.cost, x))
+            tracker.update(incumbent=incumbent)
+        else:
+            incumbent = float(info.objective_function_value)
+    return SolveResult(status, incumbent, bound, values, build_seconds=build,
+                       handover_seconds=handover, solve_seconds=seconds, solver="highspy",
+                       extras=extras)
+
+
+def _configured(prep: Any, clock: Clock, mip_gap: float, random_seed: int) -> Any:
+    """A ``Highs`` with the route's options for ``prep`` and HiGHS's share of the time left."""
     h = new_highs()
     h.setOptionValue("threads", THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
@@ -108,37 +176,21 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     budget = highs_budget(clock, prep)
     if budget is not None:
         h.setOptionValue("time_limit", float(budget))
-    h.passModel(m.lp())
+    return h
+
+
+def _start(h: Any, m: Any, start: Schedule | None) -> None:
+    """``start`` as HiGHS's MIP start on ``m`` (HiGHS checks it and starts from it, or
+    ignores an infeasible one)."""
+    import highspy
+
+    from ..formulations import compact_highspy
     x = compact_highspy.start_vector(m, start) if start is not None else None
-    if x is not None:  # HiGHS checks it and starts from it (or ignores an infeasible one)
+    if x is not None:
         sol = highspy.HighsSolution()
         sol.col_value = x.tolist()
         sol.value_valid = True
         h.setSolution(sol)
-
-    def solution(obj: float, x: Any) -> None:
-        if on_values is not None:
-            on_values(obj, compact_highspy.values(m, np.asarray(x)))
-    watch(h, clock, tracker, 1.0, solution if on_values is not None else None)
-    handover = time.perf_counter() - t1
-    t2 = time.perf_counter()
-    h.run()
-    highs_seconds = time.perf_counter() - t2
-    t3 = time.perf_counter()
-    status = status_of(h.getModelStatus())
-    if status is SolveStatus.ERROR:
-        raise SolverError(f"HiGHS failed on {prep.instance.name}: "
-                          f"{h.modelStatusToString(h.getModelStatus())}")
-    info = h.getInfo()
-    values: tuple[dict, ...] = ()
-    incumbent = None
-    if info.primal_solution_status == 2:
-        incumbent = float(info.objective_function_value)
-        values = compact_highspy.values(m, np.asarray(h.getSolution().col_value))
-    bound = float(info.mip_dual_bound) if info.mip_node_count >= 0 else None
-    handover += time.perf_counter() - t3
-    return SolveResult(status, incumbent, bound, values, build_seconds=build,
-                       handover_seconds=handover, solve_seconds=highs_seconds, solver="highspy")
 
 
 def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,

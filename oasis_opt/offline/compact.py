@@ -109,10 +109,13 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     medium = raw.solver
     raced = raw.extras.get("racers", 1) > 1
     o = prep.options
-    rows = "plain" if o == PLAIN else "full" if o.completion_cuts else \
-        "nocuts" if o.cumulative else "lean"
-    route = f"compact/{solver if solver != 'highs' else medium}/{rows}" + ("+race" if raced
-                                                                           else "")
+    rows = "plain" if replace(o, ps_relaxed=False) == PLAIN else "full" \
+        if o.completion_cuts else "nocuts" if o.cumulative else "lean"
+    # the PS counts relaxed, then made whole (``Options.ps_relaxed``) or solved whole after
+    relaxed = {"repaired": "+ps-relaxed", "whole": "+ps-whole"}.get(
+        raw.extras.get("ps_relaxed"), "")
+    route = f"compact/{solver if solver != 'highs' else medium}/{rows}{relaxed}" + (
+        "+race" if raced else "")
     raw = replace(raw, build_seconds=prep_seconds + raw.build_seconds,
                   extras={"solver": solver, "packing": prep.packing})
     return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(),

@@ -311,6 +311,12 @@ def _server_pair(prep: Any) -> bool:
 #: The HiGHS random seed of the seed partner (``racers``): the planned model raced against
 #: itself at another seed where the rule has nothing better to race (issue 22, round 6).
 SEED_PARTNER = 1
+#: PLAIN's partner solves PLAIN with the PS counts relaxed and then made whole
+#: (``Options.ps_relaxed``, issue 22 round 10), at ``SEED_PARTNER``, where some job shares
+#: a PS (γ_i > 1) and a PS row can bind: there the relaxation's tree is smaller where the
+#: PS pool has room, and
+#: where it has none the partner falls back to the whole model (docs/offline.md).
+RELAXED_PARTNER = True
 
 
 def racers(prep: Any) -> list[tuple[Any, int]]:
@@ -328,7 +334,10 @@ def racers(prep: Any) -> list[tuple[Any, int]]:
     preset."""
     from ..formulations.common import PLAIN
     if prep.options == PLAIN:
-        return [(PLAIN, 0), (PLAIN, SEED_PARTNER)]
+        # a PS shared in the relaxation (γ_i > 1) on a pool whose PS rows can bind
+        shared = bool((prep.instance.ps_ratio > 1).any()) and not prep.ps_free
+        partner = replace(PLAIN, ps_relaxed=True) if RELAXED_PARTNER and shared else PLAIN
+        return [(PLAIN, 0), (partner, SEED_PARTNER)]
     if _server_pair(prep):
         return [(prep.options, 0), (PLAIN, 0)]
     return [(prep.options, PORTFOLIO[0][1])] + [(replace(prep.options, **o), seed)

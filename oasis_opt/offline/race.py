@@ -150,12 +150,13 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
                            extras={"racer": 0, **racers})  # nothing found: the floor answers
     proven = [k for k, r in done.items() if r.status is SolveStatus.OPTIMAL]
     if proven:
-        return replace(done[proven[0]], extras={"racer": proven[0], **racers})
+        return replace(done[proven[0]], extras={**done[proven[0]].extras,
+                                                "racer": proven[0], **racers})
     best = max(done, key=lambda k: -math.inf if done[k].objective is None
                else done[k].objective)
     bounds = [r.bound for r in done.values() if r.bound is not None]
     return replace(done[best], bound=min(bounds) if bounds else None,
-                   extras={"racer": best, **racers})
+                   extras={**done[best].extras, "racer": best, **racers})
 
 
 def _colgen_worker(instance: Instance, kwargs: dict[str, Any], conn: Any) -> None:
