@@ -138,7 +138,10 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     extras: dict[str, Any] = {}
     if relaxed:
         t3 = time.perf_counter()
-        whole = None if x is None else ps_relax.repair(m, x, clock.remaining())
+        # each repair within a share of the time left, and of what the relaxation took
+        left = clock.remaining()
+        cap = max(1.0, seconds) if left is None else min(left, max(1.0, seconds))
+        whole = None if x is None else ps_relax.repair(m, x, cap)
         handover += time.perf_counter() - t3
         extras["ps_relaxed"] = "repaired" if whole is not None else "whole"
         if whole is None and status is SolveStatus.OPTIMAL:  # only a bound: the whole model
