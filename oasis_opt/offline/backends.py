@@ -83,22 +83,21 @@ def watch(h: Any, clock: Clock, tracker: Tracker, sense: float,
     h.cbIpmInterrupt.subscribe(lp_interrupt)
 
 
-def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
-                  random_seed: int = 0, start: Schedule | None = None,
-                  on_values: Callable[[float, tuple[dict, ...]], None] | None = None
-                  ) -> SolveResult:
-    """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
-    callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start;
-    ``on_values(objective, values)`` gets every improving incumbent's values."""
+def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_seed: int = 0,
+                start: Schedule | None = None,
+                on_values: Callable[[float, tuple[dict, ...]], None] | None = None) -> Any:
+    """A quiet ``Highs`` holding the built compact MILP ``m`` (``compact_highspy.build``) as
+    every highspy solve of the route runs it, ready to run: one thread (``THREADS``), gap
+    ``mip_gap``, ``random_seed``, ``mip_options`` of its formulation, HiGHS's share of the
+    clock (``highs_budget``), ``start`` (the floor) as MIP start, and the callbacks of
+    ``watch``; ``on_values(objective, values)`` gets every improving incumbent's values.
+    ``benchmarks/seed_alone.py`` times its ``run`` (issue 22)."""
     import highspy
     import numpy as np
 
     from ..formulations import compact_highspy
 
-    t0 = time.perf_counter()
-    m = compact_highspy.build(prep.instance, prep=prep)
-    build = time.perf_counter() - t0
-    t1 = time.perf_counter()
+    prep = m.prep
     h = new_highs()
     h.setOptionValue("threads", THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
@@ -120,6 +119,26 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
         if on_values is not None:
             on_values(obj, compact_highspy.values(m, np.asarray(x)))
     watch(h, clock, tracker, 1.0, solution if on_values is not None else None)
+    return h
+
+
+def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
+                  random_seed: int = 0, start: Schedule | None = None,
+                  on_values: Callable[[float, tuple[dict, ...]], None] | None = None
+                  ) -> SolveResult:
+    """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
+    callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start
+    (``highspy_mip``); ``on_values(objective, values)`` gets every improving incumbent's
+    values."""
+    import numpy as np
+
+    from ..formulations import compact_highspy
+
+    t0 = time.perf_counter()
+    m = compact_highspy.build(prep.instance, prep=prep)
+    build = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    h = highspy_mip(m, clock, tracker, mip_gap, random_seed, start, on_values)
     handover = time.perf_counter() - t1
     t2 = time.perf_counter()
     h.run()
