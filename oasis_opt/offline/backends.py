@@ -122,14 +122,54 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
     return h
 
 
+def take_schedules(h: Any, m: Any, inbox: Callable[[], Schedule | None]) -> dict[str, int]:
+    """Hand HiGHS the schedules another racer found (issue 22 round 10): at each of HiGHS's
+    queries for a user solution (after its set-up, in the root, before every dive), the
+    schedule ``inbox()`` returns (None: nothing new), mapped to this model's columns as the
+    floor's start is (``compact_highspy.start_vector``), if it beats this run's incumbent
+    (as HiGHS reports it at the query). HiGHS checks it and takes it as its incumbent (no
+    improving-solution callback follows: HiGHS 1.16 calls none for a user solution).
+    Returns the counters, kept up to date: ``received`` (schedules handed over) and
+    ``accepted`` (handed over and HiGHS's incumbent at its next query: its presolve may
+    reject a solution whose image in its reduced space violates a row, docs/offline.md
+    round 10)."""
+    import math
+
+    from ..formulations import compact_highspy
+    from ..model import REL_TOL
+
+    pending: list[float | None] = [None]
+    counts = {"received": 0, "accepted": 0}
+
+    def query(e: Any) -> None:
+        obj = float(e.data_out.objective_function_value)
+        best = obj if math.isfinite(obj) else -math.inf
+        if pending[0] is not None and best >= pending[0] - REL_TOL * max(1.0, pending[0]):
+            counts["accepted"] += 1
+        pending[0] = None
+        schedule = inbox()
+        if schedule is None or schedule.total_utility <= best + REL_TOL * max(
+                1.0, abs(schedule.total_utility)):
+            return
+        x = compact_highspy.start_vector(m, schedule)
+        if x is None:
+            return
+        e.data_in.setSolution(x)
+        counts["received"] += 1
+        pending[0] = float(schedule.total_utility)
+    h.cbMipUserSolution.subscribe(query)
+    return counts
+
+
 def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                   random_seed: int = 0, start: Schedule | None = None,
-                  on_values: Callable[[float, tuple[dict, ...]], None] | None = None
-                  ) -> SolveResult:
+                  on_values: Callable[[float, tuple[dict, ...]], None] | None = None,
+                  inbox: Callable[[], Schedule | None] | None = None) -> SolveResult:
     """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
     callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start
     (``highspy_mip``); ``on_values(objective, values)`` gets every improving incumbent's
-    values."""
+    values; ``inbox``: other racers' schedules, handed over while HiGHS runs
+    (``take_schedules``; its counters in the result's ``extras``)."""
     import numpy as np
 
     from ..formulations import compact_highspy
@@ -139,6 +179,7 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     build = time.perf_counter() - t0
     t1 = time.perf_counter()
     h = highspy_mip(m, clock, tracker, mip_gap, random_seed, start, on_values)
+    shared = None if inbox is None else take_schedules(h, m, inbox)
     handover = time.perf_counter() - t1
     t2 = time.perf_counter()
     h.run()
@@ -157,7 +198,8 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     bound = float(info.mip_dual_bound) if info.mip_node_count >= 0 else None
     handover += time.perf_counter() - t3
     return SolveResult(status, incumbent, bound, values, build_seconds=build,
-                       handover_seconds=handover, solve_seconds=highs_seconds, solver="highspy")
+                       handover_seconds=handover, solve_seconds=highs_seconds, solver="highspy",
+                       extras=dict(shared or {}))
 
 
 def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,

@@ -19,6 +19,7 @@ from .plan import (
     PREPARE_BYTES_PER_CELL,
     PREPARE_SECONDS_PER_CELL,
     RACE_DELAY,
+    SHARE_INCUMBENTS,
     allocation_cells,
     guard_wanted,
     plan_route,
@@ -78,7 +79,8 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
             variants = [prep] + [prep if o == prep.options else prepare(instance, o)
                                  for o, _ in pairs[1:]]
             raw = race.solve_portfolio(variants, [s for _, s in pairs], solving, tracker,
-                                       mip_gap, floor, [0.0] + [RACE_DELAY] * (len(pairs) - 1))
+                                       mip_gap, floor, [0.0] + [RACE_DELAY] * (len(pairs) - 1),
+                                       share=SHARE_INCUMBENTS)
             prep = variants[raw.extras["racer"]]
         elif guard_wanted(prep, medium, solving.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its

@@ -311,6 +311,10 @@ def _server_pair(prep: Any) -> bool:
 #: The HiGHS random seed of the seed partner (``racers``): the planned model raced against
 #: itself at another seed where the rule has nothing better to race (issue 22, round 6).
 SEED_PARTNER = 1
+#: Racers share incumbents (``race.solve_portfolio(share=True)``, issue 22 round 10): each
+#: improving schedule of one racer is handed to the others' running HiGHS. Off until it
+#: measures better (docs/offline.md, "The incumbent side of PLAIN").
+SHARE_INCUMBENTS = False
 
 
 def racers(prep: Any) -> list[tuple[Any, int]]:
