@@ -17,6 +17,8 @@ set-up are the route's own functions (``compact.route_prep``, ``plan.plan_route`
 Each record lists its improving incumbents (CPU s, objective); ``anatomy`` compares when the
 final one was found with the whole run, and the floor's start with the optimal one;
 ``--log DIR`` keeps HiGHS's log of each route run (whether presolve kept the start).
+``race`` and ``race+share=true`` run the route's race itself (``plan.racers``, forced on)
+at HiGHS seeds (2·S, 2·S + 1), without and with shared incumbents: CPU of all processes.
 
     python benchmarks/seed_alone.py run --only mixed-s0,hard-mix-07 --seeds 0-4 \\
         --variants comparator,route,route+mip_lp_age_limit=20 --out alone.jsonl
@@ -157,6 +159,44 @@ def run_route(prep: Any, start: Any, seed: int, extra: dict[str, Any],
     return timed_run(h, log)
 
 
+def run_race(prep: Any, start: Any, seed: int, share: bool, limit: float,
+             extra: dict[str, Any]) -> dict[str, Any]:
+    """The route's race (``plan.racers``, the second racer ``plan.RACE_DELAY`` later, the
+    floor's start) at the HiGHS seed pair (2·seed, 2·seed + 1) offset from the racers' own
+    seeds, forced on, with or without sharing incumbents (issue 22 round 10), ``extra``
+    HiGHS options in both racers: CPU seconds of this process and of both racers (reaped
+    children), wall seconds."""
+    import resource
+
+    from oasis_opt.formulations.common import prepare
+
+    from oasis_opt.offline import backends, race
+    from oasis_opt.offline.clock import Clock, Tracker
+    from oasis_opt.offline.plan import RACE_DELAY, racers
+    pairs = racers(prep)
+    variants = [prep] + [prep if o == prep.options else prepare(prep.instance, o)
+                         for o, _ in pairs[1:]]
+    seeds = [s + 2 * seed for _, s in pairs]
+
+    def children() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+    clock = Clock(limit)
+    own = backends.mip_options  # the racers are forked: they inherit the patch
+    backends.mip_options = lambda p: {**own(p), **extra}
+    try:
+        kids, c, w = children(), time.process_time(), time.perf_counter()
+        raw = race.solve_portfolio(variants, seeds, clock, Tracker(clock, None), 0.0, start,
+                                   [0.0] + [RACE_DELAY] * (len(pairs) - 1), share=share)
+    finally:
+        backends.mip_options = own
+    wall = time.perf_counter() - w
+    cpu = time.process_time() - c + children() - kids
+    return {"cpu": cpu, "wall": wall, "status": "Optimal" if raw.status.name == "OPTIMAL"
+            else raw.status.name, "objective": raw.objective, "seeds": seeds,
+            **{k: v for k, v in raw.extras.items()}}
+
+
 def run_comparator(instance: Instance, seed: int, limit: float) -> dict[str, Any]:
     """The comparator's model at HiGHS seed ``seed`` (its own 1e-4 gap, one thread)."""
     h = direct_highspy.build(instance)
@@ -195,8 +235,13 @@ def cmd_run(args: argparse.Namespace) -> None:
                     log = None if logs is None else logs / f"{name}-{seed}-{variant}.log"
                     if log is not None and log.exists():
                         log.unlink()  # HiGHS appends
-                    rec = run_comparator(instance, seed, args.limit) if variant == "comparator" \
-                        else run_route(preps[variant], start, seed, highs, args.limit, log)
+                    if variant == "comparator":
+                        rec = run_comparator(instance, seed, args.limit)
+                    elif variant.startswith("race"):
+                        share = bool(highs.pop("share", False))
+                        rec = run_race(prep, floor, seed, share, args.limit, highs)
+                    else:
+                        rec = run_route(preps[variant], start, seed, highs, args.limit, log)
                     rec.update(instance=name, seed=seed, variant=variant,
                                route="plain" if prep.options == PLAIN else prep.packing)
                     if start is not None:
