@@ -342,6 +342,41 @@ def cmd_anatomy(args: argparse.Namespace) -> None:
           f"median faster on {faster} of {len(names)} |")
 
 
+def cmd_races(args: argparse.Namespace) -> None:
+    """Per instance, the race without and with shared incumbents (``--base``, ``--share``):
+    median CPU s of all processes and median wall s over seed pairs, schedules posted by the
+    parent and handed over / accepted in the winning racer (summed over pairs)."""
+    seen: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for line in (line for f in args.files for line in open(f)):
+        r = json.loads(line)
+        seen.setdefault((r["instance"], r["variant"], r["seed"]), r)
+    names = list(dict.fromkeys(k[0] for k in seen))
+    med = statistics.median
+    print("| instance | CPU s race [per pair] | CPU s sharing [per pair] | wall s race / "
+          "sharing (median) | posted / handed over / accepted in the winner |")
+    print("| --- |" + " --- |" * 4)
+    sums = [0.0, 0.0, 0.0, 0.0]
+    lower = 0
+    for name in names:
+        a = [seen[k] for k in sorted(seen) if k[0] == name and k[1] == args.base]
+        b = {k[2]: seen[k] for k in seen if k[0] == name and k[1] == args.share}
+        pairs = [(r, b[r["seed"]]) for r in a if r["seed"] in b]
+        if not pairs:
+            continue
+        ca, cb = [r["cpu"] for r, _ in pairs], [r["cpu"] for _, r in pairs]
+        wa, wb = [r["wall"] for r, _ in pairs], [r["wall"] for _, r in pairs]
+        sums = [sums[0] + med(ca), sums[1] + med(cb), sums[2] + med(wa), sums[3] + med(wb)]
+        lower += med(cb) < med(ca)
+        posted = sum(r.get("shared", 0) for _, r in pairs)
+        handed = sum(r.get("received", 0) for _, r in pairs)
+        took = sum(r.get("accepted", 0) for _, r in pairs)
+        print(f"| {name} | {med(ca):.2f} [{' '.join(f'{c:.1f}' for c in ca)}] | "
+              f"{med(cb):.2f} [{' '.join(f'{c:.1f}' for c in cb)}] | "
+              f"{med(wa):.2f} / {med(wb):.2f} | {posted} / {handed} / {took} |")
+    print(f"| sum of medians | {sums[0]:.1f} | {sums[1]:.1f} | {sums[2]:.1f} / {sums[3]:.1f} "
+          f"| sharing lower CPU on {lower} of {len(names)} |")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -358,8 +393,13 @@ def main() -> None:
     a.add_argument("files", nargs="+")
     a.add_argument("--base", default="route")
     a.add_argument("--opt", default="route+start=opt")
+    c = sub.add_parser("races")
+    c.add_argument("files", nargs="+")
+    c.add_argument("--base", default="race")
+    c.add_argument("--share", default="race+share=true")
     args = p.parse_args()
-    {"run": cmd_run, "table": cmd_table, "anatomy": cmd_anatomy}[args.cmd](args)
+    {"run": cmd_run, "table": cmd_table, "anatomy": cmd_anatomy, "races": cmd_races}[
+        args.cmd](args)
 
 
 if __name__ == "__main__":
