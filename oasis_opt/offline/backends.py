@@ -86,13 +86,97 @@ def watch(h: Any, clock: Clock, tracker: Tracker, sense: float,
     h.cbIpmInterrupt.subscribe(lp_interrupt)
 
 
+def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_seed: int = 0,
+                start: Schedule | None = None,
+                on_values: Callable[[float, tuple[dict, ...]], None] | None = None,
+                lp: Any = None, incumbents: bool = True) -> Any:
+    """A quiet ``Highs`` holding the built compact MILP ``m`` (``compact_highspy.build``) as
+    every highspy solve of the route runs it, ready to run: one thread (``THREADS``), gap
+    ``mip_gap``, ``random_seed``, ``mip_options`` of its formulation, HiGHS's share of the
+    clock (``highs_budget``), ``start`` (the floor) as MIP start, and the callbacks of
+    ``watch``; ``on_values(objective, values)`` gets every improving incumbent's values.
+    ``lp``: the model to hold instead of ``m.lp()`` (the same columns; ``ps_relax.whole_lp``);
+    without ``incumbents`` (a relaxation) neither the tracker nor ``on_values`` hears of
+    incumbents. ``benchmarks/seed_alone.py`` times its ``run`` (issue 22)."""
+    import highspy
+    import numpy as np
+
+    from ..formulations import compact_highspy
+
+    prep = m.prep
+    h = new_highs()
+    h.setOptionValue("threads", THREADS)
+    h.setOptionValue("mip_rel_gap", float(mip_gap))
+    h.setOptionValue("random_seed", int(random_seed))
+    for key, value in mip_options(prep).items():
+        h.setOptionValue(key, value)
+    budget = highs_budget(clock, prep)
+    if budget is not None:
+        h.setOptionValue("time_limit", float(budget))
+    h.passModel(m.lp() if lp is None else lp)
+    x = compact_highspy.start_vector(m, start) if start is not None else None
+    if x is not None:  # HiGHS checks it and starts from it (or ignores an infeasible one)
+        sol = highspy.HighsSolution()
+        sol.col_value = x.tolist()
+        sol.value_valid = True
+        h.setSolution(sol)
+
+    def solution(obj: float, x: Any) -> None:
+        if on_values is not None:
+            on_values(obj, compact_highspy.values(m, np.asarray(x)))
+    watch(h, clock, tracker, 1.0, solution if on_values is not None and incumbents else None,
+          incumbents)
+    return h
+
+
+def take_schedules(h: Any, m: Any, inbox: Callable[[], Schedule | None]) -> dict[str, int]:
+    """Hand HiGHS the schedules another racer found (issue 22 round 10): at each of HiGHS's
+    queries for a user solution (after its set-up, in the root, before every dive), the
+    schedule ``inbox()`` returns (None: nothing new), mapped to this model's columns as the
+    floor's start is (``compact_highspy.start_vector``), if it beats this run's incumbent
+    (as HiGHS reports it at the query). HiGHS checks it and takes it as its incumbent (no
+    improving-solution callback follows: HiGHS 1.16 calls none for a user solution).
+    Returns the counters, kept up to date: ``received`` (schedules handed over) and
+    ``accepted`` (handed over and HiGHS's incumbent at its next query: its presolve may
+    reject a solution whose image in its reduced space violates a row, docs/offline.md
+    round 10)."""
+    import math
+
+    from ..formulations import compact_highspy
+    from ..model import REL_TOL
+
+    pending: list[float | None] = [None]
+    counts = {"received": 0, "accepted": 0}
+
+    def query(e: Any) -> None:
+        obj = float(e.data_out.objective_function_value)
+        best = obj if math.isfinite(obj) else -math.inf
+        if pending[0] is not None and best >= pending[0] - REL_TOL * max(1.0, pending[0]):
+            counts["accepted"] += 1
+        pending[0] = None
+        schedule = inbox()
+        if schedule is None or schedule.total_utility <= best + REL_TOL * max(
+                1.0, abs(schedule.total_utility)):
+            return
+        x = compact_highspy.start_vector(m, schedule)
+        if x is None:
+            return
+        e.data_in.setSolution(x)
+        counts["received"] += 1
+        pending[0] = float(schedule.total_utility)
+    h.cbMipUserSolution.subscribe(query)
+    return counts
+
+
 def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                   random_seed: int = 0, start: Schedule | None = None,
-                  on_values: Callable[[float, tuple[dict, ...]], None] | None = None
-                  ) -> SolveResult:
+                  on_values: Callable[[float, tuple[dict, ...]], None] | None = None,
+                  inbox: Callable[[], Schedule | None] | None = None) -> SolveResult:
     """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
-    callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start;
-    ``on_values(objective, values)`` gets every improving incumbent's values.
+    callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start
+    (``highspy_mip``); ``on_values(objective, values)`` gets every improving incumbent's
+    values; ``inbox``: other racers' schedules, handed over while HiGHS runs
+    (``take_schedules``; its counters in the result's ``extras``).
 
     With ``Options.ps_relaxed`` HiGHS first solves the model with the PS counts continuous
     (a relaxation: its incumbents are not reported, its bound is); its solution is made
@@ -108,20 +192,15 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     build = time.perf_counter() - t0
     relaxed = prep.options.ps_relaxed and bool(m.z) and not prep.flow_workers
     handover = seconds = 0.0
+    shared: dict[str, int] = {}
 
     def attempt(lp: Any, report: bool) -> Any:
         """One HiGHS run of ``lp`` within the budget; incumbents reported if ``report``."""
-        nonlocal handover, seconds
+        nonlocal handover, seconds, shared
         t1 = time.perf_counter()
-        h = _configured(prep, clock, mip_gap, random_seed)
-        h.passModel(lp)
-        _start(h, m, start)
-
-        def solution(obj: float, x: Any) -> None:
-            if on_values is not None:
-                on_values(obj, compact_highspy.values(m, np.asarray(x)))
-        watch(h, clock, tracker, 1.0, solution if on_values is not None and report else None,
-              incumbents=report)
+        h = highspy_mip(m, clock, tracker, mip_gap, random_seed, start, on_values, lp, report)
+        if inbox is not None and report:  # a relaxation's incumbent is not comparable
+            shared = take_schedules(h, m, inbox)
         handover += time.perf_counter() - t1
         t2 = time.perf_counter()
         h.run()
@@ -131,7 +210,7 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                               f"{h.modelStatusToString(h.getModelStatus())}")
         return h
 
-    h = attempt(m.lp(), not relaxed)
+    h = attempt(None, not relaxed)
     status, info = status_of(h.getModelStatus()), h.getInfo()
     bound = float(info.mip_dual_bound) if info.mip_node_count >= 0 else None
     x = np.asarray(h.getSolution().col_value) if info.primal_solution_status == 2 else None
@@ -165,35 +244,7 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
             incumbent = float(info.objective_function_value)
     return SolveResult(status, incumbent, bound, values, build_seconds=build,
                        handover_seconds=handover, solve_seconds=seconds, solver="highspy",
-                       extras=extras)
-
-
-def _configured(prep: Any, clock: Clock, mip_gap: float, random_seed: int) -> Any:
-    """A ``Highs`` with the route's options for ``prep`` and HiGHS's share of the time left."""
-    h = new_highs()
-    h.setOptionValue("threads", THREADS)
-    h.setOptionValue("mip_rel_gap", float(mip_gap))
-    h.setOptionValue("random_seed", int(random_seed))
-    for key, value in mip_options(prep).items():
-        h.setOptionValue(key, value)
-    budget = highs_budget(clock, prep)
-    if budget is not None:
-        h.setOptionValue("time_limit", float(budget))
-    return h
-
-
-def _start(h: Any, m: Any, start: Schedule | None) -> None:
-    """``start`` as HiGHS's MIP start on ``m`` (HiGHS checks it and starts from it, or
-    ignores an infeasible one)."""
-    import highspy
-
-    from ..formulations import compact_highspy
-    x = compact_highspy.start_vector(m, start) if start is not None else None
-    if x is not None:
-        sol = highspy.HighsSolution()
-        sol.col_value = x.tolist()
-        sol.value_valid = True
-        h.setSolution(sol)
+                       extras={**shared, **extras})
 
 
 def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,

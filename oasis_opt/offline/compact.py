@@ -19,6 +19,7 @@ from .plan import (
     PREPARE_BYTES_PER_CELL,
     PREPARE_SECONDS_PER_CELL,
     RACE_DELAY,
+    SHARE_INCUMBENTS,
     allocation_cells,
     guard_wanted,
     plan_route,
@@ -50,10 +51,7 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     if left is not None and cells * PREPARE_SECONDS_PER_CELL > 0.5 * left:
         # not even the index sets fit in the time: the floor is the answer
         return _unprepared(instance, clock, tracker, floor, lazy)
-    prep = prepare(instance, options if options is not None else route_options(
-        instance, None if floor is None else floor.total_utility))
-    if options is None:
-        prep = settle_fallback(prep)
+    prep = route_prep(instance, options, floor)
     if not prep.active:  # no job can earn anything: the empty schedule is optimal
         raw = SolveResult(SolveStatus.OPTIMAL, 0.0, 0.0,
                           solver="highspy" if modeler == "auto" else modeler)
@@ -81,7 +79,8 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
             variants = [prep] + [prep if o == prep.options else prepare(instance, o)
                                  for o, _ in pairs[1:]]
             raw = race.solve_portfolio(variants, [s for _, s in pairs], solving, tracker,
-                                       mip_gap, floor, [0.0] + [RACE_DELAY] * (len(pairs) - 1))
+                                       mip_gap, floor, [0.0] + [RACE_DELAY] * (len(pairs) - 1),
+                                       share=SHARE_INCUMBENTS)
             prep = variants[raw.extras["racer"]]
         elif guard_wanted(prep, medium, solving.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its
@@ -120,6 +119,18 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                   extras={"solver": solver, "packing": prep.packing})
     return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(),
                   medium if solver == "highs" else modeler, "compact", route, chosen)
+
+
+def route_prep(instance: Instance, options: Any, floor: Schedule | None) -> Any:
+    """The prepared model of the compact route before ``plan_route``: ``options``, or where
+    they are None the default route's formulation (``route_options`` from the instance and
+    ``floor``'s utility, then ``settle_fallback``). ``benchmarks/seed_alone.py`` plans with
+    it too (issue 22)."""
+    from ..formulations.common import prepare
+    if options is not None:
+        return prepare(instance, options)
+    return settle_fallback(prepare(instance, route_options(
+        instance, None if floor is None else floor.total_utility)))
 
 
 def _unprepared(instance: Instance, clock: Clock, tracker: Tracker, floor: Schedule | None,

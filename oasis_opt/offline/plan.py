@@ -314,9 +314,13 @@ SEED_PARTNER = 1
 #: PLAIN's partner solves PLAIN with the PS counts relaxed and then made whole
 #: (``Options.ps_relaxed``, issue 22 round 10), at ``SEED_PARTNER``, where some job shares
 #: a PS (γ_i > 1) and a PS row can bind: there the relaxation's tree is smaller where the
-#: PS pool has room, and
-#: where it has none the partner falls back to the whole model (docs/offline.md).
+#: PS pool has room, and where it has none the partner falls back to the whole model
+#: (docs/offline.md, "The PS counts relaxed, then made whole").
 RELAXED_PARTNER = True
+#: Racers share incumbents (``race.solve_portfolio(share=True)``, issue 22 round 10): each
+#: improving schedule of one racer is handed to the others' running HiGHS. Off until it
+#: measures better (docs/offline.md, "The incumbent side of PLAIN").
+SHARE_INCUMBENTS = False
 
 
 def racers(prep: Any) -> list[tuple[Any, int]]:

@@ -13,7 +13,7 @@ from ..errors import InputError, SolverError
 from ..formulations.deadline import Deadline
 from ..formulations.highs import quiet_stdout
 from ..formulations.result import SolveResult
-from ..model import Instance, Schedule
+from ..model import REL_TOL, Instance, Schedule
 from . import backends
 from .clock import Clock, Tracker
 from .report import SolveStatus
@@ -26,13 +26,59 @@ def can_fork() -> bool:
     return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
 
 
+class _Board:
+    """The best schedule any racer has found, for the others to take (issue 22 round 10):
+    the parent writes it to a file and then counts it in shared memory; a racer reads the
+    file when the count has moved. Nothing here can block either side (a pipe to a racer
+    inside a long root LP, which reads nothing, could fill up and stall the parent)."""
+
+    def __init__(self, ctx: Any) -> None:
+        import tempfile
+        self.folder = tempfile.mkdtemp(prefix="oasis-race-")
+        self.posted = ctx.Value("q", 0, lock=False)  # inherited by the forked racers
+        self.best: Schedule | None = None
+
+    def post(self, schedule: Schedule, source: int) -> None:
+        """``schedule`` (found by racer ``source``) is the best so far: publish it."""
+        import os
+        import pickle
+        path = os.path.join(self.folder, "best.pickle")
+        with open(path + ".part", "wb") as f:
+            pickle.dump((source, schedule), f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(path + ".part", path)
+        self.best = schedule
+        self.posted.value += 1
+
+    def reader(self, racer: int) -> Any:
+        """For racer ``racer`` (in its process): a function returning the schedule posted
+        since its last call, or None (nothing new, or its own)."""
+        import os
+        import pickle
+        seen = [0]
+
+        def read() -> Schedule | None:
+            count = self.posted.value
+            if count == seen[0]:
+                return None
+            seen[0] = count
+            with open(os.path.join(self.folder, "best.pickle"), "rb") as f:
+                source, schedule = pickle.load(f)
+            return None if source == racer else schedule
+        return read
+
+    def close(self) -> None:
+        import shutil
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip_gap: float,
-                      start: Schedule | None, conn: Any) -> None:
+                      start: Schedule | None, conn: Any, inbox: Any = None) -> None:
     """One racer (a forked child: ``prep`` is inherited, not pickled): build and solve its
     variant; send ``("progress", incumbent, bound)`` on every improvement, ``("incumbent",
     result)`` with every improving incumbent (a ``SolveResult`` stopped on the limit, so that
     the parent keeps it if it has to kill this process at the deadline), and ``("done",
-    result)`` or ``("error", text)`` at the end."""
+    result)`` or ``("error", text)`` at the end. ``inbox``: the other racers' schedules
+    (``_Board.reader``), handed to HiGHS while it runs (``backends.take_schedules``)."""
     try:
         # a scheduler inherited from the parent of another thread count is reset by the
         # first run (formulations/highs.py)
@@ -41,7 +87,7 @@ def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip
         result = backends.solve_highspy(
             prep, clock, tracker, mip_gap, random_seed, start,
             on_values=lambda obj, v: conn.send(("incumbent", SolveResult(
-                SolveStatus.TIME_LIMIT, obj, values=v, solver="highspy"))))
+                SolveStatus.TIME_LIMIT, obj, values=v, solver="highspy"))), inbox=inbox)
         conn.send(("done", result))
     except Exception as exc:  # reported to the parent, which decides
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
@@ -51,16 +97,23 @@ def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip
 
 def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: Tracker,
                     mip_gap: float, start: Schedule | None,
-                    delays: list[float] | None = None) -> SolveResult:
+                    delays: list[float] | None = None, share: bool = False) -> SolveResult:
     """Race the variants in child processes; the first proof wins and the others are
     stopped. Racer k starts ``delays[k]`` seconds after the first (default: all at once),
     and only if no racer has proven the optimum by then: a model that proves before the
     partner's start never pays for its process. Without a proof (time limit) the best
     incumbent wins, and the bound is the least of their bounds (each is a bound on the same
     OPT). Returns the winner's result, its index into ``preps`` as ``extras["racer"]`` and
-    the number of racers started as ``extras["racers"]``."""
+    the number of racers started as ``extras["racers"]``.
+
+    ``share`` (issue 22 round 10): every improving incumbent that beats all racers' so far
+    becomes a schedule (``report.extract`` on its racer's model) that the other racers hand
+    to their running HiGHS (``backends.take_schedules``, each on its own model), and a racer
+    started later starts from it instead of ``start``; ``extras["shared"]`` counts them."""
     import multiprocessing as mp
     from multiprocessing.connection import wait
+
+    from .report import extract
 
     # fork: quick, and it re-imports nobody's main module (spawn and forkserver would run a
     # user's script again); each child resets HiGHS's thread pool before it solves
@@ -72,12 +125,16 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
         raise ValueError("one seed and one delay per racer")
     procs, conns = [], {}
     t0 = time.perf_counter()
+    board = _Board(ctx) if share else None
+    posted = 0
 
     def launch(k: int) -> None:
         recv, send = ctx.Pipe(duplex=False)
         rest = None if budget is None else max(0.05, budget - (time.perf_counter() - t0))
+        first = start if board is None or board.best is None else board.best
         p = ctx.Process(target=_portfolio_worker, daemon=True, args=(
-            preps[k], seeds[k], rest, mip_gap, start, send))
+            preps[k], seeds[k], rest, mip_gap, first, send,
+            None if board is None else board.reader(k)))
         p.start()
         send.close()
         procs.append(p)
@@ -121,6 +178,11 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
                 if msg[0] == "incumbent":
                     if k not in found or msg[1].objective > found[k].objective:
                         found[k] = msg[1]
+                    if board is not None and (board.best is None or msg[1].objective
+                                              > board.best.total_utility + REL_TOL * max(
+                                                  1.0, abs(msg[1].objective))):
+                        board.post(extract(preps[k], msg[1]), k)
+                        posted += 1
                     continue
                 del conns[c]
                 if msg[0] == "done":
@@ -137,10 +199,12 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
             p.join(timeout=2.0)
             if p.is_alive():
                 p.kill()
+        if board is not None:
+            board.close()
     for k, found_k in found.items():  # killed racers: their last incumbent
         if k not in done:
             done[k] = replace(found_k, bound=bounds.get(k), solve_seconds=clock.elapsed())
-    racers = {"racers": len(procs)}
+    racers = {"racers": len(procs), **({"shared": posted} if share else {})}
     if not done:
         if errors:
             raise SolverError("every racer of the portfolio failed: "
