@@ -77,6 +77,7 @@ VARIANTS: dict[str, Options | None] = {
     "round6": None,  # the default route as before issue 22 round 7 (ROUTE_PATCHES)
     "round7": None,  # the default route as before issue 22 round 8 (ROUTE_PATCHES)
     "round9": None,  # the default route as before issue 22 round 10 (ROUTE_PATCHES)
+    "round10": None,  # the default route as before issue 22 round 11 (ROUTE_PATCHES)
 }
 
 
@@ -106,7 +107,8 @@ def _round7_mip_options(prep: Any) -> dict[str, Any]:
 #: against itself at another seed (before round 6); ``round6`` runs the whole floor before
 #: the solve (``FLOOR_FIRST`` None: no lazy floor, before round 7); ``round7`` runs HiGHS's
 #: root reduced-cost heuristic on PLAIN where γ ≤ 1 too (before round 8); ``round9`` races
-#: PLAIN against itself at another seed with whole PS counts (before round 10).
+#: PLAIN against itself at another seed with whole PS counts (before round 10); ``round10``
+#: runs no floor without a time limit (before round 11: ``--unlimited`` shows the difference).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
@@ -117,6 +119,7 @@ ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round6": (("oasis_opt.offline", "FLOOR_FIRST", None),),
     "round7": (("oasis_opt.offline.backends", "mip_options", _round7_mip_options),),
     "round9": (("oasis_opt.offline.plan", "RELAXED_PARTNER", False),),
+    "round10": (("oasis_opt.offline", "FLOOR_WITHOUT_LIMIT", False),),
 }
 
 
@@ -150,9 +153,12 @@ def _timed(f: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float
 
 
 def side_by_side(instance: Instance, first: int, limit: float = LIMIT,
-                 variants: tuple[str, ...] = ("default",)) -> list[dict[str, Any]]:
+                 variants: tuple[str, ...] = ("default",),
+                 unlimited: bool = False) -> list[dict[str, Any]]:
     """The comparator and each variant of the default route on one instance, in an order
-    rotated by ``first`` (A B, B A, …); one record per variant, sharing the comparator."""
+    rotated by ``first`` (A B, B A, …); one record per variant, sharing the comparator.
+    ``unlimited``: the default route runs without a time limit (``oasis-opt solve`` as a new
+    user types it; the comparator keeps ``limit``)."""
     def ours(variant: str) -> dict[str, Any]:
         name, _, race = variant.partition("@")
         saved = os.environ.get("OASIS_PORTFOLIO")
@@ -164,7 +170,8 @@ def side_by_side(instance: Instance, first: int, limit: float = LIMIT,
         try:
             for m, a, v in patches:
                 setattr(m, a, v)
-            (_, rep), wall, cpu = _timed(solve, instance, time_limit=limit,
+            (_, rep), wall, cpu = _timed(solve, instance,
+                                         time_limit=None if unlimited else limit,
                                          options=VARIANTS[name])
         finally:
             for m, a, v in kept:
@@ -235,6 +242,9 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--variants", default="default",
                    help=f"comma-separated, from {', '.join(VARIANTS)}; a suffix @race races "
                         "wherever the route would (OASIS_PORTFOLIO=1), @solo never")
+    r.add_argument("--unlimited", action="store_true",
+                   help="the default route without a time limit (the comparator keeps "
+                        "--limit); leave out instances nobody proves (--only)")
     r.add_argument("--out", required=True)
     t = sub.add_parser("table", help="the per-family table of a results file")
     t.add_argument("results", nargs="+")
@@ -250,10 +260,11 @@ def main(argv: list[str] | None = None) -> None:
             if only and inst.name not in only:
                 continue
             recs = side_by_side(inst, k, limit=args.limit,
-                                variants=tuple(args.variants.split(",")))
+                                variants=tuple(args.variants.split(",")),
+                                unlimited=args.unlimited)
             k += 1
             for rec in recs:
-                rec.update(family=fam, features=features(inst))
+                rec.update(family=fam, features=features(inst), unlimited=args.unlimited)
                 with open(args.out, "a") as f:
                     f.write(json.dumps(rec) + "\n")
                 print(f"{fam:10s} {inst.name:22s} {rec['variant']:8s} "

@@ -90,3 +90,35 @@ def test_a_tiny_limit_keeps_the_floor():
     assert report.objective >= best - REL_TOL * best
     assert NOT_NEEDED not in report.floor_runs.values()
     assert validate(instance, schedule).feasible
+
+
+def test_without_a_limit_the_lazy_floor_runs_and_the_route_is_the_same(monkeypatch):
+    """No time limit (issue 22, round 11): the lazy floor still runs (its start and the loose
+    rule), so the route is the time-limited one; the optimum is the brute force's and the
+    rest of the floor is skipped as proven. A named floor does not run without a limit."""
+    monkeypatch.setenv("OASIS_PORTFOLIO", "0")
+    instance = generate("loose", seed=0)
+    s, unlimited = solve(instance)
+    _, limited = solve(instance, time_limit=60)
+    assert unlimited.status is SolveStatus.OPTIMAL
+    assert unlimited.route == limited.route == "compact/highspy/plain"  # the loose rule
+    assert close(unlimited.objective, limited.objective)
+    assert [n for n, v in unlimited.floor_runs.items() if v != NOT_NEEDED] == list(FLOOR_FIRST)
+    assert validate(instance, s).feasible
+    small = instance_from_dict(one_ps_server())
+    _, named = solve(small, floor=["fifo"])
+    assert named.floor_runs == {} and close(named.objective, best_utility(small))
+
+
+def test_without_a_limit_and_without_a_proof_the_rest_runs(monkeypatch):
+    """Without a limit a solve that ends unproven (here: a back-end that finds nothing) still
+    answers with the best online schedule: the rest of the lazy floor runs after it."""
+    instance = generate("mixed", seed=0)
+    monkeypatch.setitem(backends.ROUTES, "highspy", lambda prep, clock, tracker, mip_gap,
+                        start=None: SolveResult(SolveStatus.TIME_LIMIT, solver="highspy"))
+    monkeypatch.setenv("OASIS_PORTFOLIO", "0")
+    schedule, report = solve(instance)
+    best = max(algorithms.run(n, instance).total_utility for n in EVERY)
+    assert set(report.floor_runs) == set(EVERY)
+    assert NOT_NEEDED not in report.floor_runs.values()
+    assert close(report.objective, best) and validate(instance, schedule).feasible

@@ -73,6 +73,7 @@ from .floor import (
     FLOOR_MIN_SECONDS,
     FLOOR_SHARE,
     FLOOR_TRACE_SHARE,
+    FLOOR_WITHOUT_LIMIT,
     Floor,
     floor_names,
     floor_time_share,
@@ -101,6 +102,7 @@ __all__ = [
     "BUILD_BYTES_PER_NNZ", "BUILD_SECONDS_PER_NNZ", "BUILD_SHARE", "CELLS_PER_SECOND",
     "COLGEN_RESERVE", "COLGEN_SEEDS", "COMPACT_SIZE_LIMIT", "CUT_NNZ_LIMIT", "CUT_SHARE",
     "FLOOR_COST_ORDER", "FLOOR_FIRST", "FLOOR_MIN_SECONDS", "FLOOR_SHARE", "FLOOR_TRACE_SHARE",
+    "FLOOR_WITHOUT_LIMIT",
     "GUARD_MIN_NONZEROS", "MAX_TIME_LIMIT", "METHODS", "MODELERS", "PORTFOLIO",
     "PORTFOLIO_LONG_BUDGET", "PORTFOLIO_MIN_NONZEROS", "THREADS", "Progress", "SolveReport",
     "SolveStatus",
@@ -173,8 +175,11 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     # the compact route with the built-in floor runs it lazily (floor.py): FLOOR_FIRST now,
     # the rest only if the solve does not prove the optimum
     lazy = floor is None and customize is None and method == "compact"
+    # without a time limit only the lazy floor runs: its start and the loose rule pay there
+    # too (FLOOR_WITHOUT_LIMIT); a named or customized floor is the time limit's promise
     online = Floor(instance, tracker, names, clock, floor_time_share(instance),
-                   report=customize is None) if time_limit is not None else None
+                   report=customize is None) \
+        if time_limit is not None or (lazy and FLOOR_WITHOUT_LIMIT) else None
     # a customized model's floor counts only once it keeps the user's rows (solve_custom)
     best = None if online is None else online.run(FLOOR_FIRST if lazy else None)
     if customize is not None:

@@ -39,8 +39,8 @@ class SolveReport:
     route: str = ""
     floor: str | None = None
     #: the floor's algorithms in the order they ran: utility, "skipped: time budget",
-    #: "skipped: optimum proven" (the lazy floor) or "failed: …" (empty without a time
-    #: limit: no floor)
+    #: "skipped: optimum proven" (the lazy floor) or "failed: …"; without a time limit only
+    #: the lazy floor runs (``floor.FLOOR_WITHOUT_LIMIT``), else it is empty
     floor_runs: dict[str, float | str] = field(default_factory=dict, hash=False)
 
     @property
