@@ -1,10 +1,10 @@
 """Offline solver benchmarks (issue 3): the compact MILP on the testbed preset over several
 seeds, with both modellers, and one larger time-limited instance.
 
-Targets (docs/offline.md): every testbed instance proven optimal in < 10 s wall; modelling
-(build + hand-over) < 1/5 of the total. ``benchmark.extra_info`` records the split (build,
-hand-over, HiGHS seconds), the status and the instance size; the machine is shared, so read
-medians.
+Targets (docs/offline-journal.md, rounds 2 and 3): every testbed instance proven optimal in
+< 10 s wall; modelling (build + hand-over) < 1/5 of the total. ``benchmark.extra_info``
+records the split (build, hand-over, HiGHS seconds), the status and the instance size; the
+machine is shared, so read medians.
 
     pytest benchmarks/bench_solver.py --benchmark-only --benchmark-json=out.json
 

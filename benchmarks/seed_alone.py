@@ -2,8 +2,8 @@
 HiGHS (its planned ``Prep``, the lazy floor's best schedule as MIP start, the route's HiGHS
 settings) against the comparator (``direct_highspy``), each at HiGHS ``random_seed`` 0…S−1,
 one thread, CPU seconds of ``Highs.run`` only. A single seed cannot tell a better model from
-a lucky draw (docs/offline.md, round 6); the median over seeds, and the mean over seed pairs
-of min(Pa, Pb) (what the two-core seed race gets), can.
+a lucky draw (docs/offline-journal.md, round 6); the median over seeds, and the mean over
+seed pairs of min(Pa, Pb) (what the two-core seed race gets), can.
 
 Variants (``--variants``): ``comparator``, ``route`` (as the route runs it), and ``route+K=V``
 with HiGHS options on top (``route+mip_pscost_minreliable=4``; several joined by ``,``

@@ -44,7 +44,8 @@ Patterns = tuple[tuple[tuple[int, ...], ...], list[tuple[int, ...]]]
 @dataclass(frozen=True)
 class Options:
     """Which optional tightenings the formulation uses (defaults: what measured best,
-    docs/offline.md). ``False`` everywhere but the SPEC rows gives the plain SPEC §2 model.
+    docs/offline-journal.md). ``False`` everywhere but the SPEC rows gives the plain SPEC §2
+    model.
 
     - ``server_linking``: ``y_iht ≤ ub_y[i,h] · s_it`` per server, on top of the aggregate
       ``W_it ≤ w_max_i · s_it``;
@@ -105,24 +106,25 @@ class Options:
       on ``finish``/``done`` hold for the returned schedule (``formulations/custom.py``);
     - ``restart``: HiGHS may restart its root search (presolve again once enough columns are
       fixed; the cut pool and root work are dropped); ``None`` (auto): not with server
-      packing, whose roots carry many cuts (measured, docs/offline.md issue 22), yes with
-      patterns. Not a row but a solver setting that goes with the formulation, so that it
-      travels with the ``Prep`` into the highspy back-end and every racer
+      packing, whose roots carry many cuts (measured, docs/offline-journal.md issue 22 round
+      2), yes with patterns. Not a row but a solver setting that goes with the formulation,
+      so that it travels with the ``Prep`` into the highspy back-end and every racer
       (``formulations.highs.mip_options``; the Pyomo and PuLP media keep HiGHS's default);
     - ``root_heuristic``: HiGHS's root reduced-cost heuristic
       (``mip_heuristic_run_root_reduced_cost``: a sub-MIP over the columns the root's
       reduced costs leave free). Like ``restart`` a solver setting that travels with the
       ``Prep`` into the highspy back-end and its racers; ``None`` (auto, PLAIN's): off where
       every job needs one PS per worker (``γ_i ≤ 1``), on elsewhere. Measured over HiGHS
-      seeds 0–4 (issue 22 round 8, docs/offline.md): off, PLAIN took less CPU on all six
-      `ps-heavy` instances (γ = 1; fitted on seeds 0–2, held out 3–5) and was even or
+      seeds 0–4 (issue 22 round 8, docs/offline-journal.md): off, PLAIN took less CPU on all
+      six `ps-heavy` instances (γ = 1; fitted on seeds 0–2, held out 3–5) and was even or
       slower where γ_i > 1 on some (ps-light-s2, hard-mix-07);
     - ``class_rows``: per server h, slot t and demand class c (≥ 2 jobs with equal demand
       vectors that may share h in t), ``Σ_{i∈c} y_iht ≤ ⌊min_r C_hr/α_cr⌋`` where that is
       less than ``Σ_{i∈c} ub_y[i,h]`` (PS servers alike with β): the capacity row of h
       divided by the class's demand and rounded (Chvátal–Gomory), valid for every schedule;
       server packing only (patterns already hold each server's integer hull). Measured on
-      PLAIN over HiGHS seeds (issue 22 round 9, docs/offline.md): no faster than without;
+      PLAIN over HiGHS seeds (issue 22 round 9, docs/offline-journal.md): no faster than
+      without;
     - ``energy_rows``: per pool, resource r and window ``[A, B]`` of slots, the resource-time
       a job must spend inside the window if it completes by B is at most what the pool
       offers there: ``Σ_i d_ir·R_iAB·Σ_{A≤τ≤B} c_iτ ≤ Σ_{t=A}^{B} Σ_h u_hr`` with
@@ -143,13 +145,13 @@ class Options:
       relaxed is 387.6 against OPT 314.2; with the worker counts relaxed it is OPT).
     - ``ps_relaxed``: the highspy back-end declares the PS counts ``z_ikt`` continuous, a
       relaxation (the objective does not read z), and then makes them whole for the
-      relaxation's solution (``formulations/ps_relax.py``: with the workers fixed, else
-      with the completions fixed); where that fails the relaxed optimum is only a bound
-      and the whole model is solved after it (``offline/backends.solve_highspy``). Not a
-      row: the optimum is unchanged, and like ``restart`` it travels with the ``Prep``
-      into the highspy back-end and its racers; Pyomo and PuLP keep z whole. Measured
-      (issue 22 round 10, docs/offline.md): where the PS pool has room, HiGHS's tree is
-      smaller with z continuous (ps-light-s1: 23 nodes against 212, the same optimum);
+      relaxation's solution (``formulations/ps_relax.py``: with the workers fixed, else with
+      the completions fixed); where that fails the relaxed optimum is only a bound and the
+      whole model is solved after it (``offline/backends.solve_highspy``). Not a row: the
+      optimum is unchanged, and like ``restart`` it travels with the ``Prep`` into the
+      highspy back-end and its racers; Pyomo and PuLP keep z whole. Measured (issue 22 round
+      10, docs/offline-journal.md): where the PS pool has room, HiGHS's tree is smaller with
+      z continuous (ps-light-s1: 23 nodes against 212, the same optimum);
     """
 
     server_linking: bool = True

@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="small: exact-solvable; testbed: 12 jobs, 10 slots; paper: 100 slots, "
                         "40+40 servers, contended; hard: 12-16 jobs and slots, tight; mixed, "
                         "mixed-2r, uniform-1r, loose, ps-heavy, ps-light: heterogeneous pools, "
-                        "1-4 resources, fractional demands (docs/offline.md)")
+                        "1-4 resources, fractional demands (docs/offline-journal.md, issue 22)")
     g.add_argument("--jobs", type=_nonneg_int("--jobs"), help="number of jobs (preset default)")
     g.add_argument("--horizon", type=_nonneg_int("--horizon", 1), help="number of slots")
     g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -52,7 +52,7 @@ def test_a_handed_over_schedule_becomes_the_incumbent():
     takes it at its first query (received and accepted once: HiGHS's incumbent at the next
     query) and proves that optimum. Its presolve's aggregator rejects the same schedule
     (its image in the reduced space violates a row), so the rule is off here
-    (``presolve_rule_off`` bit 12; docs/offline.md round 10). A schedule no better than
+    (``presolve_rule_off`` bit 12; docs/offline-journal.md round 10). A schedule no better than
     the incumbent is not handed over."""
     from oasis_opt.formulations import compact_highspy
     instance = generate("mixed-2r", seed=3)

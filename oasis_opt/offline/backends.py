@@ -138,8 +138,8 @@ def take_schedules(h: Any, m: Any, inbox: Callable[[], Schedule | None]) -> dict
     improving-solution callback follows: HiGHS 1.16 calls none for a user solution).
     Returns the counters, kept up to date: ``received`` (schedules handed over) and
     ``accepted`` (handed over and HiGHS's incumbent at its next query: its presolve may
-    reject a solution whose image in its reduced space violates a row, docs/offline.md
-    round 10)."""
+    reject a solution whose image in its reduced space violates a row,
+    docs/offline-journal.md round 10)."""
     import math
 
     from ..formulations import compact_highspy

@@ -2,7 +2,8 @@
 compact MILP or column generation (``choose_method``), the formulation (``route_options``,
 from ``instance_features``), the rows and the modeller that fit the budget (``plan_route``),
 and whether two variants race (``portfolio_wanted``). The size and cost constants are
-measured (docs/offline.md)."""
+measured (docs/offline-journal.md; the rules in brief: docs/offline.md, "How the route is
+chosen")."""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ METHODS = ("auto", "compact", "colgen")
 
 #: Without a time limit ``auto`` takes the compact MILP while jobs × slots × servers stays
 #: below this; beyond it, column generation. Measured on the paper preset (80 servers,
-#: docs/offline.md): 40 jobs × 20 slots (64 000) and 60 × 30 (144 000) prove optimal in 1 and
-#: 5 s; 80 × 40 (256 000) is still open after 60 s (gap 0.04 %), where column generation stops
-#: by itself in 16 s.
+#: docs/offline-journal.md, round 3): 40 jobs × 20 slots (64 000) and 60 × 30 (144 000)
+#: prove optimal in 1 and 5 s; 80 × 40 (256 000) is still open after 60 s (gap 0.04 %),
+#: where column generation stops by itself in 16 s.
 COMPACT_SIZE_LIMIT = 150_000
 #: With a time limit of S seconds, the compact MILP is taken up to ``CELLS_PER_SECOND · S``
 #: cells as well (at most ``COMPACT_SIZE_LIMIT``): HiGHS's root LP alone grows about linearly.
@@ -110,7 +111,7 @@ def _integral_servers(instance: Instance) -> bool:
 #: which extra rows only slow down (``floor_share``). Fitted on `loose` s0, s1, s4, s5 and
 #: `mixed-2r`-s0 (0.92–0.99); the benchmark's other instances are at most 0.88
 #: (hard-mix-open-01, a hard one with identical PS servers, kept on patterns). Checked on
-#: held-out seeds (docs/offline.md, issue 22): faster on 5 of 6.
+#: held-out seeds (docs/offline-journal.md, issue 22 round 2): faster on 5 of 6.
 LOOSE_FLOOR_SHARE = 0.9
 
 
@@ -127,14 +128,14 @@ def floor_share(instance: Instance, floor_utility: float | None) -> float | None
 
 
 #: The server model (cuts, PS rate rounding in the cuts, dominance, chained rows) is kept
-#: over ``PLAIN`` only where it lowers the LP relaxation's bound by at least this share of it
-#: (``cut_gain``; issue 22 round 4). Fitted on `mixed` s0–s5 and `ps-light` s0–s5 (HiGHS
-#: alone, random seeds 0 and 1, docs/offline.md): on the eight with a gain of 0.0002–0.009
-#: PLAIN took 115.5 CPU s against the server model's 157.5 (less on 6, within 10 % on 2);
-#: on the four from 0.011 on it took 88.9 against 68.5 (ps-light-s0, -s3: gains 0.11, 0.21,
-#: the server model 1.3–1.8x faster; mixed-s3, 0.011, 1.25x; mixed-s2, 0.017, 0.78x: the
-#: one the threshold gets wrong). Checked on held-out seeds and families: docs/offline.md,
-#: round 4.
+#: over ``PLAIN`` only where it lowers the LP relaxation's bound by at least this share of
+#: it (``cut_gain``; issue 22 round 4). Fitted on `mixed` s0–s5 and `ps-light` s0–s5 (HiGHS
+#: alone, random seeds 0 and 1, docs/offline-journal.md): on the eight with a gain of
+#: 0.0002–0.009 PLAIN took 115.5 CPU s against the server model's 157.5 (less on 6, within
+#: 10 % on 2); on the four from 0.011 on it took 88.9 against 68.5 (ps-light-s0, -s3: gains
+#: 0.11, 0.21, the server model 1.3–1.8x faster; mixed-s3, 0.011, 1.25x; mixed-s2, 0.017,
+#: 0.78x: the one the threshold gets wrong). Checked on held-out seeds and families:
+#: docs/offline-journal.md, round 4.
 CUT_GAIN = 0.01
 #: ... and only where the jobs' work fills at least this share of the worker pool over the
 #: horizon (``instance_features`` ``fill``). Fitted on the held-out check that failed:
@@ -142,7 +143,7 @@ CUT_GAIN = 0.01
 #: 1.3–4.4x slower than with the server model in two side-by-side runs each; the fit set's
 #: fills are 0.81–1.85. Instances just above it, not fitted on: mixed-2r-s3 (0.65),
 #: -s6, -s11 (0.85, 0.87) and ps-heavy-s7 (0.80) were faster with PLAIN, loose-s8 (0.63)
-#: slower (docs/offline.md, round 4).
+#: slower (docs/offline-journal.md, round 4).
 PLAIN_MIN_FILL = 0.6
 #: ``cut_gain`` builds both models and solves their LPs only below this many predicted
 #: nonzeros of the server model (about 0.1 s at the `mixed` family's 10 k); beyond it the
@@ -172,17 +173,17 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     ``None`` (the defaults: demand-class pattern packing), server packing, or the plain
     server model ``common.PLAIN``.
 
-    Patterns pay where identical servers make them exact symmetry breaking: measured
-    side by side on the `hard`, `mixed`, `ps-heavy` families and hard-mix-01…06
-    (docs/offline.md, issue 22), pattern packing was faster wherever every PS server has an
-    identical twin (`hard`: 2.1–3.1x; hard-mix-03, -04, -06: 1.6–17x) and slower where the PS
-    pool holds a server of its own shape (1.3–2.6x on 8 of 9 instances), whatever the worker
-    pool; checked on `mixed-2r`, `loose`, `ps-light` and hard-mix-07…12, the rule's route
-    took less CPU on 11 of 15, about as much on 3, more on 1. PS integrality is what is hard
-    in this model (docs/offline.md, round 3), and a single PS server's patterns only enlarge
-    it. Where no job demands a PS resource the PS pool cannot bind and patterns stay (they
-    carry the continuous workers of the trace imports, ``Prep.flow_workers``) unless they
-    have nothing to add (below).
+    Patterns pay where identical servers make them exact symmetry breaking: measured side by
+    side on the `hard`, `mixed`, `ps-heavy` families and hard-mix-01…06
+    (docs/offline-journal.md, issue 22), pattern packing was faster wherever every PS server
+    has an identical twin (`hard`: 2.1–3.1x; hard-mix-03, -04, -06: 1.6–17x) and slower
+    where the PS pool holds a server of its own shape (1.3–2.6x on 8 of 9 instances),
+    whatever the worker pool; checked on `mixed-2r`, `loose`, `ps-light` and hard-mix-07…12,
+    the rule's route took less CPU on 11 of 15, about as much on 3, more on 1. PS
+    integrality is what is hard in this model (docs/offline-journal.md, round 3), and a
+    single PS server's patterns only enlarge it. Where no job demands a PS resource the PS
+    pool cannot bind and patterns stay (they carry the continuous workers of the trace
+    imports, ``Prep.flow_workers``) unless they have nothing to add (below).
 
     Where the PS pool cannot bind, a server's knapsack already integral
     (``integral_servers``) and two or more demand classes (so the workers cannot be
@@ -192,7 +193,7 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     ``LOOSE_FLOOR_SHARE`` of the trivial bound) take ``PLAIN`` whatever the pools: on them
     the cuts, the dominance rows and the patterns cost root time and find nothing (fitted on
     `loose` s0, s1, s4, s5 and `mixed-2r`-s0, checked on `loose`-s2 and fresh seeds;
-    docs/offline.md).
+    docs/offline-journal.md, issue 22 round 2).
     Where the server branch would be taken and the work fills ``PLAIN_MIN_FILL`` of the
     worker pool or more, ``PLAIN`` is taken instead unless the server model's rows lower
     the LP bound by ``CUT_GAIN`` of it or more (``cut_gain``, issue 22 round 4; on emptier
@@ -243,8 +244,8 @@ def settle_fallback(prep: Any) -> Any:
     pool, the server model there is the one ``route_options``' server branch weighs against
     ``PLAIN``, and the same rule (``server_or_plain``) decides (issue 22 round 5). Of the
     benchmark's instances only hard-mix-07 (fill 0.72, gain 0.002: PLAIN) and hard-mix-11
-    (fill 0.42: the server model stays) fall back; neither was fitted on (docs/offline.md).
-    Any other prep is returned as it is."""
+    (fill 0.42: the server model stays) fall back; neither was fitted on
+    (docs/offline-journal.md). Any other prep is returned as it is."""
     from ..formulations.common import Options, prepare
     defaults = replace(prep.options, pattern_limit=Options().pattern_limit) == Options()
     if not defaults or prep.packing != "server" or prep.ps_free:
@@ -296,8 +297,9 @@ def plan_route(prep: Any, modeler: str, clock: Clock, solver: str) -> tuple[Any,
 # --- the portfolio: two variants race on two cores ---------------------------------------
 
 #: The variants that race (options, HiGHS random seed); the first is the planned model
-#: itself. Measured on the hard preset (docs/offline.md): the no-cut variant's proof times
-#: are least correlated with the default's, so the first proof comes earlier.
+#: itself. Measured on the hard preset (docs/offline-journal.md, issue 11): the no-cut
+#: variant's proof times are least correlated with the default's, so the first proof comes
+#: earlier.
 PORTFOLIO: tuple[tuple[dict[str, Any], int], ...] = (
     ({}, 0), ({"completion_cuts": False, "ps_cuts": False, "ps_dominance": False}, 1))
 
@@ -315,27 +317,27 @@ SEED_PARTNER = 1
 #: (``Options.ps_relaxed``, issue 22 round 10), at ``SEED_PARTNER``, where some job shares
 #: a PS (γ_i > 1) and a PS row can bind: there the relaxation's tree is smaller where the
 #: PS pool has room, and where it has none the partner falls back to the whole model
-#: (docs/offline.md, "The PS counts relaxed, then made whole").
+#: (docs/offline-journal.md, "The PS counts relaxed, then made whole").
 RELAXED_PARTNER = True
 #: Racers share incumbents (``race.solve_portfolio(share=True)``, issue 22 round 10): each
 #: improving schedule of one racer is handed to the others' running HiGHS. Off until it
-#: measures better (docs/offline.md, "The incumbent side of PLAIN").
+#: measures better (docs/offline-journal.md, "The incumbent side of PLAIN").
 SHARE_INCUMBENTS = False
 
 
 def racers(prep: Any) -> list[tuple[Any, int]]:
     """The variants that race, as (options, HiGHS random seed); the first is the planned
-    model itself. Where the rule is unsure (issue 22, item 2) the second is ``common.PLAIN``:
-    a server-packed model on a pool whose PS servers bind (``route_options``' server
-    branch, or patterns that fell back to servers), where the server model and PLAIN were
-    each faster on some instances and slower on others, by 0.24–2.8x either way
-    (docs/offline.md). Where the route took PLAIN its partner is PLAIN itself at HiGHS
-    random seed ``SEED_PARTNER`` (the seed race, issue 22 round 6): PLAIN is the
-    comparator's model, the time it takes is mostly the luck of HiGHS's search (mixed-s1:
-    6.4–14.7 CPU s over seeds 0–4), and the first of two independent draws beat the server
-    model as partner (docs/offline.md, round 6); ``portfolio_wanted`` races PLAIN only where
-    a PS row can bind. Elsewhere ``PORTFOLIO``'s cut-free variant, as measured on the `hard`
-    preset."""
+    model itself. Where the rule is unsure (issue 22, item 2) the second is
+    ``common.PLAIN``: a server-packed model on a pool whose PS servers bind
+    (``route_options``' server branch, or patterns that fell back to servers), where the
+    server model and PLAIN were each faster on some instances and slower on others, by
+    0.24–2.8x either way (docs/offline-journal.md). Where the route took PLAIN its partner
+    is PLAIN itself at HiGHS random seed ``SEED_PARTNER`` (the seed race, issue 22 round 6):
+    PLAIN is the comparator's model, the time it takes is mostly the luck of HiGHS's search
+    (mixed-s1: 6.4–14.7 CPU s over seeds 0–4), and the first of two independent draws beat
+    the server model as partner (docs/offline-journal.md, round 6); ``portfolio_wanted``
+    races PLAIN only where a PS row can bind. Elsewhere ``PORTFOLIO``'s cut-free variant, as
+    measured on the `hard` preset."""
     from ..formulations.common import PLAIN
     if prep.options == PLAIN:
         # a PS shared in the relaxation (γ_i > 1) on a pool whose PS rows can bind
@@ -356,7 +358,8 @@ PORTFOLIO_MIN_NONZEROS = 3_000
 #: start; mixed-2r-s2, 9 k, in 2.8 s alone), the clock does: on an instance the first racer
 #: proves within this, a second process only costs its start-up (loose-s0: 0.19 s racing
 #: against the comparator's 0.05 s, issue 22 round 4), and where the partner is the faster
-#: model the proof comes at most this much later (issue 22 round 5, docs/offline.md).
+#: model the proof comes at most this much later (issue 22 round 5,
+#: docs/offline-journal.md).
 RACE_DELAY = 0.25
 #: Below this many nonzeros a time-limited solve that does not race runs HiGHS in this
 #: process, not in a forked guard (issue 22). The guard is there for root phases that call
