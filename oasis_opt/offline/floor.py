@@ -49,10 +49,11 @@ FLOOR_MIN_SECONDS = 2.0
 FLOOR_FIRST = ("fifo", "rrh", "tetris")
 #: The lazy floor runs without a time limit too (issue 22, round 11): the compact route's
 #: MIP start and the loose rule (``plan.LOOSE_FLOOR_SHARE``) came only with a limit, so
-#: ``oasis-opt solve`` without one took another route (loose-s0: 0.63 s against 0.18 s with
-#: ``--time-limit``, the comparator 0.06 s); measured in docs/offline.md, round 11. Only
+#: ``oasis-opt solve`` without one took another route (loose-s0: 0.63 s against 0.18 s
+#: with ``--time-limit``, the comparator 0.06 s; docs/offline-journal.md, round 11). Only
 #: where the floor would be lazy (the compact route, the built-in algorithms, no
-#: ``customize``); its rest runs after the solve unless the optimum is proven, as with a limit.
+#: ``customize``); its rest runs after the solve unless the optimum is proven, as with a
+#: limit.
 FLOOR_WITHOUT_LIMIT = True
 #: The reserve kept for the rest of a lazy floor: its estimated seconds (the first ones' time
 #: scaled by ``FLOOR_COSTS``) times this margin.
