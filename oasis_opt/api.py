@@ -109,8 +109,9 @@ def compare(instance: Instance,
             | None = None, *, time_limit: float | None = None, modeler: str = "auto",
             solver: str = "highs", opt_cache: str | Path | None = None) -> Any:
     """OPT (or its bound) against each algorithm: ``algorithms`` is one name, a list of names
-    or ``{name: params}`` (default every named algorithm). Returns a ``RatioReport``
-    (``rows``, ``to_records()``, ``to_dataframe()``)."""
+    or ``{name: params}`` (default every named algorithm). ``time_limit`` bounds the whole
+    call, the algorithms included (``ratio.compare``). Returns a ``RatioReport`` (``rows``,
+    ``to_records()``, ``to_dataframe()``)."""
     from .ratio import compare as _compare
     return _compare(instance, algorithms, time_limit=time_limit, modeler=modeler,
                     solver=solver, opt_cache=opt_cache)

@@ -165,7 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="reuse optima solved before with the same instance and settings "
                         "(a folder; created if missing)")
     q.add_argument("--time-limit", type=_seconds("--time-limit"), metavar="S",
-                   help="time limit of the offline solve")
+                   help="time limit of the whole command: the algorithms run first, the "
+                        "offline solve gets the time left (at least a tenth of S or 1 s, for "
+                        "a valid bound) and reuses their schedules")
     q.add_argument("--modeler", choices=["auto", "highspy", "pyomo", "pulp"], default="auto")
     q.add_argument("--method", choices=["auto", "compact", "colgen"], default="auto",
                    help="method of the offline solve (as in solve --method; colgen with "

@@ -7,8 +7,11 @@ and report when a file for the same key exists, and otherwise solves and writes 
 The key is the SHA-256 of the instance as written to a file (``io.instance_to_dict``: every
 field, the name included), the settings that change the answer (``time_limit``, ``mip_gap``,
 ``method``, ``modeler``, ``solver``) and the package version, so that a new release solves
-again. A cached schedule is checked by the validator when it is read; a file that does not read
-back (truncated, edited, another format) is solved again and replaced. Files are written
+again. ``ratio --time-limit S`` keys by its S although its solve had only the time the
+algorithms left (``ratio.solve_budget``): the setting asked for, as ``bench --opt-cache``
+writes it. The floor (its algorithms or handed-over schedules) is not in the key. A cached
+schedule is checked by the validator when it is read; a file that does not read back
+(truncated, edited, another format) is solved again and replaced. Files are written
 atomically: concurrent writers of one key leave one whole file. A solve that ends in an error
 is not cached.
 """

@@ -10,6 +10,10 @@ lower end too: OPT/ALG ∈ [``opt_over_alg_low``, ``opt_over_alg``] = [incumbent
 bound/ALG] (equal ends when OPT is proven). Each check is
 ``True`` when it holds for every OPT in that interval, ``False`` when it fails for every one,
 and ``None`` (undecided) otherwise.
+
+A time limit bounds the whole comparison (SPEC §6), not the solve alone: the algorithms run
+first, the solve gets the time they left (``solve_budget``) and reuses their schedules as its
+floor instead of running them again (``offline.solve(floor_schedules=…)``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Any
 
 from . import algorithms
 from .errors import InputError
-from .model import REL_TOL, Instance
+from .model import REL_TOL, Instance, Schedule
 
 COLUMNS = ["algorithm", "utility", "completed", "opt_over_alg_low", "opt_over_alg", "two_alpha",
            "within_2alpha",
@@ -74,20 +78,58 @@ class RatioReport:
                 "notes": self.notes}
 
 
-def _solve(instance: Instance, time_limit: float | None, modeler: str,
-           solver: str = "highs", opt_cache: str | Path | None = None,
-           method: str = "auto", executor: Any = None) -> Any:
+#: The least time the offline solve gets in a time-limited ``compare``, even where the
+#: algorithms used the whole limit: this share of it, and at least ``SOLVE_MIN_SECONDS``, so
+#: that a valid bound (and the floor's schedule) still comes back. SPEC §6 allows
+#: ``0.1·S + 10`` s past the limit.
+SOLVE_MIN_SHARE = 0.1
+SOLVE_MIN_SECONDS = 1.0
+
+
+def solve_budget(time_limit: float, elapsed: float) -> float:
+    """The offline solve's seconds in a ``compare`` limited to ``time_limit`` whose
+    algorithms took ``elapsed``: what is left, never less than ``SOLVE_MIN_SHARE`` of the
+    limit or ``SOLVE_MIN_SECONDS``."""
+    return max(time_limit - elapsed, SOLVE_MIN_SHARE * time_limit, SOLVE_MIN_SECONDS)
+
+
+def _offline() -> Any:
+    """``oasis_opt.offline``, or ``SolverUnavailableError`` (before any algorithm runs)."""
     try:
-        from . import optcache
+        from . import offline
     except ImportError as err:
         raise SolverUnavailableError(
             f"the offline solver is not available ({err}); `oasis-opt ratio` needs "
             "oasis_opt.offline") from err
-    extra = {} if method == "auto" else {"method": method}
+    return offline
+
+
+def _solve(instance: Instance, time_limit: float | None, modeler: str,
+           solver: str = "highs", opt_cache: str | Path | None = None,
+           method: str = "auto", executor: Any = None, *, clock: Any = None,
+           floor_schedules: Mapping[str, Schedule] | None = None,
+           record: dict[str, float] | None = None) -> Any:
+    """The offline solve's report, through ``optcache``. The cache key holds ``time_limit``
+    (the whole command's); the solve itself gets ``solve_budget(time_limit,
+    clock.elapsed())`` seconds, fixed when it starts (after a cache miss), and
+    ``floor_schedules``; ``record["seconds"]`` holds that budget (absent: the cache
+    answered)."""
+    from . import optcache
+    offline = _offline()
+    extra: dict[str, Any] = {} if method == "auto" else {"method": method}
     if executor is not None:
         extra["executor"] = executor
-    return optcache.solve(instance, opt_cache, modeler=modeler, time_limit=time_limit,
-                          solver=solver, **extra)[1]
+
+    def run(inst: Instance, **settings: Any) -> tuple[Schedule, Any]:
+        if time_limit is not None and clock is not None:
+            settings["time_limit"] = solve_budget(time_limit, clock.elapsed())
+            if record is not None:
+                record["seconds"] = settings["time_limit"]
+        if floor_schedules:
+            settings["floor_schedules"] = floor_schedules
+        return offline.solve(inst, **settings)  # looked up now: tests count the calls
+    return optcache.solve(instance, opt_cache, solver_fn=run, modeler=modeler,
+                          time_limit=time_limit, solver=solver, **extra)[1]
 
 
 def algorithm_table(algorithms_: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None]
@@ -140,24 +182,65 @@ def ratio(opt: float, alg: float) -> float | None:
     return math.inf if opt > REL_TOL else None
 
 
+def _time_note(time_limit: float, ran: float, solve_seconds: float | None) -> str:
+    """How a time-limited ``compare`` spent its limit: the algorithms' seconds, the solve's
+    budget (None: the cache answered), and whether the algorithms alone overran."""
+    if solve_seconds is None:
+        return (f"the offline result came from the opt cache (solved with the {time_limit:g} s "
+                f"limit); the algorithms took {ran:.3g} s")
+    if ran > time_limit:
+        return (f"the algorithms alone took {ran:.3g} s, more than the {time_limit:g} s time "
+                "limit (an algorithm cannot be interrupted): the command overruns it; the "
+                f"offline solve still had {solve_seconds:.3g} s for a valid bound")
+    least = " (its minimum)" if solve_seconds > time_limit - ran + 1e-9 else ""
+    return (f"time limit {time_limit:g} s for the whole command: the algorithms took "
+            f"{ran:.3g} s, the offline solve had {solve_seconds:.3g} s{least}")
+
+
 def compare(instance: Instance,
             names: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
             time_limit: float | None = None, modeler: str = "pyomo", solver: str = "highs",
             opt_cache: str | Path | None = None, method: str = "auto",
             executor: Any = None) -> RatioReport:
-    """Solve the offline optimum once (with ``solver``, ``oasis_opt.solvers``; through the
-    cache folder ``opt_cache`` when given, ``oasis_opt.optcache``), run each algorithm, and
-    compare (module docstring).
+    """Run each algorithm, solve the offline optimum once (with ``solver``,
+    ``oasis_opt.solvers``; through the cache folder ``opt_cache`` when given,
+    ``oasis_opt.optcache``), and compare (module docstring).
 
     ``names``: one algorithm name, a list of names, or ``{name: params}``; default every
     algorithm ``algorithms.names()`` lists. ``method`` and ``executor`` go to
     ``offline.solve`` (``method="colgen"`` with a time limit: the certified bound at trace
-    scale, its pricing on ``executor``)."""
+    scale, its pricing on ``executor``).
+
+    ``time_limit`` bounds the whole call (SPEC §6): one clock starts once the names and
+    settings are checked, the algorithms run first (they cannot be interrupted), and the
+    solve gets the time left (``solve_budget``: at least a tenth of the limit or 1 s, so that
+    a valid bound comes back; the notes say when the algorithms alone took longer than the
+    limit). Their schedules (those run with default parameters) go to the solve's floor
+    (``offline.solve(floor_schedules=…)``): no algorithm runs twice. The cache key keeps
+    ``time_limit`` itself. Without a limit only the order changes."""
     table = algorithm_table(algorithms.names() if names is None else names)
     names = list(table)
-    rep = _solve(instance, time_limit, modeler, solver, opt_cache, method, executor)
-    status = str(getattr(rep.status, "value", rep.status))
+    offline = _offline()
+    offline.check_settings(modeler, time_limit, method=method)
+    if solver != "highs":  # as offline.solve would, but before the algorithms run
+        from . import solvers
+        solvers.check(solver)
+    from .offline.clock import Clock
+    clock = Clock(time_limit)
+    schedules: dict[str, Any] = {}
+    for name in names:
+        schedules[name] = algorithms.run(name, instance, **table[name])
+    ran = clock.elapsed()
     notes: list[str] = []
+    record: dict[str, float] = {}
+    # a schedule stands for its algorithm in the floor only as run with default parameters
+    handed = {n: s for n, s in schedules.items() if not table[n]} \
+        if time_limit is not None else None
+    rep = _solve(instance, time_limit, modeler, solver, opt_cache, method, executor,
+                 clock=clock, floor_schedules=handed, record=record)
+    if time_limit is not None:
+        notes.append(_time_note(time_limit, ran, record.get("seconds")))
+    status = str(getattr(rep.status, "value", rep.status))
     if status == "optimal":
         lo = hi = ref = float(rep.objective)
         label = "OPT"
@@ -179,9 +262,6 @@ def compare(instance: Instance,
         opt = bound = None
         notes.append(f"the offline solve ended with status {status}: no OPT to compare with")
 
-    schedules: dict[str, Any] = {}
-    for name in names:
-        schedules[name] = algorithms.run(name, instance, **table[name])
     if status in ("time_limit", "feasible") and schedules:
         # Every validated schedule is feasible, so OPT is at least the best of them too.
         best_alg = max(float(sch.total_utility) for sch in schedules.values())

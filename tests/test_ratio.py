@@ -14,7 +14,7 @@ from oasis_opt.errors import InputError
 
 def _fake_solve(status: str, objective: float, bound: float):
     def solve(instance, time_limit, modeler, solver="highs", opt_cache=None, method="auto",
-              executor=None):
+              executor=None, **_):
         return SimpleNamespace(status=status, objective=objective, bound=bound, seconds=0.1)
     return solve
 

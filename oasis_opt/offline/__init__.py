@@ -19,7 +19,8 @@ at its first line and every step gets what is left of it:
    computes the bound only (``FLOOR_TRACE_SHARE``: its schedule is far better, the floor is
    its seed and the safety net). On the compact route with the built-in algorithms only
    ``FLOOR_FIRST`` runs now, the rest after the solve if it did not prove the optimum
-   (``floor.py``);
+   (``floor.py``). Schedules the caller has made already (``floor_schedules``) join the
+   floor, validated, and their algorithms do not run again;
 2. the route is picked from predicted costs, before anything large is built: the compact
    MILP's columns, rows and nonzeros are counted from the index sets (``Prep.model_size``),
    turned into seconds with a per-nonzero cost measured for each modeller, and compared with
@@ -56,7 +57,7 @@ A failure of the solver on valid input raises ``SolverError`` (the CLI: exit 1, 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
@@ -77,6 +78,7 @@ from .floor import (
     Floor,
     floor_names,
     floor_time_share,
+    given_schedules,
 )
 from .plan import (
     BUILD_BYTES_PER_NNZ,
@@ -106,7 +108,8 @@ __all__ = [
     "GUARD_MIN_NONZEROS", "MAX_TIME_LIMIT", "METHODS", "MODELERS", "PORTFOLIO",
     "PORTFOLIO_LONG_BUDGET", "PORTFOLIO_MIN_NONZEROS", "THREADS", "Progress", "SolveReport",
     "SolveStatus",
-    "colgen_inputs", "floor_time_share", "instance_features", "relative_gap", "route_options",
+    "check_settings", "colgen_inputs", "floor_time_share", "instance_features", "relative_gap",
+    "route_options",
     "solve",
 ]
 
@@ -116,7 +119,9 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
           options: Any = None, solver: str = "highs",
           on_progress: Progress | None = None, *,
           customize: Callable[[Any], Any] | None = None,
-          floor: Sequence[str] | None = None, executor: Executor | None = None,
+          floor: Sequence[str] | None = None,
+          floor_schedules: Mapping[str, Schedule] | None = None,
+          executor: Executor | None = None,
           on_round: Callable[[Any], None] | None = None) -> tuple[Schedule, SolveReport]:
     """Solve the offline problem of ``instance`` exactly, or within ``time_limit`` seconds of
     wall time for the whole call (module docstring), and return the validated schedule and
@@ -139,6 +144,14 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
 
     ``floor``: the online algorithms whose best schedule is the floor of a time-limited solve
     (default: the built-in ones, ``algorithms.REGISTRY``; ``()`` for none).
+    ``floor_schedules``: ``{name: schedule}`` the caller has already made (``ratio.compare``
+    runs the algorithms first): each one is checked by the validator first (``InputError``
+    at ``floor_schedules.NAME`` if it breaks a rule) and joins the floor as that
+    algorithm's run; an algorithm of ``floor`` so named does not run again, the others run as
+    without it (the lazy floor's among them). Name a schedule by the algorithm that made it
+    with its default parameters, else by a name of its own: it joins the floor without
+    standing for one of its algorithms. Without a time limit there is no floor and they are
+    not used (but still checked).
 
     ``executor`` (``tasks.make_executor``: a process pool or Dask) prices column generation's
     jobs in parallel at trace scale (the same bound); ``on_round(colgen.Round)`` reports its
@@ -147,20 +160,9 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     Errors name the parameter (``InputError("time_limit", …)``), not a command-line flag.
     """
     clock = Clock(time_limit)
-    if modeler not in MODELERS:
-        raise InputError("modeler", f"unknown modeler {modeler!r}; choose from "
-                                    f"{', '.join(MODELERS)}")
-    if method not in METHODS:
-        raise InputError("method", f"unknown method {method!r}; choose from "
-                                   f"{', '.join(METHODS)}")
-    if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
-        raise InputError("time_limit", f"must be a positive number, got {time_limit}")
-    if time_limit is not None and time_limit > MAX_TIME_LIMIT:  # timeouts past this overflow
-        raise InputError("time_limit", f"{time_limit:g} s is too long (limit "
-                                       f"{MAX_TIME_LIMIT:g} s, about 115 days)")
-    if not 0 <= mip_gap < 1:
-        raise InputError("mip_gap", f"must be in [0, 1), got {mip_gap}")
+    check_settings(modeler, time_limit, mip_gap, method)
     names = floor_names(floor)
+    given = given_schedules(instance, floor_schedules)
     if customize is not None:
         modeler = customize_route(customize, modeler, method, solver)
     elif solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)
@@ -178,7 +180,7 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     # without a time limit only the lazy floor runs: its start and the loose rule pay there
     # too (FLOOR_WITHOUT_LIMIT); a named or customized floor is the time limit's promise
     online = Floor(instance, tracker, names, clock, floor_time_share(instance),
-                   report=customize is None) \
+                   report=customize is None, given=given) \
         if time_limit is not None or (lazy and FLOOR_WITHOUT_LIMIT) else None
     # a customized model's floor counts only once it keeps the user's rows (solve_custom)
     best = None if online is None else online.run(FLOOR_FIRST if lazy else None)
@@ -190,3 +192,22 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
                             [] if online is None else online.schedules())
     return solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, best,
                          online if lazy else None)
+
+
+def check_settings(modeler: str = "auto", time_limit: float | None = None,
+                   mip_gap: float = 0.0, method: str = "auto") -> None:
+    """``solve``'s settings, refused as ``solve`` refuses them (``InputError`` naming the
+    parameter): a caller that does other work first (``ratio.compare``) checks them before."""
+    if modeler not in MODELERS:
+        raise InputError("modeler", f"unknown modeler {modeler!r}; choose from "
+                                    f"{', '.join(MODELERS)}")
+    if method not in METHODS:
+        raise InputError("method", f"unknown method {method!r}; choose from "
+                                   f"{', '.join(METHODS)}")
+    if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
+        raise InputError("time_limit", f"must be a positive number, got {time_limit}")
+    if time_limit is not None and time_limit > MAX_TIME_LIMIT:  # timeouts past this overflow
+        raise InputError("time_limit", f"{time_limit:g} s is too long (limit "
+                                       f"{MAX_TIME_LIMIT:g} s, about 115 days)")
+    if not 0 <= mip_gap < 1:
+        raise InputError("mip_gap", f"must be in [0, 1), got {mip_gap}")

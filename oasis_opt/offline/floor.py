@@ -8,11 +8,18 @@ the three cheap algorithms of ``FLOOR_FIRST`` run before the solve, the rest onl
 solve does not prove the optimum. A proven optimum (gap 0) is at least every feasible
 schedule's utility, every online algorithm's included, so the promise holds either way; on
 sub-second instances the whole floor was a third of the call (loose-s0: 0.065 of 0.19 s).
+
+A caller that has already run some of the algorithms hands their schedules over
+(``solve(floor_schedules={name: schedule})``, ``given_schedules``): each is checked by the
+validator and joins the floor as that algorithm's run, and no algorithm so named runs again
+(``ratio.compare`` runs the algorithms first and gives the solve the time they left).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import numbers
+from collections.abc import Mapping, Sequence
 
 from ..errors import InputError
 from ..model import Instance, Schedule
@@ -79,6 +86,43 @@ def floor_names(floor: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(floor)
 
 
+def given_schedules(instance: Instance, schedules: Mapping[str, Schedule] | None
+                    ) -> dict[str, Schedule]:
+    """``solve``'s ``floor_schedules``, checked: ``{name: schedule}`` of ``instance``, each
+    passed by the validator (``validate.validate``, the one that checks every schedule),
+    or ``InputError`` at ``floor_schedules.NAME`` naming its first broken rules."""
+    from ..validate import validate
+    if schedules is None:
+        return {}
+    if not isinstance(schedules, Mapping):
+        raise InputError("floor_schedules", "expected {algorithm name: Schedule}, got "
+                                            f"{type(schedules).__name__}")
+    out: dict[str, Schedule] = {}
+    for name, schedule in schedules.items():
+        place = f"floor_schedules.{name}"
+        if not isinstance(name, str) or not name:
+            raise InputError("floor_schedules", f"expected algorithm names, got {name!r}")
+        if not isinstance(schedule, Schedule):
+            raise InputError(place, f"expected a Schedule, got {type(schedule).__name__}")
+        try:
+            report = validate(instance, schedule)
+        except InputError as err:  # an unknown job or server
+            raise InputError(f"{place}.{err.place}" if err.place else place,
+                             err.message) from None
+        if not report.feasible:
+            raise InputError(place, "breaks a rule of the model: "
+                             + "; ".join(str(v) for v in report.violations[:5]))
+        out[name] = schedule
+    return out
+
+
+def _seconds_of(schedule: Schedule) -> float | None:
+    """The seconds ``algorithms.run`` recorded for a schedule handed over, if it did."""
+    s = schedule.extras.get("seconds")
+    ok = isinstance(s, numbers.Real) and not isinstance(s, bool) and math.isfinite(s) and s >= 0
+    return float(s) if ok else None
+
+
 def floor_time_share(instance: Instance) -> float:
     """The share of the time limit the floor may spend on ``instance``: ``FLOOR_SHARE``, or
     ``FLOOR_TRACE_SHARE`` at trace scale."""
@@ -96,21 +140,40 @@ class Floor:
     left out: the floor is a safety net for the exact answer, not a test of the algorithms
     (their own tests are). What each one gave, or why nothing, goes to
     ``tracker.floor_runs`` (the report's ``floor_runs``). With ``report`` the best utility
-    goes to the tracker as soon as it is known."""
+    goes to the tracker as soon as it is known.
+
+    ``given``: schedules already made (``given_schedules``, validated), by algorithm name:
+    they count as runs of the floor (``floor_runs`` their utility; ties after the named
+    algorithms), an algorithm of ``names`` among them does not run, and the seconds
+    ``algorithms.run`` recorded on them enter ``reserve``'s estimate as if they had run
+    here (they spent none of this call's budget)."""
 
     def __init__(self, instance: Instance, tracker: Tracker, names: Sequence[str],
                  clock: Clock | None = None, share: float = FLOOR_SHARE,
-                 report: bool = True) -> None:
+                 report: bool = True, given: Mapping[str, Schedule] | None = None) -> None:
         self.instance, self.tracker, self.clock, self.report = instance, tracker, clock, report
-        self.rank = {name: i for i, name in enumerate(names)}
-        self.order = sorted(names, key=lambda n: (
-            FLOOR_COST_ORDER.index(n) if n in FLOOR_COST_ORDER else len(FLOOR_COST_ORDER),
-            self.rank[n]))
+        given = dict(given or {})
+        self.rank = {name: i for i, name in enumerate([*names, *(n for n in given
+                                                                 if n not in names)])}
+        self.order = sorted(names, key=self._cost_rank)
         self.budget = None if clock is None or clock.limit is None else \
             max(share * clock.limit, FLOOR_MIN_SECONDS)
         self.ran: list[tuple[str, Schedule]] = []
         self.spent = 0.0  # seconds the floor's runs have taken
         self.last = 0.0  # seconds of the last run
+        #: (name, seconds) of every run timed: the floor's own and the given ones that say
+        self.timed: list[tuple[str, float]] = []
+        for name in sorted(given, key=self._cost_rank):
+            self.ran.append((name, given[name]))
+            tracker.floor_runs[name] = given[name].total_utility
+            seconds = _seconds_of(given[name])
+            if seconds is not None:
+                self.timed.append((name, seconds))
+
+    def _cost_rank(self, name: str) -> tuple[int, int]:
+        """Cheapest first (``FLOOR_COST_ORDER``; others after it), then as named."""
+        return (FLOOR_COST_ORDER.index(name) if name in FLOOR_COST_ORDER
+                else len(FLOOR_COST_ORDER), self.rank[name])
 
     def _elapsed(self) -> float:
         return self.clock.elapsed() if self.clock is not None else 0.0
@@ -144,6 +207,7 @@ class Floor:
                 continue
             finally:
                 self.last = self._elapsed() - t0
+                self.timed.append((name, self.last))
         self.spent += self._elapsed() - start
         best = self.best()
         if best is not None and self.report:
@@ -160,16 +224,16 @@ class Floor:
                    default=(None, None))[1]
 
     def reserve(self) -> float:
-        """Seconds to keep for the pending algorithms: the runs so far scaled by
-        ``FLOOR_COSTS`` (an unknown algorithm costs as the dearest) times
+        """Seconds to keep for the pending algorithms: the timed runs so far (given ones
+        included) scaled by ``FLOOR_COSTS`` (an unknown algorithm costs as the dearest) times
         ``FLOOR_REST_MARGIN``, within what is left of the floor's budget."""
         todo = self.pending()
         if not todo:
             return 0.0
         dearest = max(FLOOR_COSTS.values())
-        done = sum(FLOOR_COSTS.get(n, dearest) for n, _ in self.ran) or dearest
-        want = FLOOR_REST_MARGIN * self.spent * sum(FLOOR_COSTS.get(n, dearest)
-                                                     for n in todo) / done
+        done = sum(FLOOR_COSTS.get(n, dearest) for n, _ in self.timed) or dearest
+        want = FLOOR_REST_MARGIN * sum(s for _, s in self.timed) * sum(
+            FLOOR_COSTS.get(n, dearest) for n in todo) / done
         return want if self.budget is None else max(0.0, min(want, self.budget - self.spent))
 
     def settle(self, proven: bool) -> Schedule | None:

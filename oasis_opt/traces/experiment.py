@@ -235,7 +235,8 @@ def opt_interval(inst, *, time_limit: float, method: str = "auto",
     refused for size (``InputError``) or failing (``SolverError``, out of memory) gives
     ``bound`` None and the note; the caller's online schedules then give the incumbent.
 
-    ``floor``: the best online schedule the caller already has (a ``Schedule``): the solve's
+    ``floor``: the best online schedule the caller already has (a ``Schedule``, handed over
+    as ``floor_schedules`` and validated again): the solve's
     floor and, at trace scale, column generation's seed, instead of the solve running the
     algorithms again; ``()``: none (the caller's algorithms all failed); None: the solve's
     own floor (it runs the built-in algorithms). ``on_step``:
@@ -246,8 +247,10 @@ def opt_interval(inst, *, time_limit: float, method: str = "auto",
     from ..progress import solve_lines
     from ..validate import validate
     kwargs: dict[str, Any] = {}
-    if floor is not None:
-        kwargs["floor"] = _replay(floor) if isinstance(floor, Schedule) else ()
+    if floor is not None:  # the caller's schedule, validated again, and no algorithm run
+        kwargs["floor"] = ()
+        if isinstance(floor, Schedule):
+            kwargs["floor_schedules"] = {str(floor.algorithm) or "floor": floor}
     if on_step is not None:
         kwargs.update(on_round=_round_lines(on_step), on_progress=solve_lines(
             lambda seconds, text: on_step(f"solve {seconds:.0f} s: {text}"), STEP_EVERY))
@@ -263,15 +266,6 @@ def opt_interval(inst, *, time_limit: float, method: str = "auto",
     ok = validate(inst, sched).feasible
     return OptInterval(float(rep.objective), float(rep.bound), rep.status.value, rep.route,
                        rep.seconds, ok)
-
-
-def _replay(schedule: Schedule) -> list[Callable[..., Schedule]]:
-    """``offline.solve``'s ``floor`` (algorithms, by name or as functions, that it runs with
-    ``algorithms.run``) as one function returning ``schedule``, already computed: the solve
-    validates it again (seconds on the whole trace) but runs no algorithm."""
-    def already_run(_instance: Any) -> Schedule:
-        return schedule
-    return [already_run]
 
 
 # --- steps of a long task -----------------------------------------------------------------
