@@ -150,8 +150,9 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     algorithm's run; an algorithm of ``floor`` so named does not run again, the others run as
     without it (the lazy floor's among them). Name a schedule by the algorithm that made it
     with its default parameters, else by a name of its own: it joins the floor without
-    standing for one of its algorithms. Without a time limit there is no floor and they are
-    not used (but still checked).
+    standing for one of its algorithms. Without a time limit only the lazy floor runs
+    (``FLOOR_WITHOUT_LIMIT``: the compact route, ``floor`` and ``customize`` None); they join
+    it there and are otherwise not used (but still checked).
 
     ``executor`` (``tasks.make_executor``: a process pool or Dask) prices column generation's
     jobs in parallel at trace scale (the same bound); ``on_round(colgen.Round)`` reports its
