@@ -127,15 +127,27 @@ def server_groups(capacity: np.ndarray, pool_all: bool = False) -> np.ndarray:
     return gid.ravel().astype(np.int64)
 
 
-#: Above this many columns the aggregated master's first LP runs by interior point.
-IPM_FIRST_COLUMNS = 50_000
-#: The simplex strategies (HiGHS's ``simplex_strategy``: 4 primal, 1 dual) an adaptive master
-#: (``_Master.adaptive``, trace scale) re-solves with: each once, then whichever took less CPU
-#: time on its last re-solve, the other again every ``LP_RETRY``-th re-solve. Warm re-solves of
-#: the same two 5 000-job Philly masters, from the same basis: in 900 s slots dual 6.6 and
-#: 5.9 CPU s against primal 9.5 and 10.6; in 3 600 s slots dual 2.3 and 3.4 against 3.3 and 2.9.
-LP_STRATEGIES = (4, 1)
+#: Above this many columns the aggregated master's first LP runs by interior point (with
+#: crossover). The opening masters of four 5 000-job slices (docs/performance.md, round 12):
+#: primal 3.5, 5.7, 7.9, 51.7 s, dual 6.6, 2.7, 13.0, 47.3 s, interior point 3.8, 8.3, 9.9,
+#: 10.7 s — never far behind, and 5 times ahead on 300 s slots.
+IPM_FIRST_COLUMNS = 10_000
+#: Interior point with crossover, as one of the ``LP_STRATEGIES`` beside HiGHS's simplex
+#: strategies (its ``simplex_strategy``: 4 primal, 1 dual).
+IPM = -1
+#: The strategies an adaptive master (``_Master.adaptive``, trace scale) re-solves with: each
+#: once, in this order, then whichever took the least CPU time on its last re-solve, another
+#: again every ``LP_RETRY``-th re-solve. Warm re-solves of the same two 5 000-job Philly
+#: masters, from the same basis: in 900 s slots dual 6.6 and 5.9 CPU s against primal 9.5 and
+#: 10.6; in 3 600 s slots dual 2.3 and 3.4 against 3.3 and 2.9. In 300 s slots (e5k,
+#: docs/performance.md) the second master took primal more than 150 s, dual 67 s and interior
+#: point with crossover 13 s: one trial of the wrong simplex cost the rest of a 600 s budget,
+#: so interior point, whose time varies least with degeneracy, goes first and every other
+#: strategy runs for at most ``LP_TRIAL`` times the best one's last time (``_Master.solve_lp``).
+LP_STRATEGIES = (IPM, 1, 4)
 LP_RETRY = 5
+LP_TRIAL = 1.5
+LP_TRIAL_MIN = 1.0  # seconds: below that a trial's cap is not worth its noise
 #: ... from this many columns on (a smaller master re-solves the same way every time, so that
 #: its duals, hence its bound, do not depend on timings).
 LP_ADAPT_COLUMNS = 10_000
@@ -403,15 +415,22 @@ class _Master:
         else:  # a one-off: put back what the next re-solves would use
             before = self.h.getOptionValue("simplex_strategy")
             before = int(before[-1] if isinstance(before, tuple) else before)  # (status, value)
-        if strategy is not None:
-            self.h.setOptionValue("simplex_strategy", strategy)
+        best = self.best_strategy() if timed and strategy is not None else None
+        cap = None
+        if best is not None and best != strategy:  # a trial: at most LP_TRIAL × the best
+            cap = max(LP_TRIAL * self.lp_cpu[best], LP_TRIAL_MIN)
         t0 = time.process_time()
-        self.h.run()
+        self.run_with(strategy, cap)
         if before is not None:  # a one-off: the next re-solves as before
             self.h.setOptionValue("simplex_strategy", before)
         elif strategy is not None:
             self.lp_cpu[strategy] = time.process_time() - t0
             self.resolves += 1
+            if cap is not None and best is not None and not self.deadline.passed() and \
+                    self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+                # the trial lost (ranked last until its next turn): finish with the best
+                self.lp_cpu[strategy] = math.inf
+                self.run_with(best, None)
         self.solved = True
         if cold:
             self.h.setOptionValue("solver", "simplex")
@@ -479,17 +498,40 @@ class _Master:
             self.off[k] = 1
 
     def strategy(self) -> int | None:
-        """The simplex strategy of the next warm re-solve (None: leave it as it is): with
-        ``adaptive`` and ``LP_ADAPT_COLUMNS`` columns, each of ``LP_STRATEGIES`` once, then the
-        one of least CPU time at its last re-solve, the other every ``LP_RETRY``-th time (the
-        master changes as columns enter, and which one wins differs between instances)."""
+        """The strategy of the next warm re-solve (None: leave it as it is; ``IPM`` or a
+        simplex strategy): with ``adaptive`` and ``LP_ADAPT_COLUMNS`` columns, each of
+        ``LP_STRATEGIES`` once, then the one of least CPU time at its last re-solve, another
+        every ``LP_RETRY``-th time (the master changes as columns enter, and which one wins
+        differs between instances)."""
         if not self.adaptive or len(self.columns) < LP_ADAPT_COLUMNS:
             return None
         untried = [s for s in LP_STRATEGIES if s not in self.lp_cpu]
         if untried:
             return untried[0]
         ranked = sorted(LP_STRATEGIES, key=lambda s: self.lp_cpu[s])
-        return ranked[1] if self.resolves % LP_RETRY == 0 else ranked[0]
+        if self.resolves % LP_RETRY:
+            return ranked[0]
+        return ranked[1 + (self.resolves // LP_RETRY) % (len(ranked) - 1)]
+
+    def best_strategy(self) -> int | None:
+        """The strategy of least CPU time at its last re-solve (None before any)."""
+        return min(self.lp_cpu, key=self.lp_cpu.__getitem__) if self.lp_cpu else None
+
+    def run_with(self, strategy: int | None, cap: float | None) -> None:
+        """Run HiGHS on the master with ``strategy`` (None: as set), for at most ``cap``
+        seconds (None: until optimal or the deadline)."""
+        h = self.h
+        if strategy == IPM:
+            h.setOptionValue("solver", "ipm")
+            h.setOptionValue("run_crossover", "on")  # the basis the next simplex starts from
+        elif strategy is not None:
+            h.setOptionValue("solver", "simplex")
+            h.setOptionValue("simplex_strategy", strategy)
+        if cap is not None:
+            h.setOptionValue("time_limit", float(cap))
+        h.run()
+        if cap is not None:
+            h.setOptionValue("time_limit", highspy.kHighsInf)
 
     def mip(self, deadline: Deadline, start: Sequence[Column] = (),
             solutions: list[tuple[float, np.ndarray]] | None = None) -> np.ndarray | None:
@@ -881,8 +923,16 @@ class _Tracker:
                 self.on_progress(*point)
 
     def gap(self) -> float:
-        b = self.res.bound
-        return (b - self.incumbent) / max(abs(b), 1e-9) if math.isfinite(b) else math.inf
+        """``(bound − incumbent) / |incumbent|``, the gap the solve's report gives
+        (``oasis_opt.offline.relative_gap``), so that a ``mip_gap`` target and the progress
+        lines mean what the report says (the rounds' lines divided by the bound: 28.57 %
+        beside the report's 40.00 %)."""
+        b, inc = self.res.bound, self.incumbent
+        if not math.isfinite(b):
+            return math.inf
+        if abs(inc) <= 1e-6:
+            return 0.0 if abs(b) <= 1e-6 else math.inf
+        return max(0.0, (b - inc) / abs(inc))
 
 
 def _counts(names: dict[str, int], allocs: Sequence, pool: str) -> SlotCounts:

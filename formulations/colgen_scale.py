@@ -228,7 +228,7 @@ class Round:
     lp: float  # last restricted-master LP value (a lower bound on the LP's)
     bound: float  # least Lagrangian bound so far
     incumbent: float
-    gap: float  # (bound − incumbent) / bound
+    gap: float  # (bound − incumbent) / |incumbent|, as the report
     columns: int
     priced: int | None
     jobs: int

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 
+import highspy
 import numpy as np
 import pytest
 from bruteforce import best_utility
@@ -435,11 +436,11 @@ def test_rounding_yields_its_time_while_the_bound_holds_the_gap(monkeypatch):
     assert res.schedule.total_utility <= res.bound + _tol(res.bound)
 
 
-def test_adaptive_master_tries_both_simplexes_and_keeps_the_lp(monkeypatch):
+def test_adaptive_master_tries_each_strategy_and_keeps_the_lp(monkeypatch):
     """An adaptive master (trace scale) re-solves by each of ``LP_STRATEGIES`` once, then by
-    the one of least CPU time at its last re-solve, the other every ``LP_RETRY``-th time; the
-    LP values are those of a master that re-solves one way only (the optimum does not depend
-    on the algorithm)."""
+    the one of least CPU time at its last re-solve, the others in turn every ``LP_RETRY``-th
+    time; the LP values are those of a master that re-solves one way only (the optimum does
+    not depend on the algorithm)."""
     monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
     monkeypatch.setattr(colgen, "SET_ASIDE", math.inf)  # no column set aside: the same LP
     inst = generate("paper", seed=0, jobs=60)
@@ -463,18 +464,56 @@ def test_adaptive_master_tries_both_simplexes_and_keeps_the_lp(monkeypatch):
         lp_fixed, _ = fixed.solve_lp()
         lp_adaptive, _ = adaptive.solve_lp()
         assert lp_adaptive == pytest.approx(lp_fixed, rel=1e-7)
-    assert picked[:2] == list(colgen.LP_STRATEGIES)  # the first solve is not a re-solve
+    n = len(colgen.LP_STRATEGIES)
+    assert picked[:n] == list(colgen.LP_STRATEGIES)  # the first solve is not a re-solve
     assert set(adaptive.lp_cpu) == set(colgen.LP_STRATEGIES)
     assert adaptive.resolves == batches - 1 and len(picked) == batches - 1
-    # the faster one, and the slower one again at every LP_RETRY-th re-solve
-    primal, dual = colgen.LP_STRATEGIES
-    adaptive.lp_cpu = {primal: 2.0, dual: 1.0}
+    # the fastest one, and the others in turn at every LP_RETRY-th re-solve
+    ipm, dual, primal = colgen.LP_STRATEGIES
+    adaptive.lp_cpu = {ipm: 3.0, primal: 2.0, dual: 1.0}
     adaptive.resolves = colgen.LP_RETRY + 1
     assert real() == dual
+    adaptive.resolves = colgen.LP_RETRY
+    assert real() == ipm
     adaptive.resolves = 2 * colgen.LP_RETRY
     assert real() == primal
     monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", len(adaptive.columns) + 1)
     assert real() is None  # small masters re-solve one way
+
+
+def test_a_trial_strategy_past_its_cap_is_finished_by_the_best(monkeypatch):
+    """A strategy other than the fastest runs for at most ``LP_TRIAL`` × the fastest's last
+    time; one stopped there (here at once: a cap of 0 s) is finished by the fastest, with the
+    LP's optimum all the same, and its time counts against it."""
+    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "SET_ASIDE", math.inf)
+    monkeypatch.setattr(colgen, "LP_TRIAL", 0.0)
+    monkeypatch.setattr(colgen, "LP_TRIAL_MIN", 0.0)
+    inst = generate("paper", seed=1, jobs=60)
+    cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
+    fixed = colgen._Master(inst, aggregate=True, pool_all=True)
+    adaptive = colgen._Master(inst, aggregate=True, pool_all=True)
+    adaptive.adaptive = True
+    finished: list[int | None] = []
+    real = adaptive.run_with
+
+    def spy(strategy, cap):
+        real(strategy, cap)
+        if cap is None:
+            finished.append(strategy)
+
+    adaptive.run_with = spy  # type: ignore[method-assign]
+    for b in range(4):
+        for master in (fixed, adaptive):
+            for col in cols[b::4]:
+                master.add(col)
+        lp_fixed, _ = fixed.solve_lp()
+        lp_adaptive, _ = adaptive.solve_lp()
+        assert adaptive.h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        assert lp_adaptive == pytest.approx(lp_fixed, rel=1e-7)
+    # the first solve and the first re-solve (interior point) run uncapped; the two simplex
+    # trials stop at once and interior point finishes them
+    assert finished == [None, colgen.IPM, colgen.IPM, colgen.IPM]
 
 
 def _unlike_fractional(seed: int) -> dict:
