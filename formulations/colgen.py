@@ -307,6 +307,8 @@ class _Master:
         self.strikes = bytearray()  # solves in a row each column was below the threshold
         #: columns added or brought back: ``_generate`` counts a round's progress by it
         self.entered = 0
+        #: whether the last price-and-branch (``mip``) was stopped by its deadline
+        self.mip_stopped = False
         #: (columns at the last exact solve,) whether an optimal solve of the exact master
         #: ever gave the column x > 0: price-and-branch may use them (``MIP_SUPPORTS``)
         self.supported = np.zeros(0, dtype=bool)
@@ -593,6 +595,8 @@ class _Master:
         h.cbMipImprovingSolution.subscribe(keep)
         h.run()
         h.cbMipImprovingSolution.unsubscribe(keep)
+        self.mip_stopped = h.getModelStatus() in (highspy.HighsModelStatus.kTimeLimit,
+                                                  highspy.HighsModelStatus.kInterrupt)
         sol = h.getSolution()
         if not sol.value_valid:
             return None
@@ -1209,9 +1213,12 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         return result(res, incumbent, time.perf_counter() - start, track.gap() <= mip_gap)
 
     if not master.columns or track.gap() <= mip_gap or left() <= 0.5 or bound_only:
+        # the MIP stage's own status: stopped by the limit (or no time left for it), else
+        # finished or not needed (at trace scale), else not run
         res.mip_status = SolveStatus.OPTIMAL if track.gap() <= mip_gap \
-            else SolveStatus.TIME_LIMIT if bound_only and end is not None \
-            else SolveStatus.NO_SOLUTION
+            else SolveStatus.TIME_LIMIT if end is not None and (master.mip_stopped
+                                                                or left() <= 0.5) \
+            else SolveStatus.OPTIMAL if bound_only else SolveStatus.NO_SOLUTION
         res.columns = len(master.columns)
         if bound_only and check is not None and best_sched.jobs and not check(best_sched):
             raise RuntimeError("the rounded LP schedule failed validation")  # a bug: say so

@@ -113,7 +113,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     gap = relative_gap(max(res.bound, utility), utility)
     if gap is not None and gap <= max(mip_gap, REL_TOL):
         status = SolveStatus.OPTIMAL
-    elif res.status is SolveStatus.TIME_LIMIT or clock.limit is not None:
+    elif res.status is SolveStatus.TIME_LIMIT:  # a limit stopped a stage (``colgen.result``)
         status = SolveStatus.TIME_LIMIT
     else:
         status = SolveStatus.FEASIBLE
