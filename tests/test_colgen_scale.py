@@ -447,18 +447,25 @@ def test_rounding_yields_its_time_while_the_bound_holds_the_gap(monkeypatch):
     assert res.schedule.total_utility <= res.bound + _tol(res.bound)
 
 
+def _fixed_and_adaptive(monkeypatch, seed: int) -> tuple[list, object, object]:
+    """The fixed-rate columns of a 60-job paper instance and two empty pooled masters over
+    it, the second adaptive (every re-solve picks its method), no column set aside."""
+    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "SET_ASIDE", math.inf)  # no column set aside: the same LP
+    inst = generate("paper", seed=seed, jobs=60)
+    cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
+    fixed = colgen._Master(inst, aggregate=True, pool_all=True)
+    adaptive = colgen._Master(inst, aggregate=True, pool_all=True)
+    adaptive.adaptive = True
+    return cols, fixed, adaptive
+
+
 def test_adaptive_master_tries_each_strategy_and_keeps_the_lp(monkeypatch):
     """An adaptive master (trace scale) re-solves by each of ``LP_STRATEGIES`` once, then by
     the one of least CPU time at its last re-solve, the others in turn every ``LP_RETRY``-th
     time; the LP values are those of a master that re-solves one way only (the optimum does
     not depend on the algorithm)."""
-    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
-    monkeypatch.setattr(colgen, "SET_ASIDE", math.inf)  # no column set aside: the same LP
-    inst = generate("paper", seed=0, jobs=60)
-    cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
-    fixed = colgen._Master(inst, aggregate=True, pool_all=True)
-    adaptive = colgen._Master(inst, aggregate=True, pool_all=True)
-    adaptive.adaptive = True
+    cols, fixed, adaptive = _fixed_and_adaptive(monkeypatch, 0)
     picked: list[int | None] = []
     real = adaptive.strategy
 
@@ -496,15 +503,9 @@ def test_a_trial_strategy_past_its_cap_is_finished_by_the_best(monkeypatch):
     """A strategy other than the fastest runs for at most ``LP_TRIAL`` × the fastest's last
     time; one stopped there (here at once: a cap of 0 s) is finished by the fastest, with the
     LP's optimum all the same, and its time counts against it."""
-    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
-    monkeypatch.setattr(colgen, "SET_ASIDE", math.inf)
     monkeypatch.setattr(colgen, "LP_TRIAL", 0.0)
     monkeypatch.setattr(colgen, "LP_TRIAL_MIN", 0.0)
-    inst = generate("paper", seed=1, jobs=60)
-    cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
-    fixed = colgen._Master(inst, aggregate=True, pool_all=True)
-    adaptive = colgen._Master(inst, aggregate=True, pool_all=True)
-    adaptive.adaptive = True
+    cols, fixed, adaptive = _fixed_and_adaptive(monkeypatch, 1)
     finished: list[int | None] = []
     real = adaptive.run_with
 
