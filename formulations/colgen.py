@@ -61,7 +61,7 @@ from .colgen_scale import (
     usage_cost,
     with_count_rows,
 )
-from .deadline import Deadline
+from .deadline import Deadline, run_limit
 from .highs import new_highs
 from .pattern_master import ENTER_TOL, PatternMaster, dive, generate
 from .result import SolveResult
@@ -417,22 +417,26 @@ class _Master:
         else:  # a one-off: put back what the next re-solves would use
             before = self.h.getOptionValue("simplex_strategy")
             before = int(before[-1] if isinstance(before, tuple) else before)  # (status, value)
-        best = self.best_strategy() if timed and strategy is not None else None
+        # a method other than the fastest (a trial, or a one-off such as ``values``' dual
+        # simplex) runs for at most LP_TRIAL × the fastest's last time, then the fastest
+        # finishes it: ``values``' exact re-solve by dual simplex took 91 s on e5k where
+        # interior point re-solves took 13–19 s
+        best = self.best_strategy() if self.adaptive and strategy is not None else None
         cap = None
-        if best is not None and best != strategy:  # a trial: at most LP_TRIAL × the best
+        if best is not None and best != strategy and math.isfinite(self.lp_cpu[best]):
             cap = max(LP_TRIAL * self.lp_cpu[best], LP_TRIAL_MIN)
         t0 = time.process_time()
         self.run_with(strategy, cap)
+        stopped = cap is not None and not self.deadline.passed() and \
+            self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
+        if timed and strategy is not None:
+            # a trial stopped at its cap is ranked last until its next turn
+            self.lp_cpu[strategy] = math.inf if stopped else time.process_time() - t0
+            self.resolves += 1
+        if stopped:
+            self.run_with(best, None)
         if before is not None:  # a one-off: the next re-solves as before
             self.h.setOptionValue("simplex_strategy", before)
-        elif strategy is not None:
-            self.lp_cpu[strategy] = time.process_time() - t0
-            self.resolves += 1
-            if cap is not None and best is not None and not self.deadline.passed() and \
-                    self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
-                # the trial lost (ranked last until its next turn): finish with the best
-                self.lp_cpu[strategy] = math.inf
-                self.run_with(best, None)
         self.solved = True
         if cold:
             self.h.setOptionValue("solver", "simplex")
@@ -530,7 +534,7 @@ class _Master:
             h.setOptionValue("solver", "simplex")
             h.setOptionValue("simplex_strategy", strategy)
         if cap is not None:
-            h.setOptionValue("time_limit", float(cap))
+            h.setOptionValue("time_limit", run_limit(h, cap))
         h.run()
         if cap is not None:
             h.setOptionValue("time_limit", highspy.kHighsInf)

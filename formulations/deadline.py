@@ -5,7 +5,9 @@ It breaks as soon as one step takes "at least a little" past it: a loop that gra
 round a minimum slice, a HiGHS run given ``max(left, 0.1)`` seconds, a packing MILP with a
 fixed 2 s. So every step asks the same object what is left, a step that would start past the
 deadline does not start, and every ``Highs`` object that runs under it is interrupted by
-callback once the deadline has passed (HiGHS's own ``time_limit`` counts only its run).
+callback once the deadline has passed. HiGHS's own ``time_limit`` is compared with the run
+time the ``Highs`` object has accumulated over all its runs (``getRunTime``; ``clearModel``
+does not reset it), so a limit for one more run is that plus the seconds it may take.
 
 ``Deadline(None)`` never passes: the same code runs without a limit.
 """
@@ -53,13 +55,15 @@ class Deadline:
         return left if want is None else min(want, left)
 
     def highs_limit(self, h: Any, want: float | None) -> bool:
-        """Set ``h``'s ``time_limit`` to ``slice(want)`` (HiGHS's infinity for no limit);
+        """Let ``h``'s next run take ``slice(want)`` seconds (HiGHS's infinity for no limit):
+        its ``time_limit`` is set to its accumulated run time plus that (module docstring);
         False when nothing is left and the run must not start."""
         import highspy
         s = self.slice(want)
         if s <= 0:
             return False
-        h.setOptionValue("time_limit", float(s) if math.isfinite(s) else highspy.kHighsInf)
+        h.setOptionValue("time_limit", run_limit(h, s) if math.isfinite(s)
+                         else highspy.kHighsInf)
         return True
 
     def watch(self, h: Any) -> None:
@@ -75,3 +79,11 @@ class Deadline:
         h.cbMipInterrupt.subscribe(stop)
         h.cbSimplexInterrupt.subscribe(stop)
         h.cbIpmInterrupt.subscribe(stop)
+
+
+def run_limit(h: Any, seconds: float) -> float:
+    """The ``time_limit`` that lets ``Highs`` object ``h``'s next run take ``seconds``: HiGHS
+    compares its limit with the run time ``h`` has accumulated over all its runs (a packer
+    reused for every slot, a master re-solved every round), so a plain ``seconds`` stops a
+    run at once once ``h`` has run that long in total."""
+    return float(h.getRunTime() + seconds)

@@ -48,7 +48,7 @@ from oasis_opt.limits import check_allocation
 from oasis_opt.model import Instance, Schedule
 
 from .common import binding_resources, maximal_patterns
-from .deadline import Deadline
+from .deadline import Deadline, run_limit
 from .highs import new_highs
 from .result import SolveResult
 from .status import SolveStatus
@@ -462,7 +462,8 @@ class PatternMaster:
         sol0.value_valid = True
         h.setSolution(sol0)
         h.setOptionValue("presolve", "on")
-        h.setOptionValue("time_limit", float(time_limit))  # > 0: solve_mip checks
+        # > 0: solve_mip checks; this object has run the pattern master's LPs before
+        h.setOptionValue("time_limit", run_limit(h, float(time_limit)))
         h.setOptionValue("mip_rel_gap", gap)
         packed: list[tuple[np.ndarray, np.ndarray]] = []
 

@@ -407,6 +407,47 @@ def test_no_slice_past_the_deadline():
                                                     dtype=np.int64), 4) is None
 
 
+def test_a_highs_object_that_has_run_before_gets_its_whole_slice():
+    """HiGHS compares ``time_limit`` with the run time its object has accumulated over all
+    its runs (``clearModel`` keeps it), so a packer or master re-used for many runs stopped
+    every later run at once once it had run ``want`` seconds in total: ``highs_limit`` gives
+    the next run its slice on top of that."""
+    import highspy
+    from oasis_opt.formulations.deadline import Deadline
+    from oasis_opt.formulations.highs import new_highs
+    rng = np.random.default_rng(0)
+    h = new_highs(threads=1)
+    n = 300
+    for _ in range(200):  # accumulate run time on a dense LP
+        h.clearModel()
+        a = rng.random((n, n))
+        h.addVars(n, np.zeros(n), np.full(n, highspy.kHighsInf))
+        h.changeColsCost(n, np.arange(n, dtype=np.int32), -rng.random(n))
+        for row in a:
+            h.addRow(-highspy.kHighsInf, 1.0, n, np.arange(n, dtype=np.int32), row)
+        h.run()
+        if h.getRunTime() > 0.3:
+            break
+    assert h.getRunTime() > 0.3
+    def small() -> None:  # a 60 × 60 LP, which simplex solves in well under a second
+        h.clearModel()
+        m = 60
+        h.setOptionValue("presolve", "off")
+        h.addVars(m, np.zeros(m), np.full(m, highspy.kHighsInf))
+        h.changeColsCost(m, np.arange(m, dtype=np.int32), -np.ones(m))
+        for row in np.random.default_rng(1).random((m, m)):
+            h.addRow(-highspy.kHighsInf, 1.0, m, np.arange(m, dtype=np.int32), row)
+
+    small()
+    h.setOptionValue("time_limit", 0.2)  # what the limit was set to before: stops at once
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
+    small()
+    assert Deadline().highs_limit(h, 0.2)
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+
 def test_guarded_colgen_keeps_bad_input_an_input_error(monkeypatch):
     """A refusal inside the forked column generation (its memory guard, say) stays an
     ``InputError`` naming the place (exit 2), as in-process."""
