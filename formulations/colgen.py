@@ -365,7 +365,9 @@ class _Master:
             # only bounds changed: the basis stays dual feasible, dual simplex re-solves it
             self.solve_lp(strategy=1)
             if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-                self.x = x  # interrupted (deadline): the penalised x, still x ≥ 0, Σ_l x ≤ 1
+                # stopped (the deadline, or its cap in ``solve_lp``): the penalised x, still
+                # x ≥ 0, Σ_l x ≤ 1, which ``round_lp`` places within capacity all the same
+                self.x = x
             # the penalised master as it was, its basis too: reading x moves no bound
             self.stabilise_bounds(eps)
             self.h.setBasis(basis)
@@ -418,9 +420,10 @@ class _Master:
             before = self.h.getOptionValue("simplex_strategy")
             before = int(before[-1] if isinstance(before, tuple) else before)  # (status, value)
         # a method other than the fastest (a trial, or a one-off such as ``values``' dual
-        # simplex) runs for at most LP_TRIAL × the fastest's last time, then the fastest
-        # finishes it: ``values``' exact re-solve by dual simplex took 91 s on e5k where
-        # interior point re-solves took 13–19 s
+        # simplex) runs for at most LP_TRIAL × the fastest's last time; the fastest finishes
+        # a trial, and a one-off stopped there is left to its caller: ``values``' exact
+        # re-solve took 91 s by dual simplex on e5k, 26 + 95 s capped and finished by
+        # interior point (which re-solved the penalised master in 13–19 s)
         best = self.best_strategy() if self.adaptive and strategy is not None else None
         cap = None
         if best is not None and best != strategy and math.isfinite(self.lp_cpu[best]):
@@ -433,7 +436,7 @@ class _Master:
             # a trial stopped at its cap is ranked last until its next turn
             self.lp_cpu[strategy] = math.inf if stopped else time.process_time() - t0
             self.resolves += 1
-        if stopped:
+        if stopped and timed:
             self.run_with(best, None)
         if before is not None:  # a one-off: the next re-solves as before
             self.h.setOptionValue("simplex_strategy", before)

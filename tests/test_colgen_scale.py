@@ -528,6 +528,30 @@ def test_a_trial_strategy_past_its_cap_is_finished_by_the_best(monkeypatch):
     assert finished == [None, colgen.IPM, colgen.IPM, colgen.IPM]
 
 
+def test_a_one_off_past_its_cap_is_left_to_its_caller(monkeypatch):
+    """A one-off re-solve by another method (``values``' dual simplex) is capped like a
+    trial but not finished by the fastest: its caller keeps what it had (``values``: the
+    penalised x), and it counts for no method's time; the next re-solve finishes the LP."""
+    monkeypatch.setattr(colgen, "LP_TRIAL", 0.0)
+    monkeypatch.setattr(colgen, "LP_TRIAL_MIN", 0.0)
+    cols, fixed, adaptive = _fixed_and_adaptive(monkeypatch, 2)
+    for col in cols[::2]:
+        adaptive.add(col)
+    adaptive.solve_lp()
+    adaptive.lp_cpu = {colgen.IPM: 1.0}
+    resolves = adaptive.resolves
+    for col in cols[1::2]:
+        adaptive.add(col)
+    adaptive.solve_lp(strategy=1)
+    assert adaptive.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
+    assert adaptive.lp_cpu == {colgen.IPM: 1.0} and adaptive.resolves == resolves
+    lp, _ = adaptive.solve_lp()
+    assert adaptive.h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    for col in cols:
+        fixed.add(col)
+    assert lp == pytest.approx(fixed.solve_lp()[0], rel=1e-7)
+
+
 def _unlike_fractional(seed: int) -> dict:
     """Three jobs with fractional GPU demands on two worker servers of different shapes
     (a 2-GPU and a 3-GPU one, CPU-poor and CPU-rich): the count rows of ``with_count_rows``
