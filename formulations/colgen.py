@@ -62,7 +62,7 @@ from .colgen_scale import (
     with_count_rows,
 )
 from .deadline import Deadline, run_limit
-from .highs import new_highs
+from .highs import new_highs, option
 from .pattern_master import ENTER_TOL, PatternMaster, dive, generate
 from .result import SolveResult
 from .status import SolveStatus
@@ -417,8 +417,7 @@ class _Master:
         if timed:
             strategy = self.strategy() if self.solved else None
         else:  # a one-off: put back what the next re-solves would use
-            before = self.h.getOptionValue("simplex_strategy")
-            before = int(before[-1] if isinstance(before, tuple) else before)  # (status, value)
+            before = int(option(self.h, "simplex_strategy"))
         # a method other than the fastest (a trial, or a one-off such as ``values``' dual
         # simplex) runs for at most LP_TRIAL × the fastest's last time; the fastest finishes
         # a trial, and a one-off stopped there is left to its caller: ``values``' exact
@@ -589,7 +588,7 @@ class _Master:
             sol0.col_value = list(x0)
             sol0.value_valid = True
             h.setSolution(sol0)
-        if not deadline.highs_limit(h, None):
+        if not deadline.highs_limit(h, None, mip=True):
             return None
         deadline.watch(h)
 
@@ -623,6 +622,9 @@ MIP_FIX_ONES = False  # s1: 143 986 against 144 132 without it (docs/performance
 #: with more CPU 143 820 as answered and 144 132 at best (docs/performance.md, round 9).
 MIP_PLACE = 4
 MIP_PLACE_WITHIN = 0.01
+#: Share of the budget for the compact-scale route's first MILP over the pattern columns
+#: (``PatternMaster.solve_mip``, after LP diving); LNS over windows of slots gets the rest.
+FIRST_MIP_SHARE = 0.35
 #: Share of the budget the trace-scale bound phase leaves to price-and-branch on its pooled
 #: master (``_Master.mip``) before its own end at 90 % (the MILP then runs to the end of the
 #: budget but a reserve for placing its answer): on 5 000 Philly jobs after 10 rounds (LP 143 136)
@@ -1268,7 +1270,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         if cand is not None and dived is not None and improve(cand):
             seed_cols = [int(k) for k in np.flatnonzero(dived[0] > 0.5)]
             lam0 = dived[1]
-    mip_left = mip_time_limit if end is None else min(0.35 * budget, left())
+    mip_left = mip_time_limit if end is None else min(FIRST_MIP_SHARE * budget, left())
 
     def on_inc(value: float, _bound: float) -> None:
         track.update(incumbent=value)

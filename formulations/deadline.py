@@ -5,9 +5,11 @@ It breaks as soon as one step takes "at least a little" past it: a loop that gra
 round a minimum slice, a HiGHS run given ``max(left, 0.1)`` seconds, a packing MILP with a
 fixed 2 s. So every step asks the same object what is left, a step that would start past the
 deadline does not start, and every ``Highs`` object that runs under it is interrupted by
-callback once the deadline has passed. HiGHS's own ``time_limit`` is compared with the run
-time the ``Highs`` object has accumulated over all its runs (``getRunTime``; ``clearModel``
-does not reset it), so a limit for one more run is that plus the seconds it may take.
+callback once the deadline has passed. HiGHS's own ``time_limit`` means two things: an LP
+run compares it with the run time the ``Highs`` object has accumulated over all its runs
+(``getRunTime``; ``clearModel`` does not reset it), so a limit for one more LP run is that
+plus the seconds it may take; a MIP run compares it with its own run's time (its solver
+keeps its own clock), so a MIP's limit is just its seconds (``run_limit``).
 
 ``Deadline(None)`` never passes: the same code runs without a limit.
 """
@@ -54,15 +56,15 @@ class Deadline:
         left = self.left()
         return left if want is None else min(want, left)
 
-    def highs_limit(self, h: Any, want: float | None) -> bool:
-        """Let ``h``'s next run take ``slice(want)`` seconds (HiGHS's infinity for no limit):
-        its ``time_limit`` is set to its accumulated run time plus that (module docstring);
-        False when nothing is left and the run must not start."""
+    def highs_limit(self, h: Any, want: float | None, *, mip: bool = False) -> bool:
+        """Let ``h``'s next run (a MIP when ``mip``) take ``slice(want)`` seconds (HiGHS's
+        infinity for no limit; ``run_limit``); False when nothing is left and the run must not
+        start."""
         import highspy
         s = self.slice(want)
         if s <= 0:
             return False
-        h.setOptionValue("time_limit", run_limit(h, s) if math.isfinite(s)
+        h.setOptionValue("time_limit", run_limit(h, s, mip=mip) if math.isfinite(s)
                          else highspy.kHighsInf)
         return True
 
@@ -81,9 +83,11 @@ class Deadline:
         h.cbIpmInterrupt.subscribe(stop)
 
 
-def run_limit(h: Any, seconds: float) -> float:
-    """The ``time_limit`` that lets ``Highs`` object ``h``'s next run take ``seconds``: HiGHS
-    compares its limit with the run time ``h`` has accumulated over all its runs (a packer
-    reused for every slot, a master re-solved every round), so a plain ``seconds`` stops a
-    run at once once ``h`` has run that long in total."""
-    return float(h.getRunTime() + seconds)
+def run_limit(h: Any, seconds: float, *, mip: bool = False) -> float:
+    """The ``time_limit`` that lets ``Highs`` object ``h``'s next run take ``seconds``. An LP
+    run compares its limit with the run time ``h`` has accumulated over all its runs (a master
+    re-solved every round), so a plain ``seconds`` stops it at once once ``h`` has run that
+    long in total: the limit is that total plus ``seconds``. A MIP run (``mip``) times itself
+    from its own start (HiGHS 1.16; a master's MILP after its LPs, a packer reused for every
+    slot), and the accumulated time added would let it run that much longer."""
+    return float(seconds) if mip else float(h.getRunTime() + seconds)

@@ -138,14 +138,20 @@ def _highs_class() -> type:
     return Highs
 
 
+def option(h: Any, name: str) -> Any:
+    """The value of ``h``'s option ``name`` (highspy returns it bare, or, in 1.16, as a
+    ``(status, value)`` pair)."""
+    value = h.getOptionValue(name)
+    return value[-1] if isinstance(value, tuple) else value
+
+
 def run(h: Any) -> Any:
     """``h.run()``; when HiGHS refused the run for its ``threads`` option, once more on a
     scheduler of that size (module docstring). Returns the ``HighsStatus``."""
     import highspy
     cls = _highs_class()
     plain = super(cls, h).run if isinstance(h, cls) else h.run  # HiGHS's own run
-    threads = h.getOptionValue("threads")
-    threads = int(threads[-1] if isinstance(threads, tuple) else threads)  # (status, value)
+    threads = int(option(h, "threads"))
     with _running(threads):
         status = plain()
         if status == highspy.HighsStatus.kError and threads > 0 \

@@ -462,8 +462,8 @@ class PatternMaster:
         sol0.value_valid = True
         h.setSolution(sol0)
         h.setOptionValue("presolve", "on")
-        # > 0: solve_mip checks; this object has run the pattern master's LPs before
-        h.setOptionValue("time_limit", run_limit(h, float(time_limit)))
+        # > 0: solve_mip checks
+        h.setOptionValue("time_limit", run_limit(h, float(time_limit), mip=True))
         h.setOptionValue("mip_rel_gap", gap)
         packed: list[tuple[np.ndarray, np.ndarray]] = []
 
@@ -559,7 +559,7 @@ class PatternMaster:
             h = self._packer = new_highs()
             h.setOptionValue("threads", 1)
             self.deadline.watch(h)
-        if not self.deadline.highs_limit(h, 2.0):
+        if not self.deadline.highs_limit(h, 2.0, mip=True):
             return None  # past the deadline: no packing, the caller keeps what it had
         h.clearModel()
         use = np.flatnonzero((patterns[:, need > 0] > 0).any(axis=1))

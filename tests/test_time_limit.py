@@ -410,11 +410,12 @@ def test_no_slice_past_the_deadline():
 def test_a_highs_object_that_has_run_before_gets_its_whole_slice():
     """HiGHS compares ``time_limit`` with the run time its object has accumulated over all
     its runs (``clearModel`` keeps it), so a packer or master re-used for many runs stopped
-    every later run at once once it had run ``want`` seconds in total: ``highs_limit`` gives
-    the next run its slice on top of that."""
+    every later LP run at once once it had run ``want`` seconds in total: ``highs_limit`` gives
+    the next LP run its slice on top of that, and a MIP run (timed from its own start) the
+    slice alone."""
     import highspy
     from oasis_opt.formulations.deadline import Deadline
-    from oasis_opt.formulations.highs import new_highs
+    from oasis_opt.formulations.highs import new_highs, option
     rng = np.random.default_rng(0)
     h = new_highs(threads=1)
     n = 300
@@ -444,6 +445,18 @@ def test_a_highs_object_that_has_run_before_gets_its_whole_slice():
     assert h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
     small()
     assert Deadline().highs_limit(h, 0.2)
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+    # A MIP times itself from its own start: a plain limit after the same history lets it
+    # run (a limit with the history added would let it run that much longer: a pattern
+    # master's first MILP took 35 s of a 21 s slice after 14 s of LPs).
+    small()
+    h.changeColsIntegrality(60, np.arange(60, dtype=np.int32),
+                            np.full(60, highspy.HighsVarType.kInteger))
+    assert h.getRunTime() > 0.3
+    assert Deadline().highs_limit(h, 0.2, mip=True)
+    assert option(h, "time_limit") == 0.2
     h.run()
     assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
 
