@@ -350,3 +350,60 @@ def test_pattern_fallback_weighs_plain_as_the_server_branch():
         {**j, "ps_demand": [0, 0]} for j in tiny_heterogeneous()["jobs"]]})
     lone = prepare(free, Options(pattern_limit=0))
     assert lone.ps_free and settle_fallback(lone) is lone
+
+
+def test_the_model_not_its_cells_decides_compact_or_colgen():
+    """With a time limit the default route sizes its model: 30 `small` jobs × 20 slots on
+    four servers are 1 908 cells (compact by cells at any limit) but ~6 200 rows, too many
+    for 5 s (300 a second) and few enough for 25 s; the prepared model is kept. Fewer than
+    ``SIZED_MIN_JOBS`` jobs stay compact."""
+    from oasis_opt.offline.clock import Clock
+    from oasis_opt.offline.compact import route_prep, sized_route
+    from oasis_opt.offline.plan import (
+        COMPACT_MIN_ROWS,
+        ROWS_PER_SECOND,
+        SIZED_MIN_JOBS,
+        choose_method,
+        compact_in_time,
+    )
+    instance = generate("small", seed=7, jobs=30, horizon=20)
+    assert choose_method(instance, "auto", Clock(5.0)) == "compact"
+    rows = route_prep(instance, None, None).model_size()["rows"]
+    assert ROWS_PER_SECOND * 5.0 < rows <= ROWS_PER_SECOND * 25.0
+    assert sized_route(instance, Clock(5.0)) == ("colgen", None)
+    method, prep = sized_route(instance, Clock(25.0))
+    assert method == "compact" and prep.model_size()["rows"] == rows
+    # the solve takes the model made before the floor unless the floor turns the loose
+    # rule on (the one way it changes the formulation)
+    assert route_prep(instance, None, None, prepared=prep) is prep
+    assert compact_in_time(COMPACT_MIN_ROWS, 0.001)
+    assert compact_in_time(10**9, None)
+    assert not compact_in_time(COMPACT_MIN_ROWS + 1, 0.001)
+    assert compact_in_time(10**9, 0.001, jobs=SIZED_MIN_JOBS - 1)
+    few = generate("small", seed=7, jobs=SIZED_MIN_JOBS - 1, horizon=20)
+    assert sized_route(few, Clock(0.5)) == ("compact", None)
+
+
+def test_a_loose_floor_re_prepares_the_sized_model():
+    from oasis_opt.offline.compact import route_prep
+    instance = generate("loose", seed=1)
+    early = route_prep(instance, None, None)
+    floor = floor_utility(instance)
+    assert floor_share(instance, floor) >= LOOSE_FLOOR_SHARE
+
+    class Floor:  # route_prep reads the floor's utility only
+        total_utility = floor
+    prep = route_prep(instance, None, Floor(), prepared=early)  # type: ignore[arg-type]
+    assert prep is not early and prep.options == PLAIN
+
+
+def test_auto_answers_a_model_too_large_for_its_limit_by_column_generation():
+    """...and the answer is a validated schedule under its bound."""
+    instance = generate("small", seed=7, jobs=30, horizon=20)
+    schedule, report = solve(instance, time_limit=2.0)
+    assert report.method == "colgen" and report.route == "colgen"
+    assert validate(instance, schedule).feasible
+    assert report.bound >= report.objective - REL_TOL * max(1.0, report.objective)
+    # an explicit method, modeler or options keeps the compact model
+    _, compact = solve(instance, time_limit=2.0, method="compact")
+    assert compact.method == "compact"

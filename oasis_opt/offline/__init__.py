@@ -66,7 +66,7 @@ from ..model import Instance, Schedule
 from .backends import THREADS
 from .clock import MAX_TIME_LIMIT, Clock, Progress, Tracker
 from .colgen_route import COLGEN_RESERVE, COLGEN_SEEDS, colgen_inputs, solve_colgen
-from .compact import solve_compact
+from .compact import sized_route, solve_compact
 from .custom import customize_route, solve_custom
 from .floor import (
     FLOOR_COST_ORDER,
@@ -173,8 +173,14 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     # f_i is non-increasing: no job earns more than f_i(1), the bound until a better one
     # (per job: the dense (J, T) utility table is 1.8 GB on the whole Philly trace)
     tracker.update(bound=math.fsum(max(0.0, j.utility.at(1)) for j in instance.jobs))
+    prepared = None
     if customize is None:
-        method = choose_method(instance, method, clock)
+        chosen = choose_method(instance, method, clock)
+        if method == "auto" and chosen == "compact" and time_limit is not None \
+                and modeler == "auto" and options is None:
+            # the model's rows, not its cells, say whether its root LP fits the limit
+            chosen, prepared = sized_route(instance, clock)
+        method = chosen
     # the compact route with the built-in floor runs it lazily (floor.py): FLOOR_FIRST now,
     # the rest only if the solve does not prove the optimum
     lazy = floor is None and customize is None and method == "compact"
@@ -192,7 +198,7 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
         return solve_colgen(instance, clock, tracker, mip_gap, best, executor, on_round,
                             [] if online is None else online.schedules())
     return solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, best,
-                         online if lazy else None)
+                         online if lazy else None, prepared)
 
 
 def check_settings(modeler: str = "auto", time_limit: float | None = None,

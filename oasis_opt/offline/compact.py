@@ -20,8 +20,11 @@ from .plan import (
     PREPARE_SECONDS_PER_CELL,
     RACE_DELAY,
     SHARE_INCUMBENTS,
+    SIZED_MIN_JOBS,
     allocation_cells,
+    compact_in_time,
     guard_wanted,
+    loose_rule,
     plan_route,
     portfolio_wanted,
     racers,
@@ -33,11 +36,13 @@ from .report import SolveReport, SolveStatus, extract, finish
 
 def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Tracker,
                   mip_gap: float, options: Any, solver: str, floor: Schedule | None,
-                  lazy: Floor | None = None) -> tuple[Schedule, SolveReport]:
+                  lazy: Floor | None = None, prepared: Any = None
+                  ) -> tuple[Schedule, SolveReport]:
     """The compact route. ``floor``: the best online schedule so far (the MIP start, the
     answer if the solve's is worse). With ``lazy`` (``floor.Floor`` of which only
     ``FLOOR_FIRST`` ran) the solve keeps the time the rest needs (``Floor.reserve``), and
-    the rest runs only if the solve does not prove the optimum."""
+    the rest runs only if the solve does not prove the optimum. ``prepared``:
+    ``route_prep``'s model made before the floor (``sized_route``)."""
     from ..formulations.common import PLAIN, prepare
     from ..limits import check_allocation
 
@@ -51,7 +56,7 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     if left is not None and cells * PREPARE_SECONDS_PER_CELL > 0.5 * left:
         # not even the index sets fit in the time: the floor is the answer
         return _unprepared(instance, clock, tracker, floor, lazy)
-    prep = route_prep(instance, options, floor)
+    prep = route_prep(instance, options, floor, prepared)
     if not prep.active:  # no job can earn anything: the empty schedule is optimal
         raw = SolveResult(SolveStatus.OPTIMAL, 0.0, 0.0,
                           solver="highspy" if modeler == "auto" else modeler)
@@ -121,16 +126,37 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                   medium if solver == "highs" else modeler, "compact", route, chosen)
 
 
-def route_prep(instance: Instance, options: Any, floor: Schedule | None) -> Any:
+def route_prep(instance: Instance, options: Any, floor: Schedule | None,
+               prepared: Any = None) -> Any:
     """The prepared model of the compact route before ``plan_route``: ``options``, or where
     they are None the default route's formulation (``route_options`` from the instance and
-    ``floor``'s utility, then ``settle_fallback``). ``benchmarks/seed_alone.py`` plans with
-    it too (issue 22)."""
+    ``floor``'s utility, then ``settle_fallback``). ``prepared``: this function's answer
+    without a floor (``solve`` sized the model with it), kept unless the floor turns the
+    loose rule on. ``benchmarks/seed_alone.py`` plans with it too (issue 22)."""
     from ..formulations.common import prepare
     if options is not None:
         return prepare(instance, options)
-    return settle_fallback(prepare(instance, route_options(
-        instance, None if floor is None else floor.total_utility)))
+    utility = None if floor is None else floor.total_utility
+    if prepared is not None and not loose_rule(instance, utility):
+        return prepared
+    return settle_fallback(prepare(instance, route_options(instance, utility)))
+
+
+def sized_route(instance: Instance, clock: Clock) -> tuple[str, Any]:
+    """``auto``'s method where the cells chose the compact route and a time limit is set
+    (``plan.compact_in_time``): ``("compact", prep)`` with the default route's model made
+    before the floor (``route_prep``; ``solve_compact`` keeps it), or ``("colgen", None)``
+    when that model has too many rows for the limit (``plan.compact_in_time``). With fewer
+    than ``SIZED_MIN_JOBS`` jobs, or where not even the index sets would be ready in time,
+    nothing is prepared here: ``("compact", None)``."""
+    left = clock.remaining()
+    if instance.num_jobs < SIZED_MIN_JOBS or left is not None and allocation_cells(
+            instance) * PREPARE_SECONDS_PER_CELL > 0.5 * left:
+        return "compact", None  # compact whatever its size, or not even sized in time
+    prep = route_prep(instance, None, None)
+    if compact_in_time(prep.model_size()["rows"], clock.limit, instance.num_jobs):
+        return "compact", prep
+    return "colgen", None
 
 
 def _unprepared(instance: Instance, clock: Clock, tracker: Tracker, floor: Schedule | None,

@@ -221,8 +221,7 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     if not f["ps_binds"]:
         # one demand class keeps the workers continuous (Prep.flow_workers: the trace imports)
         return PLAIN if f["integral_servers"] and f["worker_classes"] >= 2 else None
-    share = floor_share(instance, floor_utility)
-    if share is not None and share >= LOOSE_FLOOR_SHARE:
+    if loose_rule(instance, floor_utility):
         return PLAIN
     if f["shared_ps"] < 1.0:
         return server_or_plain(instance, f["fill"])
@@ -258,6 +257,40 @@ def allocation_cells(instance: Instance) -> int:
     """Jobs × slots from arrival × servers: an upper bound on the allocation cells."""
     slots = int((instance.horizon - instance.arrival).sum()) if instance.num_jobs else 0
     return slots * (len(instance.worker_names) + len(instance.ps_names))
+
+
+#: With a time limit of S seconds and at least ``SIZED_MIN_JOBS`` jobs, the default route keeps
+#: the compact MILP only while its model (as ``compact.route_prep`` makes it before the floor)
+#: has at most this many rows per second of S; beyond, column generation. Cells (above)
+#: undercount the model on small pools of unlike servers: 80 `mixed` jobs × 50 slots on 6
+#: servers are 17 700 cells and 26 700 rows, whose root LP alone took HiGHS 49 s (the 60 s
+#: solve answered the floor under the bound Σ f_i(1)). Measured side by side on 36 generated
+#: instances of 8 families (30–120 jobs, 20–60 slots, S = 30–60): column generation's
+#: incumbent was 10.7 % higher on average (−21 % to +43 %), the median gap 12.8 % against
+#: 40.6 %; this rule keeps 10.8 % and 12.8 % (docs/performance.md, round 13).
+ROWS_PER_SECOND = 300
+#: ... and whatever the limit up to this many rows (a root LP of well under a second).
+COMPACT_MIN_ROWS = 2_000
+#: ... and on fewer jobs the compact MILP stays: with 12–16 jobs it proves what column
+#: generation leaves open (the `trace` family's 12-job Philly slice at 15 s: optimal in
+#: 1.6 s against an open gap; hard-mix-04 at 5 s: 560.7 against 528.0).
+SIZED_MIN_JOBS = 24
+
+
+def compact_in_time(rows: int, budget: float | None, jobs: int = SIZED_MIN_JOBS) -> bool:
+    """Whether a compact model of ``rows`` rows for ``jobs`` jobs suits a time limit of
+    ``budget`` seconds (``ROWS_PER_SECOND``, ``COMPACT_MIN_ROWS``, ``SIZED_MIN_JOBS``; always
+    without a limit)."""
+    return budget is None or jobs < SIZED_MIN_JOBS \
+        or rows <= max(COMPACT_MIN_ROWS, ROWS_PER_SECOND * budget)
+
+
+def loose_rule(instance: Instance, floor_utility: float | None) -> bool:
+    """``route_options``' loose rule: the PS pool binds and the floor reaches
+    ``LOOSE_FLOOR_SHARE`` of the trivial bound (the one way the floor changes the route)."""
+    share = floor_share(instance, floor_utility)
+    return share is not None and share >= LOOSE_FLOOR_SHARE \
+        and bool(instance_features(instance)["ps_binds"])
 
 
 def choose_method(instance: Instance, method: str, clock: Clock) -> str:
