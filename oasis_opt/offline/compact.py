@@ -3,6 +3,7 @@ to one back-end, a race or another MILP solver, and settle the report against th
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from typing import Any
@@ -20,7 +21,6 @@ from .plan import (
     PREPARE_SECONDS_PER_CELL,
     RACE_DELAY,
     SHARE_INCUMBENTS,
-    SIZED_MIN_JOBS,
     allocation_cells,
     compact_in_time,
     guard_wanted,
@@ -150,8 +150,8 @@ def sized_route(instance: Instance, clock: Clock) -> tuple[str, Any]:
     than ``SIZED_MIN_JOBS`` jobs, or where not even the index sets would be ready in time,
     nothing is prepared here: ``("compact", None)``."""
     left = clock.remaining()
-    if instance.num_jobs < SIZED_MIN_JOBS or left is not None and allocation_cells(
-            instance) * PREPARE_SECONDS_PER_CELL > 0.5 * left:
+    if compact_in_time(math.inf, clock.limit, instance.num_jobs) or left is not None and \
+            allocation_cells(instance) * PREPARE_SECONDS_PER_CELL > 0.5 * left:
         return "compact", None  # compact whatever its size, or not even sized in time
     prep = route_prep(instance, None, None)
     if compact_in_time(prep.model_size()["rows"], clock.limit, instance.num_jobs):

@@ -277,7 +277,7 @@ COMPACT_MIN_ROWS = 2_000
 SIZED_MIN_JOBS = 24
 
 
-def compact_in_time(rows: int, budget: float | None, jobs: int = SIZED_MIN_JOBS) -> bool:
+def compact_in_time(rows: float, budget: float | None, jobs: int = SIZED_MIN_JOBS) -> bool:
     """Whether a compact model of ``rows`` rows for ``jobs`` jobs suits a time limit of
     ``budget`` seconds (``ROWS_PER_SECOND``, ``COMPACT_MIN_ROWS``, ``SIZED_MIN_JOBS``; always
     without a limit)."""
