@@ -407,3 +407,67 @@ def test_auto_answers_a_model_too_large_for_its_limit_by_column_generation():
     # an explicit method, modeler or options keeps the compact model
     _, compact = solve(instance, time_limit=2.0, method="compact")
     assert compact.method == "compact"
+
+
+def test_between_the_compact_rows_and_the_race_rows_the_two_routes_race(monkeypatch):
+    """``plan.routes_race``: with a time limit and ``SIZED_MIN_JOBS`` jobs or more, a model
+    past the compact route's rows (``compact_in_time``) and within ``RACE_ROWS_PER_SECOND``
+    per second (and ``RACE_MAX_ROWS``) races; never without a limit or with fewer jobs.
+    ``sized_route`` takes the race only where ``cores_free`` (``OASIS_PORTFOLIO``)."""
+    from oasis_opt.offline.clock import Clock
+    from oasis_opt.offline.compact import route_prep, sized_route
+    from oasis_opt.offline.plan import (
+        RACE_MAX_ROWS,
+        RACE_ROWS_PER_SECOND,
+        ROWS_PER_SECOND,
+        SIZED_MIN_JOBS,
+        routes_race,
+    )
+    assert not routes_race(ROWS_PER_SECOND * 10, 10.0, SIZED_MIN_JOBS)  # compact alone
+    assert routes_race(ROWS_PER_SECOND * 10 + 1, 10.0, SIZED_MIN_JOBS)
+    assert routes_race(RACE_ROWS_PER_SECOND * 10, 10.0, SIZED_MIN_JOBS)
+    assert not routes_race(RACE_ROWS_PER_SECOND * 10 + 1, 10.0, SIZED_MIN_JOBS)
+    assert not routes_race(RACE_MAX_ROWS + 1, 10_000.0, SIZED_MIN_JOBS)
+    assert not routes_race(10**9, None, SIZED_MIN_JOBS)
+    assert not routes_race(RACE_ROWS_PER_SECOND * 10, 10.0, SIZED_MIN_JOBS - 1)
+    instance = generate("small", seed=3, jobs=30, horizon=12)
+    rows = route_prep(instance, None, None).model_size()["rows"]
+    assert ROWS_PER_SECOND * 6.0 < rows <= RACE_ROWS_PER_SECOND * 6.0
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")
+    method, prep = sized_route(instance, Clock(6.0))
+    assert method == "race" and prep.model_size()["rows"] == rows
+    monkeypatch.setenv("OASIS_PORTFOLIO", "0")  # no second core: column generation
+    assert sized_route(instance, Clock(6.0)) == ("colgen", None)
+
+
+def test_the_race_keeps_the_better_answer_and_the_proof_stops_the_other(monkeypatch):
+    """30 `small` jobs × 12 slots at 6 s race (above): the compact MILP proves the optimum
+    (the same as without a time limit, where only the compact route runs), and column
+    generation, which alone leaves a gap at 30 s, is stopped within a second of the proof
+    instead of running to its deadline. The answer passes the validator and names the race
+    in its route."""
+    from oasis_opt.offline import route_race
+    instance = generate("small", seed=3, jobs=30, horizon=12)
+    exact, _ = solve(instance)
+    ended: dict[str, float] = {}
+
+    def spy(name, f):
+        def run(*args, **kwargs):
+            out = f(*args, **kwargs)
+            ended[name] = out[1].seconds
+            return out
+        return run
+    monkeypatch.setattr(route_race, "solve_compact", spy("compact", route_race.solve_compact))
+    monkeypatch.setattr(route_race, "solve_colgen", spy("colgen", route_race.solve_colgen))
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")
+    schedule, report = solve(instance, time_limit=6.0)
+    assert report.route.startswith("compact/highspy/") and report.route.endswith("+colgen")
+    assert report.status is SolveStatus.OPTIMAL and report.method == "compact"
+    assert abs(report.objective - exact.total_utility) <= 1e-6 * exact.total_utility
+    assert report.bound >= report.objective and report.gap is not None and report.gap <= 1e-6
+    assert schedule.algorithm == "optimal" and schedule.extras["route"] == report.route
+    assert validate(instance, schedule).feasible
+    assert set(ended) == {"compact", "colgen"}
+    assert ended["colgen"] - ended["compact"] < 1.0, ended  # stopped, not run to its end
+    history = [h[2] for h in report.history]
+    assert history == sorted(history, reverse=True)

@@ -6,8 +6,9 @@ highspy directly (``formulations/compact_highspy.py``, the default), Pyomo's mai
 interface (``pyomo.contrib.solver``) and PuLP's ``pulp.HiGHS`` (through highspy). Its parts:
 ``plan`` (the route, from the instance), ``clock`` (the one deadline, the progress),
 ``floor`` (the best online schedule), ``compact``, ``colgen_route`` and ``custom`` (the
-routes), ``backends`` (the three media of
-the compact MILP), ``race`` (forked solves stopped at the deadline) and ``report``.
+routes), ``route_race`` (the compact route and column generation side by side),
+``backends`` (the three media of the compact MILP), ``race`` (forked solves stopped at the
+deadline) and ``report``.
 
 Time limits bound the whole call (SPEC §6). ``solve`` fixes a deadline ``start + time_limit``
 at its first line and every step gets what is left of it:
@@ -99,6 +100,7 @@ from .plan import (
     route_options,
 )
 from .report import SolveReport, SolveStatus, relative_gap
+from .route_race import solve_race
 
 __all__ = [
     "BUILD_BYTES_PER_NNZ", "BUILD_SECONDS_PER_NNZ", "BUILD_SHARE", "CELLS_PER_SECOND",
@@ -194,6 +196,9 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     if customize is not None:
         return solve_custom(instance, modeler, clock, tracker, mip_gap, options, best,
                             customize)
+    if method == "race":  # compact and column generation side by side (route_race.py)
+        return solve_race(instance, clock, tracker, mip_gap, best,
+                          [] if online is None else online.schedules(), prepared)
     if method == "colgen":
         return solve_colgen(instance, clock, tracker, mip_gap, best, executor, on_round,
                             [] if online is None else online.schedules())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,7 +64,14 @@ class Tracker:
     #: it has none ("skipped: time budget", "failed: …"); the report's ``floor_runs``
     floor_runs: dict[str, float | str] = field(default_factory=dict)
 
+    #: two routes update one tracker from two threads (``route_race``)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
     def update(self, incumbent: float | None = None, bound: float | None = None) -> None:
+        with self.lock:
+            self._update(incumbent, bound)
+
+    def _update(self, incumbent: float | None, bound: float | None) -> None:
         changed = False
         if incumbent is not None and math.isfinite(incumbent) and (
                 self.incumbent is None or incumbent > self.incumbent + REL_TOL * max(

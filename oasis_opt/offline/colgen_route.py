@@ -49,7 +49,9 @@ def colgen_inputs(instance: Instance, seeds: bool = True) -> dict[str, Any]:
 def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: float,
                  floor: Schedule | None, executor: Executor | None = None,
                  on_round: Callable[[Any], None] | None = None,
-                 floor_schedules: Sequence[Schedule] = ()
+                 floor_schedules: Sequence[Schedule] = (), *,
+                 stop: Callable[[], bool] | None = None,
+                 on_start: Callable[[], None] | None = None
                  ) -> tuple[Schedule, SolveReport]:
     """Column generation (LP bound) and price-and-branch (schedule), on highspy directly:
     ``formulations/colgen.py``, given the time left, the heuristics' schedules, the validator
@@ -70,7 +72,10 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     column generation with ``floor_schedules`` (every schedule the floor made, within its
     share of the limit) instead of running ``COLGEN_SEEDS`` again outside the clock: on
     20 000 jobs of 10 slots those three took 26 s of a 5 s limit. ``on_round(colgen.Round)``
-    reports each round and every ``colgen.ROUND_EVERY`` seconds of pricing."""
+    reports each round and every ``colgen.ROUND_EVERY`` seconds of pricing.
+
+    ``stop`` and ``on_start``: ``race.colgen_guarded``'s, for a race with the compact route
+    (``route_race``); ``on_start`` is called before an unguarded run too."""
     from ..formulations import colgen
     from ..formulations.common import Options, prepare
 
@@ -93,8 +98,10 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
         on_round = lambda r: told(replace(r, seconds=clock.elapsed()))  # noqa: E731
     try:
         if deadline is not None and race.can_fork() and not bound_only and executor is None:
-            res = race.colgen_guarded(instance, kwargs, deadline, tracker)
+            res = race.colgen_guarded(instance, kwargs, deadline, tracker, stop, on_start)
         else:
+            if on_start is not None:
+                on_start()
             with quiet_stdout():
                 res = colgen.solve(instance, on_progress=lambda _s, inc, b: tracker.update(
                     inc, b), executor=executor, on_round=on_round, **kwargs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -23,12 +24,14 @@ from .plan import (
     SHARE_INCUMBENTS,
     allocation_cells,
     compact_in_time,
+    cores_free,
     guard_wanted,
     loose_rule,
     plan_route,
     portfolio_wanted,
     racers,
     route_options,
+    routes_race,
     settle_fallback,
 )
 from .report import SolveReport, SolveStatus, extract, finish
@@ -36,13 +39,16 @@ from .report import SolveReport, SolveStatus, extract, finish
 
 def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Tracker,
                   mip_gap: float, options: Any, solver: str, floor: Schedule | None,
-                  lazy: Floor | None = None, prepared: Any = None
+                  lazy: Floor | None = None, prepared: Any = None, *,
+                  stop: Callable[[], bool] | None = None
                   ) -> tuple[Schedule, SolveReport]:
     """The compact route. ``floor``: the best online schedule so far (the MIP start, the
     answer if the solve's is worse). With ``lazy`` (``floor.Floor`` of which only
     ``FLOOR_FIRST`` ran) the solve keeps the time the rest needs (``Floor.reserve``), and
     the rest runs only if the solve does not prove the optimum. ``prepared``:
-    ``route_prep``'s model made before the floor (``sized_route``)."""
+    ``route_prep``'s model made before the floor (``sized_route``). ``stop``: the route
+    shares the machine with column generation (``route_race``): HiGHS runs alone (no
+    portfolio) in a child process, stopped once ``stop()`` is true."""
     from ..formulations.common import PLAIN, prepare
     from ..limits import check_allocation
 
@@ -78,6 +84,9 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                                 backends.THREADS)
             if raw.status is SolveStatus.ERROR:
                 raise SolverError(f"{solver} failed on {instance.name}")
+        elif stop is not None and medium == "highspy" and race.can_fork():
+            raw = race.solve_portfolio([prep], [0], solving, tracker, mip_gap, floor,
+                                       stop=stop)
         elif portfolio_wanted(prep, modeler, options, medium, solving.remaining()):
             pairs = racers(prep)
             # the seed partner is the planned model itself: prepared once
@@ -145,17 +154,22 @@ def route_prep(instance: Instance, options: Any, floor: Schedule | None,
 def sized_route(instance: Instance, clock: Clock) -> tuple[str, Any]:
     """``auto``'s method where the cells chose the compact route and a time limit is set
     (``plan.compact_in_time``): ``("compact", prep)`` with the default route's model made
-    before the floor (``route_prep``; ``solve_compact`` keeps it), or ``("colgen", None)``
-    when that model has too many rows for the limit (``plan.compact_in_time``). With fewer
-    than ``SIZED_MIN_JOBS`` jobs, or where not even the index sets would be ready in time,
+    before the floor (``route_prep``; ``solve_compact`` keeps it); ``("race", prep)`` where
+    that model has too many rows for the compact route alone but few enough to race it
+    against column generation on two free cores (``plan.routes_race``, ``plan.cores_free``;
+    ``route_race.solve_race``); else ``("colgen", None)``. With fewer than
+    ``SIZED_MIN_JOBS`` jobs, or where not even the index sets would be ready in time,
     nothing is prepared here: ``("compact", None)``."""
     left = clock.remaining()
     if compact_in_time(math.inf, clock.limit, instance.num_jobs) or left is not None and \
             allocation_cells(instance) * PREPARE_SECONDS_PER_CELL > 0.5 * left:
         return "compact", None  # compact whatever its size, or not even sized in time
     prep = route_prep(instance, None, None)
-    if compact_in_time(prep.model_size()["rows"], clock.limit, instance.num_jobs):
+    rows = prep.model_size()["rows"]
+    if compact_in_time(rows, clock.limit, instance.num_jobs):
         return "compact", prep
+    if routes_race(rows, clock.limit, instance.num_jobs) and cores_free(clock.limit):
+        return "race", prep
     return "colgen", None
 
 

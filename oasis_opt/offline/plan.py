@@ -285,6 +285,55 @@ def compact_in_time(rows: float, budget: float | None, jobs: int = SIZED_MIN_JOB
         or rows <= max(COMPACT_MIN_ROWS, ROWS_PER_SECOND * budget)
 
 
+#: Between the compact rows (``compact_in_time``) and this many rows per second of the limit,
+#: column generation and the compact MILP run side by side, one core each (``routes_race``,
+#: ``offline/route_race.py``): the better schedule and the least bound are kept. In the
+#: round-13 measurement (36 instances, 8 families, 30–120 jobs, S = 30–60 s, the two routes
+#: run at the same time on the two cores) the compact MILP still had the better answer on
+#: 10 instances with 279–629 rows per second (mixed-2r 60×40: gap 1.2 % against column
+#: generation's 11.3 %; ps-heavy 70×45: 2.9 % against 16.0 %), never from 700 on (its root
+#: LP unfinished: mixed 80×50 at 30 s, 1 011 rows a second, 154 % against 38 %). Kept
+#: side by side, the better of the two had a median gap of 10.4 % against the rows rule's
+#: 12.8 % and every instance's best incumbent (docs/performance.md, round 14).
+RACE_ROWS_PER_SECOND = 700
+#: ... and at most this many rows whatever the limit: both models live at once, and nothing
+#: past twice the largest measured model (30 000 rows) was tried.
+RACE_MAX_ROWS = 60_000
+
+
+def routes_race(rows: float, budget: float | None, jobs: int) -> bool:
+    """Whether a model of ``rows`` rows that is too large for the compact route alone
+    (``compact_in_time`` false) is small enough to race against column generation
+    (``RACE_ROWS_PER_SECOND``, ``RACE_MAX_ROWS``): a pure function of the sizes; whether two
+    cores are free is ``cores_free``."""
+    return budget is not None and not compact_in_time(rows, budget, jobs) \
+        and rows <= min(RACE_MAX_ROWS, RACE_ROWS_PER_SECOND * budget)
+
+
+def cores_free(budget: float | None) -> bool:
+    """Two processes may take a core each: this process is a top-level one that can fork on
+    a machine of two cores or more, and the other core is mostly idle (the load average below
+    cores − 0.5; this process counts about 1) or the time limit is long
+    (``PORTFOLIO_LONG_BUDGET``): there the answer is what is at stake. On a busy machine two
+    solves halve each other's speed (measured: hard-s3 took 1.8x the comparator's wall time
+    racing at load 4 on 2 cores, 0.57x alone at load 7). ``OASIS_PORTFOLIO=1`` takes the
+    cores regardless, ``0`` never."""
+    import multiprocessing as mp
+    wanted = os.environ.get("OASIS_PORTFOLIO", "")
+    # only a top-level process races: a sweep's or Dask's workers already share the cores
+    # (and daemonic workers may not have children)
+    if wanted == "0" or mp.parent_process() is not None or not race.can_fork():
+        return False
+    cores = os.cpu_count() or 1
+    if wanted == "1" or (budget is not None and budget >= PORTFOLIO_LONG_BUDGET):
+        return cores >= 2
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # not available here: assume busy
+        return False
+    return cores >= 2 and load < cores - 0.5
+
+
 def loose_rule(instance: Instance, floor_utility: float | None) -> bool:
     """``route_options``' loose rule: the PS pool binds and the floor reaches
     ``LOOSE_FLOOR_SHARE`` of the trivial bound (the one way the floor changes the route)."""
@@ -407,41 +456,24 @@ PORTFOLIO_LONG_BUDGET = 100.0
 
 def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
                      budget: float | None) -> bool:
-    """Race only the default model on highspy, on a model worth a process, in a top-level
-    process, while a core is idle or the time limit is long. On a busy machine two racers
-    halve each other's speed (measured: hard-s3 took 1.8x the comparator's wall time racing
-    at load 4 on 2 cores, 0.57x alone at load 7), which costs seconds on instances that prove
-    in seconds; with ``PORTFOLIO_LONG_BUDGET`` seconds or more the proof is what is at stake,
-    and the two models' proof times differ by more than that factor (the 30-job, 317-slot
-    Philly instance: the cut-free model proves it in about 200 s, the default alone leaves
-    2.9 % at 300 s). ``OASIS_PORTFOLIO=1`` races regardless, ``0`` never."""
-    import multiprocessing as mp
-
+    """Race only the default model on highspy, on a model worth a process, while two cores
+    are free (``cores_free``: a top-level process, an idle core or a long time limit; with
+    ``PORTFOLIO_LONG_BUDGET`` seconds or more the proof is what is at stake, and the two
+    models' proof times differ by more than the factor two racers cost each other on a busy
+    machine: the 30-job, 317-slot Philly instance: the cut-free model proves it in about
+    200 s, the default alone leaves 2.9 % at 300 s). ``OASIS_PORTFOLIO=1`` races
+    regardless, ``0`` never."""
     from ..formulations.common import PLAIN
-    wanted = os.environ.get("OASIS_PORTFOLIO", "")
     # PLAIN races (itself at another seed, ``racers``) only where a PS capacity row can
     # bind: where none can (`uniform-1r`) it proves in well under a second, and the forked
     # racer cost more than a second seed saved (issue 22 round 6: uniform-1r s0–s2 0.46–0.59
     # → 0.69–0.86 of the comparator's time, side by side)
     plain = prep.options == PLAIN and _server_pair(prep)
-    if wanted == "0" or not (modeler == "auto" and options is None and medium == "highspy"
-                             and (prep.options.completion_cuts or plain)
-                             and prep.model_size()["nonzeros"] >= PORTFOLIO_MIN_NONZEROS):
+    if not (modeler == "auto" and options is None and medium == "highspy"
+            and (prep.options.completion_cuts or plain)
+            and prep.model_size()["nonzeros"] >= PORTFOLIO_MIN_NONZEROS):
         return False
-    # only a top-level process races: a sweep's or Dask's workers already share the cores
-    # (and daemonic workers may not have children)
-    if mp.parent_process() is not None or not race.can_fork():
-        return False
-    cores = os.cpu_count() or 1
-    if wanted == "1" or (budget is not None and budget >= PORTFOLIO_LONG_BUDGET):
-        return cores >= 2
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # not available here: assume busy
-        return False
-    # this process counts about 1 in the load average: below cores − 0.5 the other core
-    # is mostly idle
-    return cores >= 2 and load < cores - 0.5
+    return cores_free(budget)
 
 
 def guard_wanted(prep: Any, medium: str, budget: float | None) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -17,6 +18,9 @@ from ..model import REL_TOL, Instance, Schedule
 from . import backends
 from .clock import Clock, Tracker
 from .report import SolveStatus
+
+#: Seconds between two looks at a race's ``stop`` (``solve_portfolio``, ``colgen_guarded``).
+STOP_POLL = 0.1
 
 
 def can_fork() -> bool:
@@ -97,7 +101,8 @@ def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip
 
 def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: Tracker,
                     mip_gap: float, start: Schedule | None,
-                    delays: list[float] | None = None, share: bool = False) -> SolveResult:
+                    delays: list[float] | None = None, share: bool = False,
+                    stop: Callable[[], bool] | None = None) -> SolveResult:
     """Race the variants in child processes; the first proof wins and the others are
     stopped. Racer k starts ``delays[k]`` seconds after the first (default: all at once),
     and only if no racer has proven the optimum by then: a model that proves before the
@@ -109,7 +114,10 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     ``share`` (issue 22 round 10): every improving incumbent that beats all racers' so far
     becomes a schedule (``report.extract`` on its racer's model) that the other racers hand
     to their running HiGHS (``backends.take_schedules``, each on its own model), and a racer
-    started later starts from it instead of ``start``; ``extras["shared"]`` counts them."""
+    started later starts from it instead of ``start``; ``extras["shared"]`` counts them.
+
+    ``stop()`` true (asked every ``STOP_POLL`` seconds) ends the race as the deadline does:
+    another route has proven the optimum or closed the gap (``route_race``)."""
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
@@ -157,7 +165,13 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
             if pending:  # wake up for the next racer's start
                 due = max(0.0, waits[pending[0]] - (time.perf_counter() - t0))
                 timeout = due if timeout is None else min(timeout, due)
+            if stop is not None:
+                timeout = STOP_POLL if timeout is None else min(timeout, STOP_POLL)
+                if stop():
+                    break  # as at the deadline: the racers are killed, their incumbents kept
             ready = wait(list(conns), timeout=timeout)
+            if not ready and stop is not None and (left is None or clock.remaining() > -0.2):
+                continue  # a poll of ``stop``
             if not ready and (left is None or clock.remaining() > -0.2) and pending:
                 continue  # the next racer is due
             if not ready:
@@ -246,9 +260,12 @@ def _colgen_worker(instance: Instance, kwargs: dict[str, Any], conn: Any) -> Non
 
 
 def colgen_guarded(instance: Instance, kwargs: dict[str, Any], deadline: Deadline,
-                   tracker: Tracker) -> SolveResult:
-    """``colgen.solve`` in a child process stopped at ``deadline``; its result, or (stopped)
-    one made of the last schedule and the least bound it sent (``colgen.result``)."""
+                   tracker: Tracker, stop: Callable[[], bool] | None = None,
+                   on_start: Callable[[], None] | None = None) -> SolveResult:
+    """``colgen.solve`` in a child process stopped at ``deadline`` or once ``stop()`` is true
+    (asked every ``STOP_POLL`` seconds); its result, or (stopped) one made of the last
+    schedule and the least bound it sent (``colgen.result``). ``on_start()`` is called once
+    the child runs (``route_race`` starts the other route's process after it)."""
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
@@ -258,14 +275,22 @@ def colgen_guarded(instance: Instance, kwargs: dict[str, Any], deadline: Deadlin
     ctx = mp.get_context("fork")  # as the portfolio: no re-import of the user's main module
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_colgen_worker, daemon=True, args=(instance, kwargs, send))
-    proc.start()
+    try:
+        proc.start()
+    finally:
+        if on_start is not None:
+            on_start()
     send.close()
     best: Schedule | None = None
     bound = math.inf
     try:
         while True:
             left = deadline.left()
-            if left <= 0 or not wait([recv], timeout=left):
+            if left <= 0 or stop is not None and stop():
+                break  # the deadline (or the other route's proof): stop the child
+            if not wait([recv], timeout=left if stop is None else min(left, STOP_POLL)):
+                if stop is not None and deadline.left() > 0:
+                    continue  # a poll of ``stop``
                 break  # the deadline: stop the child, keep what it sent
             try:
                 msg = recv.recv()

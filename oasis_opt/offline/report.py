@@ -6,7 +6,7 @@ values)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..formulations.result import SolveResult
@@ -14,7 +14,7 @@ from ..formulations.status import SolveStatus
 from ..model import REL_TOL, Instance, Schedule
 from .clock import Clock, Tracker
 
-__all__ = ["SolveReport", "SolveStatus", "extract", "finish", "relative_gap"]
+__all__ = ["SolveReport", "SolveStatus", "extract", "finish", "relative_gap", "restate"]
 
 
 @dataclass(frozen=True)
@@ -94,17 +94,38 @@ def finish(instance: Instance, result: SolveResult, schedule: Schedule, tracker:
         solver_objective=result.objective,
         history=tuple(tracker.history), route=route, floor=floor,
         floor_runs=dict(tracker.floor_runs))
-    if status is SolveStatus.OPTIMAL or (floor is None and method == "compact"):
-        algorithm = "optimal"
-    else:
-        algorithm = floor or method
     extras = {**result.extras, "status": status.value, "bound": bound, "gap": gap,
               "seconds": seconds, "modeler": modeler, "method": method, "route": route,
               "solver_objective": result.objective}
     if floor is not None:
         extras["floor"] = floor
-    schedule = Schedule(schedule.instance, algorithm, utility, schedule.jobs, extras)
+    schedule = Schedule(schedule.instance, _algorithm(solved), utility, schedule.jobs, extras)
     return schedule, solved
+
+
+def _algorithm(report: SolveReport) -> str:
+    """The name a solve's schedule carries: ``optimal`` when proven (or the compact route's
+    own incumbent), else the floor's algorithm that beat the route, else the method."""
+    if report.status is SolveStatus.OPTIMAL or (report.floor is None
+                                                and report.method == "compact"):
+        return "optimal"
+    return report.floor or report.method
+
+
+def restate(schedule: Schedule, report: SolveReport, *, status: SolveStatus, bound: float,
+            route: str, history: tuple[tuple[float, float | None, float], ...],
+            seconds: float) -> tuple[Schedule, SolveReport]:
+    """A finished solve (``finish``'s pair) with what a later look settled: its status, a
+    bound (kept ≥ the utility), route, history and seconds; the schedule's name and extras
+    follow (``route_race``: the better of two routes, the least of their bounds)."""
+    bound = max(bound, report.objective)
+    gap = relative_gap(bound, report.objective)
+    report = replace(report, status=status, bound=bound, gap=gap, route=route,
+                     history=history, seconds=seconds)
+    extras = {**schedule.extras, "status": status.value, "bound": bound, "gap": gap,
+              "seconds": seconds, "route": route, "method": report.method}
+    return Schedule(schedule.instance, _algorithm(report), report.objective, schedule.jobs,
+                    extras), report
 
 
 def extract(prep: Any, result: SolveResult) -> Schedule:
