@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from bruteforce import best_utility
 from oasis_opt.formulations.common import PLAIN, Options
 
@@ -471,3 +472,33 @@ def test_the_race_keeps_the_better_answer_and_the_proof_stops_the_other(monkeypa
     assert ended["colgen"] - ended["compact"] < 1.0, ended  # stopped, not run to its end
     history = [h[2] for h in report.history]
     assert history == sorted(history, reverse=True)
+
+
+def test_a_lagging_load_average_is_checked_against_the_cores_busy_now(monkeypatch):
+    """``cores_free``: the one-minute load average still counts a solve that raced on both
+    cores and has ended; where it says busy, what the other processes take now decides
+    (``busy_cores`` from /proc/stat over ``IDLE_WINDOW``)."""
+    from oasis_opt.offline import plan
+    monkeypatch.delenv("OASIS_PORTFOLIO", raising=False)
+    monkeypatch.setattr(plan.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(plan.os, "getloadavg", lambda: (0.4, 0.4, 0.4))
+    assert plan.cores_free(10.0)
+    monkeypatch.setattr(plan.os, "getloadavg", lambda: (2.6, 2.0, 1.0))
+    monkeypatch.setattr(plan, "busy_cores", lambda window: 0.1)
+    assert plan.cores_free(10.0)  # the average lags: the cores are idle now
+    monkeypatch.setattr(plan, "busy_cores", lambda window: 1.0)
+    assert not plan.cores_free(10.0)  # another process holds a core
+    assert plan.cores_free(plan.PORTFOLIO_LONG_BUDGET)  # a long limit races regardless
+    monkeypatch.setattr(plan, "busy_cores", lambda window: None)
+    assert not plan.cores_free(10.0)  # cannot tell: assume busy
+    monkeypatch.setenv("OASIS_PORTFOLIO", "0")
+    assert not plan.cores_free(plan.PORTFOLIO_LONG_BUDGET)
+
+
+def test_busy_cores_reads_the_machine():
+    from oasis_opt.offline.plan import busy_cores
+    busy = busy_cores(0.05)
+    if busy is None:
+        pytest.skip("no /proc/stat here")
+    import os
+    assert 0.0 <= busy <= (os.cpu_count() or 1) + 1e-9

@@ -313,7 +313,8 @@ def routes_race(rows: float, budget: float | None, jobs: int) -> bool:
 def cores_free(budget: float | None) -> bool:
     """Two processes may take a core each: this process is a top-level one that can fork on
     a machine of two cores or more, and the other core is mostly idle (the load average below
-    cores − 0.5; this process counts about 1) or the time limit is long
+    cores − 0.5, this process counting about 1; or, where the average lags, the other
+    processes busy on fewer than cores − 1.5 over ``IDLE_WINDOW``) or the time limit is long
     (``PORTFOLIO_LONG_BUDGET``): there the answer is what is at stake. On a busy machine two
     solves halve each other's speed (measured: hard-s3 took 1.8x the comparator's wall time
     racing at load 4 on 2 cores, 0.57x alone at load 7). ``OASIS_PORTFOLIO=1`` takes the
@@ -327,11 +328,44 @@ def cores_free(budget: float | None) -> bool:
     cores = os.cpu_count() or 1
     if wanted == "1" or (budget is not None and budget >= PORTFOLIO_LONG_BUDGET):
         return cores >= 2
+    if cores < 2:
+        return False
     try:
         load = os.getloadavg()[0]
     except OSError:  # not available here: assume busy
         return False
-    return cores >= 2 and load < cores - 0.5
+    if load < cores - 0.5:
+        return True
+    # the one-minute average still counts a run that has ended (a script's solve before
+    # this one raced on both cores): what the other processes take now decides
+    busy = busy_cores(IDLE_WINDOW)
+    return busy is not None and busy < cores - 1.5
+
+
+#: Seconds ``cores_free`` watches the machine when the load average says it is busy.
+IDLE_WINDOW = 0.05
+
+
+def busy_cores(window: float) -> float | None:
+    """Cores busy over the next ``window`` seconds (from ``/proc/stat``; this process sleeps
+    meanwhile, so they are the other processes'), or None where it cannot be read."""
+    import time
+
+    def sample() -> tuple[int, int, int]:
+        with open("/proc/stat") as f:
+            lines = f.read().splitlines()
+        ticks = [int(v) for v in lines[0].split()[1:9]]
+        cpus = sum(1 for line in lines[1:] if line.startswith("cpu"))
+        return sum(ticks), ticks[3] + ticks[4], cpus  # all, idle + iowait, cores
+    try:
+        total0, idle0, cpus = sample()
+        time.sleep(window)
+        total1, idle1, _ = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    if total1 <= total0:
+        return None
+    return cpus * (1.0 - (idle1 - idle0) / (total1 - total0))
 
 
 def loose_rule(instance: Instance, floor_utility: float | None) -> bool:

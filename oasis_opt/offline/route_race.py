@@ -57,8 +57,9 @@ def solve_race(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: floa
                                          on_start=forked.set)
             if out["colgen"][1].status is SolveStatus.OPTIMAL:
                 stopped.set()
-        except BaseException as exc:  # raised in the calling thread
+        except BaseException as exc:  # raised in the calling thread, which stops now
             out["error"] = exc
+            stopped.set()
         finally:
             forked.set()
 
