@@ -502,3 +502,27 @@ def test_busy_cores_reads_the_machine():
         pytest.skip("no /proc/stat here")
     import os
     assert 0.0 <= busy <= (os.cpu_count() or 1) + 1e-9
+
+
+def test_auto_sizes_the_compact_model_against_max_memory_too(monkeypatch):
+    """Where the compact model's build would pass ``--max-memory``, ``auto`` with a time
+    limit answers by column generation instead of refusing; the race needs the build within
+    half of it (both routes live at once)."""
+    from oasis_opt import limits
+    from oasis_opt.offline.clock import Clock
+    from oasis_opt.offline.compact import route_prep, sized_route
+    from oasis_opt.offline.plan import BUILD_BYTES_PER_NNZ
+    instance = generate("small", seed=3, jobs=30, horizon=12)
+    build = route_prep(instance, None, None).model_size()["nonzeros"] * \
+        BUILD_BYTES_PER_NNZ["highspy"]
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")
+    monkeypatch.setenv(limits.ENV, str(int(4 * build)))
+    assert sized_route(instance, Clock(6.0))[0] == "race"
+    assert sized_route(instance, Clock(30.0))[0] == "compact"
+    monkeypatch.setenv(limits.ENV, str(int(1.5 * build)))
+    assert sized_route(instance, Clock(6.0)) == ("colgen", None)  # no room for both
+    assert sized_route(instance, Clock(30.0))[0] == "compact"
+    monkeypatch.setenv(limits.ENV, str(int(0.5 * build)))
+    assert sized_route(instance, Clock(30.0)) == ("colgen", None)
+    schedule, report = solve(instance, time_limit=6.0)
+    assert report.route == "colgen" and validate(instance, schedule).feasible

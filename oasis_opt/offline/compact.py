@@ -159,16 +159,26 @@ def sized_route(instance: Instance, clock: Clock) -> tuple[str, Any]:
     against column generation on two free cores (``plan.routes_race``, ``plan.cores_free``;
     ``route_race.solve_race``); else ``("colgen", None)``. With fewer than
     ``SIZED_MIN_JOBS`` jobs, or where not even the index sets would be ready in time,
-    nothing is prepared here: ``("compact", None)``."""
+    nothing is prepared here: ``("compact", None)``.
+
+    ``--max-memory`` (``limits.max_memory``) counts too: where the compact model's index sets
+    or its build would pass it, column generation answers instead of a refusal, and the race
+    needs both routes' room: the compact build within half of it."""
+    from ..limits import max_memory
     left = clock.remaining()
     if compact_in_time(math.inf, clock.limit, instance.num_jobs) or left is not None and \
             allocation_cells(instance) * PREPARE_SECONDS_PER_CELL > 0.5 * left:
         return "compact", None  # compact whatever its size, or not even sized in time
+    memory = max_memory()
+    if allocation_cells(instance) * PREPARE_BYTES_PER_CELL > memory:
+        return "colgen", None
     prep = route_prep(instance, None, None)
-    rows = prep.model_size()["rows"]
-    if compact_in_time(rows, clock.limit, instance.num_jobs):
-        return "compact", prep
-    if routes_race(rows, clock.limit, instance.num_jobs) and cores_free(clock.limit):
+    size = prep.model_size()
+    build = size["nonzeros"] * BUILD_BYTES_PER_NNZ["highspy"]
+    if compact_in_time(size["rows"], clock.limit, instance.num_jobs):
+        return ("compact", prep) if build <= memory else ("colgen", None)
+    if routes_race(size["rows"], clock.limit, instance.num_jobs) and build <= 0.5 * memory \
+            and cores_free(clock.limit):
         return "race", prep
     return "colgen", None
 
