@@ -130,7 +130,9 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     its report.
 
     ``method``: ``compact`` (the time-indexed MILP), ``colgen`` (column generation: LP bound and
-    price-and-branch schedule), ``auto`` (by predicted cost). ``modeler``: ``auto`` (highspy
+    price-and-branch schedule), ``auto`` (by predicted cost; with a time limit, where the
+    compact model's size leaves the choice open and two cores are free, both at once: the
+    better schedule and the least bound, ``route_race``). ``modeler``: ``auto`` (highspy
     directly), ``highspy``, ``pyomo`` or ``pulp`` for the compact MILP (Pyomo and PuLP hand
     over to highspy when their build would not fit the time limit). ``options``:
     ``formulations.common.Options`` (tightenings). ``solver``: ``highs``, or another MILP solver
