@@ -165,12 +165,12 @@ def sized_route(instance: Instance, clock: Clock) -> tuple[str, Any]:
     or its build would pass it, column generation answers instead of a refusal, and the race
     needs both routes' room: the compact build within half of it."""
     from ..limits import max_memory
-    left = clock.remaining()
+    left, cells = clock.remaining(), allocation_cells(instance)
     if compact_in_time(math.inf, clock.limit, instance.num_jobs) or left is not None and \
-            allocation_cells(instance) * PREPARE_SECONDS_PER_CELL > 0.5 * left:
+            cells * PREPARE_SECONDS_PER_CELL > 0.5 * left:
         return "compact", None  # compact whatever its size, or not even sized in time
     memory = max_memory()
-    if allocation_cells(instance) * PREPARE_BYTES_PER_CELL > memory:
+    if cells * PREPARE_BYTES_PER_CELL > memory:
         return "colgen", None
     prep = route_prep(instance, None, None)
     size = prep.model_size()

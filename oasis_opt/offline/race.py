@@ -170,10 +170,9 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
                 if stop():
                     break  # as at the deadline: the racers are killed, their incumbents kept
             ready = wait(list(conns), timeout=timeout)
-            if not ready and stop is not None and (left is None or clock.remaining() > -0.2):
-                continue  # a poll of ``stop``
-            if not ready and (left is None or clock.remaining() > -0.2) and pending:
-                continue  # the next racer is due
+            if not ready and (left is None or clock.remaining() > -0.2) and (
+                    pending or stop is not None):
+                continue  # the next racer is due, or a poll of ``stop``
             if not ready:
                 break  # past the deadline: the racers are killed, their incumbents kept
             for c in ready:

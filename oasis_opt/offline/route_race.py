@@ -89,9 +89,10 @@ def _merge(compact: tuple[Schedule, SolveReport], colgen: tuple[Schedule, SolveR
     better = g_report.objective > c_report.objective + REL_TOL * max(
         1.0, abs(g_report.objective))
     schedule, report = (g_schedule, g_report) if better else (c_schedule, c_report)
-    bound = max(min(c_report.bound, g_report.bound), report.objective)
-    tracker.update(incumbent=report.objective, bound=bound)
-    gap = relative_gap(bound, report.objective)
+    # each route's ``finish`` has told the tracker its answer already; restate keeps the
+    # bound ≥ the utility
+    bound = min(c_report.bound, g_report.bound)
+    gap = relative_gap(max(bound, report.objective), report.objective)
     statuses = {c_report.status, g_report.status}
     if SolveStatus.OPTIMAL in statuses or (gap is not None and gap <= max(mip_gap, REL_TOL)):
         status = SolveStatus.OPTIMAL
