@@ -16,19 +16,19 @@ from . import backends, race
 from .clock import Clock, Tracker
 from .floor import Floor
 from .plan import (
-    BUILD_BYTES_PER_NNZ,
     BUILD_SECONDS_PER_NNZ,
-    PREPARE_BYTES_PER_CELL,
     PREPARE_SECONDS_PER_CELL,
     RACE_DELAY,
     SHARE_INCUMBENTS,
     allocation_cells,
+    build_bytes,
     compact_in_time,
     cores_free,
     guard_wanted,
     loose_rule,
     plan_route,
     portfolio_wanted,
+    prepare_bytes,
     racers,
     route_options,
     routes_race,
@@ -56,7 +56,7 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     # the solve's clock: the call's, less the lazy floor's reserve
     solving = clock if lazy is None else clock.reserving(lazy.reserve())
     cells = allocation_cells(instance)
-    check_allocation("instance", cells * PREPARE_BYTES_PER_CELL,
+    check_allocation("instance", prepare_bytes(cells),
                      f"the compact MILP's index sets ({cells} allocation cells)")
     left = solving.remaining()
     if left is not None and cells * PREPARE_SECONDS_PER_CELL > 0.5 * left:
@@ -69,7 +69,7 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     else:
         prep, medium = plan_route(prep, modeler, solving, solver)
         size = prep.model_size()
-        check_allocation("instance", size["nonzeros"] * BUILD_BYTES_PER_NNZ.get(medium, 2_000),
+        check_allocation("instance", build_bytes(size["nonzeros"], medium),
                          f"the compact MILP ({size['columns']} columns, {size['rows']} rows, "
                          f"{size['nonzeros']} nonzeros)")
         tracker.update(bound=prep.upper_bound())
@@ -170,11 +170,11 @@ def sized_route(instance: Instance, clock: Clock) -> tuple[str, Any]:
             cells * PREPARE_SECONDS_PER_CELL > 0.5 * left:
         return "compact", None  # compact whatever its size, or not even sized in time
     memory = max_memory()
-    if cells * PREPARE_BYTES_PER_CELL > memory:
+    if prepare_bytes(cells) > memory:
         return "colgen", None
     prep = route_prep(instance, None, None)
     size = prep.model_size()
-    build = size["nonzeros"] * BUILD_BYTES_PER_NNZ["highspy"]
+    build = build_bytes(size["nonzeros"], "highspy")
     if compact_in_time(size["rows"], clock.limit, instance.num_jobs):
         return ("compact", prep) if build <= memory else ("colgen", None)
     if routes_race(size["rows"], clock.limit, instance.num_jobs) and build <= 0.5 * memory \

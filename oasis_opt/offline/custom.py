@@ -14,7 +14,7 @@ from ..formulations.result import SolveResult
 from ..model import REL_TOL, Instance, Schedule
 from .backends import ROUTES
 from .clock import Clock, Tracker
-from .plan import BUILD_BYTES_PER_NNZ
+from .plan import build_bytes
 from .report import SolveReport, SolveStatus, finish
 
 # --- your own constraints (customize) -----------------------------------------------------
@@ -51,7 +51,7 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
     t0 = time.perf_counter()
     prep = prepare(instance, custom_options(options))
     size = prep.model_size()
-    check_allocation("instance", size["nonzeros"] * BUILD_BYTES_PER_NNZ[modeler],
+    check_allocation("instance", build_bytes(size["nonzeros"], modeler),
                      f"the compact MILP ({size['columns']} columns, {size['rows']} rows, "
                      f"{size['nonzeros']} nonzeros)")
     tracker.update(bound=prep.upper_bound())

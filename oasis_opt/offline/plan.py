@@ -44,6 +44,19 @@ PREPARE_SECONDS_PER_CELL = 4.0e-6
 PREPARE_BYTES_PER_CELL = 140
 #: Bytes per nonzero while the model is built (Python lists or modelling objects).
 BUILD_BYTES_PER_NNZ = {"highspy": 120, "pyomo": 2_000, "pulp": 1_500}
+
+
+def prepare_bytes(cells: int) -> int:
+    """What ``prepare`` with ``model_size`` holds for ``cells`` allocation cells
+    (``PREPARE_BYTES_PER_CELL``): the compact route's first memory check and the route
+    rule's (``compact.sized_route``)."""
+    return cells * PREPARE_BYTES_PER_CELL
+
+
+def build_bytes(nonzeros: int, medium: str) -> int:
+    """What building a model of ``nonzeros`` on ``medium`` holds (``BUILD_BYTES_PER_NNZ``;
+    an unknown medium counts as Pyomo, the dearest)."""
+    return nonzeros * BUILD_BYTES_PER_NNZ.get(medium, BUILD_BYTES_PER_NNZ["pyomo"])
 #: Share of the budget the model build may take; beyond it the cheaper medium is used.
 BUILD_SHARE = 0.25
 #: Share of the budget the quadratic cut rows may take to build (else ``LEAN``).
