@@ -132,19 +132,32 @@ def server_groups(capacity: np.ndarray, pool_all: bool = False) -> np.ndarray:
 #: primal 3.5, 5.7, 7.9, 51.7 s, dual 6.6, 2.7, 13.0, 47.3 s, interior point 3.8, 8.3, 9.9,
 #: 10.7 s — never far behind, and 5 times ahead on 300 s slots.
 IPM_FIRST_COLUMNS = 10_000
-#: Interior point with crossover, as one of the ``LP_STRATEGIES`` beside HiGHS's simplex
-#: strategies (its ``simplex_strategy``: 4 primal, 1 dual).
+#: Interior point (crossover: ``IPM_CROSSOVER``), as one of the ``LP_STRATEGIES`` beside
+#: HiGHS's simplex strategies (its ``simplex_strategy``: 4 primal, 1 dual).
 IPM = -1
-#: The strategies an adaptive master (``_Master.adaptive``, trace scale) re-solves with: each
-#: once, in this order, then whichever took the least CPU time on its last re-solve, another
-#: again every ``LP_RETRY``-th re-solve. Warm re-solves of the same two 5 000-job Philly
-#: masters, from the same basis: in 900 s slots dual 6.6 and 5.9 CPU s against primal 9.5 and
-#: 10.6; in 3 600 s slots dual 2.3 and 3.4 against 3.3 and 2.9. In 300 s slots (e5k,
-#: docs/performance.md) the second master took primal more than 150 s, dual 67 s and interior
-#: point with crossover 13 s: one trial of the wrong simplex cost the rest of a 600 s budget,
-#: so interior point, whose time varies least with degeneracy, goes first and every other
-#: strategy runs for at most ``LP_TRIAL`` times the best one's last time (``_Master.solve_lp``).
-LP_STRATEGIES = (IPM, 1, 4)
+#: The strategies an adaptive master (``_Master.adaptive``, trace scale) may re-solve with:
+#: each once, in this order, then whichever took the least CPU time on its last re-solve,
+#: another again every ``LP_RETRY``-th re-solve; every strategy but the fastest runs for at
+#: most ``LP_TRIAL`` times the fastest's last time (``_Master.solve_lp``). Round 12 put
+#: interior point (with crossover) first and tried dual and primal simplex after it: in 300 s
+#: slots (e5k) the second master took primal more than 150 s, dual 67 s, interior point 13 s.
+#: Round 15 (docs/performance.md) logged every master LP of a 600 s e5k run: the simplex
+#: trials and ``values``' capped exact re-solves were stopped at their caps seven times, 183 s
+#: of 566, and interior point won every re-solve it ran. Interior point alone, without
+#: crossover (``IPM_CROSSOVER``) and with rounding reading the penalised x
+#: (``EXACT_ROUNDING``), side by side with the rotation on one core each: e5k 2.80 % → 1.83 %,
+#: p5k 1.72 % → 1.44 %, both sides better on both. The rotation stays for other tuples.
+LP_STRATEGIES = (IPM,)
+#: Whether interior point always ends with a crossover (a basis); else only where a simplex
+#: re-solve may follow (``_Master.crossover``). Without it the duals are interior ones (well
+#: centred, as in Gondzio's primal-dual column generation).
+IPM_CROSSOVER = False
+#: Whether rounding re-solves a penalised master exactly first (``_Master.values``):
+#: price-and-branch always does.
+EXACT_ROUNDING = False
+#: Whether the trace-scale bound phase solves the exact restricted LP once at the hand-over
+#: time (``MIP_SHARE`` before its end) for ``mip_worth``.
+EXACT_HAND_OVER = True
 LP_RETRY = 5
 LP_TRIAL = 1.5
 LP_TRIAL_MIN = 1.0  # seconds: below that a trial's cap is not worth its noise
@@ -302,6 +315,9 @@ class _Master:
         self.adaptive = False
         self.lp_cpu: dict[int, float] = {}
         self.resolves = 0
+        #: the next solve must end at a vertex (``crossover``); whether the last one did not
+        self.vertex = False
+        self.interior_x = False
         #: set aside (fixed at 0) after a re-solve: see ``set_aside``; adaptive masters only
         self.off = bytearray()  # 1 per column set aside
         self.strikes = bytearray()  # solves in a row each column was below the threshold
@@ -354,23 +370,29 @@ class _Master:
         self.entered += 1
         return len(self.columns) - 1
 
-    def values(self) -> np.ndarray:
+    def values(self, exact: bool = False) -> np.ndarray:
         """The LP values x_il of the columns there were at the last solve (columns added
-        since come after them), of the exact master: after a penalised solve (``stabilise``)
-        the master is re-solved once with the penalty columns at 0 — its x may use capacity
-        the instance does not have, and its value is not the restricted LP's."""
-        if self.penalised:
-            eps, x, basis = self.eps, self.x, self.h.getBasis()
+        since come after them). After a penalised solve (``stabilise``) x may use capacity
+        the instance does not have, and its value is not the restricted LP's: with ``exact``
+        the master is re-solved once with the penalty columns at 0 (by its fastest method,
+        until the deadline) and x is the exact master's; without, x is the penalised one —
+        still x ≥ 0, Σ_l x ≤ 1, which ``round_lp`` places within capacity all the same.
+        Rounding reads the penalised x (``EXACT_ROUNDING``): on e5k the exact re-solve took 91 s
+        by dual simplex where interior point re-solved the penalised master in 13–19 s, and
+        capped at ``LP_TRIAL`` times that it never finished (docs/performance.md, round 15).
+        ``exact`` also re-solves after interior point without crossover (``interior_x``):
+        its x is interior, not a vertex, and price-and-branch takes the columns at x > 0."""
+        if self.penalised and (exact or EXACT_ROUNDING) or exact and self.interior_x:
+            eps, x = self.eps, self.x
             self.stabilise(None, None, None)
-            # only bounds changed: the basis stays dual feasible, dual simplex re-solves it
-            self.solve_lp(strategy=1)
+            self.vertex = True  # a vertex (crossover), for price-and-branch's x > 0
+            try:
+                self.solve_lp(strategy=self.best_strategy() if self.adaptive else None)
+            finally:
+                self.vertex = False
             if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-                # stopped (the deadline, or its cap in ``solve_lp``): the penalised x, still
-                # x ≥ 0, Σ_l x ≤ 1, which ``round_lp`` places within capacity all the same
-                self.x = x
-            # the penalised master as it was, its basis too: reading x moves no bound
-            self.stabilise_bounds(eps)
-            self.h.setBasis(basis)
+                self.x = x  # stopped by the deadline: the penalised x
+            self.stabilise_bounds(eps)  # the penalised master as it was: reading x moves no bound
         return self.x
 
     def stabilise(self, centre: np.ndarray | None, delta: np.ndarray | None,
@@ -408,10 +430,10 @@ class _Master:
         if cold:
             # A large first solve from no basis: dual simplex took ≈ 450 CPU s on the whole
             # Philly trace's opening master (448 k columns, 85 k rows), interior point with
-            # crossover 94 s (18 against 25 s at 20 000 jobs); crossover leaves the basis that
-            # the next rounds' simplex re-solves start from.
+            # crossover 94 s (18 against 25 s at 20 000 jobs); crossover (``IPM_CROSSOVER``)
+            # would leave a basis for simplex re-solves to start from.
             self.h.setOptionValue("solver", "ipm")
-            self.h.setOptionValue("run_crossover", "on")
+            self.h.setOptionValue("run_crossover", "on" if self.crossover() else "off")
         timed = strategy is None
         before = None
         if timed:
@@ -517,9 +539,17 @@ class _Master:
         if untried:
             return untried[0]
         ranked = sorted(LP_STRATEGIES, key=lambda s: self.lp_cpu[s])
-        if self.resolves % LP_RETRY:
+        if self.resolves % LP_RETRY or len(ranked) == 1:
             return ranked[0]
         return ranked[1 + (self.resolves // LP_RETRY) % (len(ranked) - 1)]
+
+    def crossover(self) -> bool:
+        """Whether interior point ends with a crossover here: where a later re-solve may be
+        by simplex and start from its basis (a master that is not ``adaptive`` re-solves by
+        simplex; an adaptive one by ``LP_STRATEGIES``), for ``values(exact=True)`` (a vertex
+        x), or with ``IPM_CROSSOVER``."""
+        return IPM_CROSSOVER or self.vertex or not self.adaptive or \
+            any(s != IPM for s in LP_STRATEGIES)
 
     def best_strategy(self) -> int | None:
         """The strategy of least CPU time at its last re-solve (None before any)."""
@@ -531,13 +561,15 @@ class _Master:
         h = self.h
         if strategy == IPM:
             h.setOptionValue("solver", "ipm")
-            h.setOptionValue("run_crossover", "on")  # the basis the next simplex starts from
+            h.setOptionValue("run_crossover", "on" if self.crossover() else "off")
         elif strategy is not None:
             h.setOptionValue("solver", "simplex")
             h.setOptionValue("simplex_strategy", strategy)
         if cap is not None:
             h.setOptionValue("time_limit", run_limit(h, cap))
         h.run()
+        # interior point without crossover: x is interior, no vertex (``values(exact=True)``)
+        self.interior_x = option(h, "solver") == "ipm" and option(h, "run_crossover") == "off"
         if cap is not None:
             h.setOptionValue("time_limit", highspy.kHighsInf)
 
@@ -560,7 +592,7 @@ class _Master:
         # the copy would pass ``--max-memory``: skip it, and leave the master as it was
         if not len(self.x) or deadline.left() <= 0 or 2 * self.nbytes > max_memory():
             return None
-        x = self.values()  # the exact master's (no penalty columns)
+        x = self.values(exact=True)  # the exact master's (no penalty columns)
         picked = [self.add(col) for col in start]
         n, b = len(self.columns), self.base
         used = np.zeros(b + n, dtype=bool)  # the penalty columns stay at 0
@@ -654,6 +686,12 @@ BOUND_SIDE = 4.0
 #: (1 step: 149 618 at 127 s; 5 steps: 151 373 at 124 s).
 SUBGRADIENT_STEPS = 2
 SUBGRADIENT_STEP = 1.0
+#: Whether the Polyak steps aim at the larger of the last exact restricted LP and the
+#: incumbent (``_generate``'s ``floor``), both at most the Lagrangian's minimum (the LP
+#: optimum): on e5k no exact LP after the first one finished, and aimed at its 553 877 with
+#: the incumbent at 569 000 every step was about twice as long as meant (round 15, one draw
+#: each: gap 1.83 % with, 2.14 % without).
+POLYAK_FLOOR = True
 #: Step of the automatic smoothing factor (``separation_point``): α moves by this much (towards
 #: 0) or this fraction of 1 − α (towards 1) after each round.
 SMOOTHING_STEP = 0.1
@@ -710,7 +748,8 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
               pricer: Pricer | None = None,
               progress: Callable[[int, int], None] | None = None,
               after_round: Callable[[], bool] | None = None,
-              subgradient_steps: int = 0, auto_smoothing: bool = False) -> bool:
+              subgradient_steps: int = 0, auto_smoothing: bool = False,
+              floor: Callable[[], float] | None = None) -> bool:
     """Column generation rounds on ``master`` until pricing finds no column (returns True:
     the LP is optimal), the deadline or the round limit. Every round's Lagrangian bound
     updates ``res.bound``.
@@ -726,7 +765,9 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
     the Lagrangian dual from the centre: ``π ← max(0, π_best − θ·(LB(π_best) − LP)/‖g‖²·g)``
     per master row, ``g = C − Σ_i usage_i`` over the jobs with a positive payoff at π_best
     (``LB`` is convex in π and g a subgradient; the restricted LP value is below its minimum,
-    so the Polyak step aims short of nothing), θ ×1.5 after a step that lowered the bound,
+    so the Polyak step aims short of nothing; with ``floor`` — the incumbent's value, also
+    below it — and ``POLYAK_FLOOR`` the step aims at the larger of the two), θ ×1.5 after a
+    step that lowered the bound,
     ÷2 after one that did not. Each step is an exact pricing at its prices: its bound is
     valid, its columns enter as above. At trace scale the LP duals alone leave whole stretches
     of slots unpriced, the Lagrangian bound far above the LP, and smoothing moves it little;
@@ -871,13 +912,15 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
             if entered:
                 break
         for _step in range(subgradient_steps if entered else 0):
-            # Polyak steps from the centre towards the LP value (a lower estimate of the
-            # least bound): new prices, exactly priced, so any bound they give is valid
+            # Polyak steps from the centre towards the LP value or the incumbent (lower
+            # estimates of the least bound): new prices, exactly priced, so any bound they
+            # give is valid
             g = g_centre()
             norm = float(g @ g)
-            if best_pi is None or norm <= 0 or phase_best <= lp_exact:
+            target = lp_exact if floor is None or not POLYAK_FLOOR else max(lp_exact, floor())
+            if best_pi is None or norm <= 0 or phase_best <= target:
                 break
-            row_pi = np.maximum(rows(best_pi) - theta * (phase_best - lp_exact) / norm * g,
+            row_pi = np.maximum(rows(best_pi) - theta * (phase_best - target) / norm * g,
                                 0.0)
             before = phase_best
             found = price_at(cells(row_pi))
@@ -1113,6 +1156,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 master.add(col)
     shown = [time.perf_counter()]
     rounded = [0.0]  # seconds spent rounding
+    checked = [False]  # whether the exact LP was solved for the hand-over check
 
     told: list[tuple[int, int | None, float, float]] = []
 
@@ -1143,6 +1187,13 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                              deadline=hard))
             rounded[0] += time.perf_counter() - t0
         tell()
+        if bound_only and mip_from is not None and master.penalised and not checked[0] and \
+                EXACT_HAND_OVER and time.perf_counter() >= mip_from:
+            # rounding reads the penalised x (``EXACT_ROUNDING``): the exact restricted LP
+            # once, at the hand-over time, for ``mip_worth``
+            checked[0] = True
+            master.values(exact=True)
+            res.lp_value = max(res.lp_value, master.lp_exact)
         if bound_only and mip_from is not None and mip_worth() and \
                 (time.perf_counter() >= mip_from or converged()):
             return True  # the rest of the budget to price-and-branch
@@ -1157,16 +1208,17 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     def mip_worth() -> bool:
         """Whether the incumbent is more than ``MIP_WORTH`` under the restricted LP: then
         price-and-branch gains more than the bound's last rounds would."""
-        # the exact LP's value (``res.lp_value``, with ``STAB_MASTER`` as of the last
-        # rounding): the penalised one, higher, handed over on d5k at 75 % and the exact
-        # value then said the MIP was not worth it — 58 s of the budget left idle
+        # the exact LP's value (``res.lp_value``, with ``STAB_MASTER`` as of the last exact
+        # solve: the hand-over check's): the penalised one, higher, handed over on d5k at
+        # 75 % and the exact value then said the MIP was not worth it — 58 s of the budget
+        # left idle
         return res.lp_value - track.incumbent > MIP_WORTH * abs(res.lp_value)
 
     def lp_now() -> float:
         """The restricted LP's value for rounding's share: while the master is penalised
         (``STAB_MASTER``) the penalised LP's value — at least the restricted LP's, and close
-        to it as ε shrinks —, for the exact one (``res.lp_value``) is computed only when the
-        LP is rounded (without this, p5k's LP stayed at round 1's and it was never rounded
+        to it as ε shrinks —, for the exact one (``res.lp_value``) is computed only at the
+        hand-over check (without this, p5k's LP stayed at round 1's and it was never rounded
         again). Bounds never read it."""
         return master.value if master.penalised else res.lp_value
 
@@ -1178,14 +1230,14 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                            pricer=Pricer(rows_inst, specs, executor) if executor else None,
                            progress=pricing, after_round=after_round,
                            subgradient_steps=SUBGRADIENT_STEPS if bound_only else 0,
-                           auto_smoothing=bound_only)
+                           auto_smoothing=bound_only, floor=lambda: track.incumbent)
     res.bound_seconds = time.perf_counter() - start
     if bound_only and master.columns and track.gap() > mip_gap and left() > 0.5:
         # price-and-branch on the pooled master, its choice of columns placed and filled
         x = None
         found: list[tuple[float, np.ndarray]] = []  # the MILP's improving solutions
         if master.penalised:  # the exact LP for both (its value for ``mip_worth``)
-            master.values()
+            master.values(exact=True)
             res.lp_value = max(res.lp_value, master.lp_exact)
         if mip_worth():
             t0 = time.perf_counter()

@@ -414,6 +414,45 @@ def test_early_price_and_branch_keeps_the_bound(monkeypatch):
     assert res.bound >= opt - _tol(opt)
 
 
+def test_the_hand_over_solves_the_exact_lp_once(monkeypatch):
+    """Rounding reads a penalised master's x without re-solving it (``EXACT_ROUNDING`` off);
+    the exact restricted LP is solved once during the bound phase, at the hand-over time
+    (``MIP_SHARE`` before its end: here at once), so that ``mip_worth`` reads a fresh value.
+    The schedule validates and the bound stays ≥ the optimum."""
+    from oasis_opt.offline import solve
+    monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)  # penalised rounds at any size
+    monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)  # the hand-over time is the start
+    monkeypatch.setattr(colgen, "MIP_WORTH", math.inf)  # never worth it: the rounds go on
+    monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 1.0)  # round after every round
+    monkeypatch.setattr(colgen, "ROUND_SHARE", 1.0)
+    calls: list[tuple[bool, bool]] = []
+    rounds = [True]
+    values, generate_rounds = colgen._Master.values, colgen._generate
+
+    def spy(self, exact=False):
+        if rounds[0]:
+            calls.append((exact, self.penalised))
+        return values(self, exact)
+
+    def spy_rounds(*a, **kw):
+        try:
+            return generate_rounds(*a, **kw)
+        finally:
+            rounds[0] = False
+
+    monkeypatch.setattr(colgen._Master, "values", spy)
+    monkeypatch.setattr(colgen, "_generate", spy_rounds)
+    inst = generate("small", seed=22, jobs=8)  # 4 rounds do not prove its LP optimal
+    _, rep = solve(inst, method="compact")
+    kw = colgen_inputs(inst)
+    res = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, max_iterations=4,
+                       mip_gap=1e-9)
+    assert (False, True) in calls  # rounding read a penalised x
+    assert calls.count((True, True)) == 1
+    assert validate(inst, res.schedule).feasible
+    assert res.bound >= rep.objective - _tol(rep.objective)
+
+
 def test_rounding_yields_its_time_while_the_bound_holds_the_gap(monkeypatch):
     """The trace-scale bound phase rounds its LP for incumbents within ``ROUND_SHARE`` of the
     time, ``ROUND_SHARE_BOUND`` while the bound is more than ``BOUND_SIDE`` times as far above
@@ -460,11 +499,17 @@ def _fixed_and_adaptive(monkeypatch, seed: int) -> tuple[list, object, object]:
     return cols, fixed, adaptive
 
 
-def test_adaptive_master_tries_each_strategy_and_keeps_the_lp(monkeypatch):
+@pytest.mark.parametrize("strategies", [(colgen.IPM, 1, 4), (colgen.IPM,)])
+@pytest.mark.parametrize("crossover", [True, False])
+def test_adaptive_master_tries_each_strategy_and_keeps_the_lp(monkeypatch, strategies,
+                                                              crossover):
     """An adaptive master (trace scale) re-solves by each of ``LP_STRATEGIES`` once, then by
     the one of least CPU time at its last re-solve, the others in turn every ``LP_RETRY``-th
-    time; the LP values are those of a master that re-solves one way only (the optimum does
-    not depend on the algorithm)."""
+    time (one strategy: always that one); the LP values are those of a master that re-solves
+    one way only (the optimum does not depend on the algorithm, nor on whether interior point
+    ends with a crossover, ``IPM_CROSSOVER``)."""
+    monkeypatch.setattr(colgen, "LP_STRATEGIES", strategies)
+    monkeypatch.setattr(colgen, "IPM_CROSSOVER", crossover)
     cols, fixed, adaptive = _fixed_and_adaptive(monkeypatch, 0)
     picked: list[int | None] = []
     real = adaptive.strategy
@@ -486,6 +531,11 @@ def test_adaptive_master_tries_each_strategy_and_keeps_the_lp(monkeypatch):
     assert picked[:n] == list(colgen.LP_STRATEGIES)  # the first solve is not a re-solve
     assert set(adaptive.lp_cpu) == set(colgen.LP_STRATEGIES)
     assert adaptive.resolves == batches - 1 and len(picked) == batches - 1
+    if len(strategies) == 1:
+        assert picked == [colgen.IPM] * len(picked)
+        adaptive.resolves = colgen.LP_RETRY
+        assert real() == colgen.IPM
+        return
     # the fastest one, and the others in turn at every LP_RETRY-th re-solve
     ipm, dual, primal = colgen.LP_STRATEGIES
     adaptive.lp_cpu = {ipm: 3.0, primal: 2.0, dual: 1.0}
@@ -499,10 +549,30 @@ def test_adaptive_master_tries_each_strategy_and_keeps_the_lp(monkeypatch):
     assert real() is None  # small masters re-solve one way
 
 
+def test_crossover_only_where_a_simplex_may_follow(monkeypatch):
+    """Interior point skips its crossover on an adaptive master that re-solves by interior
+    point alone (the default ``LP_STRATEGIES``), and keeps it where a simplex re-solve may
+    start from its basis (a master that is not adaptive, a simplex among the strategies),
+    where a vertex is asked for (``values(exact=True)``), or with ``IPM_CROSSOVER``."""
+    _, fixed, adaptive = _fixed_and_adaptive(monkeypatch, 0)
+    monkeypatch.setattr(colgen, "LP_STRATEGIES", (colgen.IPM,))
+    monkeypatch.setattr(colgen, "IPM_CROSSOVER", False)
+    assert not adaptive.crossover() and fixed.crossover()
+    monkeypatch.setattr(colgen, "LP_STRATEGIES", (colgen.IPM, 1))
+    assert adaptive.crossover()
+    monkeypatch.setattr(colgen, "LP_STRATEGIES", (colgen.IPM,))
+    adaptive.vertex = True  # ``values(exact=True)``: price-and-branch takes x > 0
+    assert adaptive.crossover()
+    adaptive.vertex = False
+    monkeypatch.setattr(colgen, "IPM_CROSSOVER", True)
+    assert adaptive.crossover()
+
+
 def test_a_trial_strategy_past_its_cap_is_finished_by_the_best(monkeypatch):
     """A strategy other than the fastest runs for at most ``LP_TRIAL`` × the fastest's last
     time; one stopped there (here at once: a cap of 0 s) is finished by the fastest, with the
     LP's optimum all the same, and its time counts against it."""
+    monkeypatch.setattr(colgen, "LP_STRATEGIES", (colgen.IPM, 1, 4))
     monkeypatch.setattr(colgen, "LP_TRIAL", 0.0)
     monkeypatch.setattr(colgen, "LP_TRIAL_MIN", 0.0)
     cols, fixed, adaptive = _fixed_and_adaptive(monkeypatch, 1)
@@ -674,7 +744,7 @@ def test_set_aside_columns_leave_the_lp_and_come_back_when_priced(monkeypatch, s
         col = managed.columns[k]
         reduced = col.value - colgen_scale.usage_cost(inst, col, p, q) - mu[col.job]
         assert reduced < -colgen.SET_ASIDE * max(1.0, col.value) * 0.99
-        assert managed.values()[k] == 0
+        assert abs(managed.values()[k]) <= 1e-7  # (interior point without crossover: ≈ 0)
     # later re-solves: at most the full master's value over the same columns
     for master in (full, managed):
         for col in cols[half:]:
@@ -743,8 +813,10 @@ def test_stabilised_master_boxes_its_duals_and_hands_out_the_exact_lp():
     """du Merle's penalty columns (``_Master.stabilise``): with a centre π̂ (here twice the LP
     duals, a poor one) the penalised LP is worth at least the exact one (the penalty columns at
     0 are feasible), its duals stay in [π̂ − δ, π̂ + δ] on every row whose penalty column is
-    below its bound ε, and ``values()`` — what rounding and price-and-branch read — is the
-    exact master's optimum, with the penalties restored afterwards; ``mip`` keeps them at 0."""
+    below its bound ε; ``values()`` — what rounding reads — is the penalised x, read without
+    a re-solve (``EXACT_ROUNDING`` off), and ``values(exact=True)`` — what price-and-branch
+    reads — the exact master's optimum, with the penalties restored afterwards; ``mip``
+    keeps them at 0."""
     inst = generate("paper", seed=0, jobs=60)
     cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
     plain = colgen._Master(inst, aggregate=True, pool_all=True)
@@ -772,7 +844,12 @@ def test_stabilised_master_boxes_its_duals_and_hands_out_the_exact_lp():
     below_up, below_down = s[:m] < eps - tol, s[m:] < eps - tol
     assert (pi[below_up] <= centre[below_up] + delta[below_up] + tol).all()
     assert (pi[below_down] >= centre[below_down] - delta[below_down] - tol).all()
-    x = stab.values()
+    runs = stab.h.getInfo().simplex_iteration_count, stab.h.getInfo().ipm_iteration_count
+    penalised_x = stab.values()
+    assert stab.penalised and np.array_equal(penalised_x, stab.x)
+    assert (stab.h.getInfo().simplex_iteration_count,
+            stab.h.getInfo().ipm_iteration_count) == runs  # no HiGHS run
+    x = stab.values(exact=True)
     assert sum(c.value * v for c, v in zip(stab.columns, x, strict=True)) == \
         pytest.approx(lp, rel=1e-7)
     assert not stab.penalised and stab.lp_exact == pytest.approx(lp, rel=1e-9)
@@ -782,6 +859,47 @@ def test_stabilised_master_boxes_its_duals_and_hands_out_the_exact_lp():
     assert chosen is not None and len(chosen) == len(stab.columns)
     placed = colgen_scale.round_lp(inst, stab.columns, chosen, fill=True, compact=True)
     assert validate(inst, placed).feasible
+
+
+def test_exact_values_of_an_interior_master_are_a_vertex(monkeypatch):
+    """An adaptive master re-solving by interior point without crossover (the trace-scale
+    default) has an interior x, with most columns above 0; ``values(exact=True)`` — what
+    price-and-branch takes its columns from (x > 0) — is a vertex of the exact master, with
+    at most as many columns above 0 as the LP has rows, and its optimum; after a penalised
+    solve and after an exact one."""
+    monkeypatch.setattr(colgen, "LP_ADAPT_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "LP_STRATEGIES", (colgen.IPM,))
+    monkeypatch.setattr(colgen, "IPM_CROSSOVER", False)
+    inst = generate("paper", seed=0, jobs=60)
+    cols = [c for i in range(inst.num_jobs) for c in colgen_scale.fixed_rate_columns(inst, i)]
+    plain = colgen._Master(inst, aggregate=True, pool_all=True)
+    stab = colgen._Master(inst, aggregate=True, pool_all=True, stabilised=True)
+    stab.adaptive = True
+    for master in (plain, stab):
+        for col in cols:
+            master.add(col)
+    lp, duals = plain.solve_lp()
+    stab.solve_lp()
+    m, n_cap = stab.n_kept, stab.n_w + stab.n_p
+    kept = stab.row_of >= 0
+    row_pi = np.zeros(m)
+    row_pi[stab.row_of[kept]] = duals[:n_cap][kept]
+    stab.stabilise(2.0 * row_pi + 0.5, np.full(m, 0.05), 0.5 * stab.row_capacity)
+    stab.solve_lp()  # by interior point, no crossover
+    assert stab.penalised
+    rows = m + inst.num_jobs
+    assert np.count_nonzero(stab.values() > 1e-9) > rows  # interior
+    x = stab.values(exact=True)
+    assert np.count_nonzero(x > 1e-9) <= rows
+    assert sum(c.value * v for c, v in zip(stab.columns, x, strict=True)) == \
+        pytest.approx(lp, rel=1e-7)
+    # the exact master solved by interior point alone (late rounds: the penalties shrunk
+    # to 0) is interior too, and ``values(exact=True)`` a vertex all the same
+    stab.stabilise(None, None, None)
+    stab.solve_lp()
+    assert not stab.penalised and stab.interior_x
+    x = stab.values(exact=True)
+    assert np.count_nonzero(x > 1e-9) <= rows
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
