@@ -315,8 +315,7 @@ class _Master:
         self.adaptive = False
         self.lp_cpu: dict[int, float] = {}
         self.resolves = 0
-        #: the next solve must end at a vertex (``crossover``); whether the last one did not
-        self.vertex = False
+        #: whether the last solve did not end at a vertex
         self.interior_x = False
         #: set aside (fixed at 0) after a re-solve: see ``set_aside``; adaptive masters only
         self.off = bytearray()  # 1 per column set aside
@@ -385,11 +384,8 @@ class _Master:
         if self.penalised and (exact or EXACT_ROUNDING) or exact and self.interior_x:
             eps, x = self.eps, self.x
             self.stabilise(None, None, None)
-            self.vertex = True  # a vertex (crossover), for price-and-branch's x > 0
-            try:
-                self.solve_lp(strategy=self.best_strategy() if self.adaptive else None)
-            finally:
-                self.vertex = False
+            # a vertex (crossover), for price-and-branch's x > 0
+            self.solve_lp(strategy=self.best_strategy() if self.adaptive else None, vertex=True)
             if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
                 self.x = x  # stopped by the deadline: the penalised x
             self.stabilise_bounds(eps)  # the penalised master as it was: reading x moves no bound
@@ -421,11 +417,12 @@ class _Master:
         self.eps = ub
         self.h.changeColsBounds(2 * m, np.arange(2 * m, dtype=np.int32), np.zeros(2 * m), ub)
 
-    def solve_lp(self, strategy: int | None = None) -> tuple[float, np.ndarray]:
+    def solve_lp(self, strategy: int | None = None, vertex: bool = False
+                 ) -> tuple[float, np.ndarray]:
         """LP value, then prices over all (t, s, r) — the dual of the row each maps to, 0 where
         none — followed by the μ_i. ``prices · capacity`` equals the rows' dual term.
         ``strategy``: this re-solve's simplex strategy (default: ``strategy()``'s choice;
-        a given one is not timed for it)."""
+        a given one is not timed for it); ``vertex``: end at a vertex (``crossover``)."""
         cold = not self.interior and not self.solved and len(self.columns) > IPM_FIRST_COLUMNS
         if cold:
             # A large first solve from no basis: dual simplex took ≈ 450 CPU s on the whole
@@ -433,7 +430,7 @@ class _Master:
             # crossover 94 s (18 against 25 s at 20 000 jobs); crossover (``IPM_CROSSOVER``)
             # would leave a basis for simplex re-solves to start from.
             self.h.setOptionValue("solver", "ipm")
-            self.h.setOptionValue("run_crossover", "on" if self.crossover() else "off")
+            self.h.setOptionValue("run_crossover", "on" if self.crossover(vertex) else "off")
         timed = strategy is None
         before = None
         if timed:
@@ -450,7 +447,7 @@ class _Master:
         if best is not None and best != strategy and math.isfinite(self.lp_cpu[best]):
             cap = max(LP_TRIAL * self.lp_cpu[best], LP_TRIAL_MIN)
         t0 = time.process_time()
-        self.run_with(strategy, cap)
+        self.run_with(strategy, cap, vertex)
         stopped = cap is not None and not self.deadline.passed() and \
             self.h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
         if timed and strategy is not None:
@@ -458,7 +455,7 @@ class _Master:
             self.lp_cpu[strategy] = math.inf if stopped else time.process_time() - t0
             self.resolves += 1
         if stopped and timed:
-            self.run_with(best, None)
+            self.run_with(best, None, vertex)
         if before is not None:  # a one-off: the next re-solves as before
             self.h.setOptionValue("simplex_strategy", before)
         self.solved = True
@@ -543,25 +540,25 @@ class _Master:
             return ranked[0]
         return ranked[1 + (self.resolves // LP_RETRY) % (len(ranked) - 1)]
 
-    def crossover(self) -> bool:
+    def crossover(self, vertex: bool = False) -> bool:
         """Whether interior point ends with a crossover here: where a later re-solve may be
         by simplex and start from its basis (a master that is not ``adaptive`` re-solves by
-        simplex; an adaptive one by ``LP_STRATEGIES``), for ``values(exact=True)`` (a vertex
-        x), or with ``IPM_CROSSOVER``."""
-        return IPM_CROSSOVER or self.vertex or not self.adaptive or \
+        simplex; an adaptive one by ``LP_STRATEGIES``), where the caller wants a ``vertex``
+        (``values(exact=True)``), or with ``IPM_CROSSOVER``."""
+        return IPM_CROSSOVER or vertex or not self.adaptive or \
             any(s != IPM for s in LP_STRATEGIES)
 
     def best_strategy(self) -> int | None:
         """The strategy of least CPU time at its last re-solve (None before any)."""
         return min(self.lp_cpu, key=self.lp_cpu.__getitem__) if self.lp_cpu else None
 
-    def run_with(self, strategy: int | None, cap: float | None) -> None:
+    def run_with(self, strategy: int | None, cap: float | None, vertex: bool = False) -> None:
         """Run HiGHS on the master with ``strategy`` (None: as set), for at most ``cap``
-        seconds (None: until optimal or the deadline)."""
+        seconds (None: until optimal or the deadline), ending at a ``vertex`` if asked."""
         h = self.h
         if strategy == IPM:
             h.setOptionValue("solver", "ipm")
-            h.setOptionValue("run_crossover", "on" if self.crossover() else "off")
+            h.setOptionValue("run_crossover", "on" if self.crossover(vertex) else "off")
         elif strategy is not None:
             h.setOptionValue("solver", "simplex")
             h.setOptionValue("simplex_strategy", strategy)

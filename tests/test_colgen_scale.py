@@ -561,9 +561,7 @@ def test_crossover_only_where_a_simplex_may_follow(monkeypatch):
     monkeypatch.setattr(colgen, "LP_STRATEGIES", (colgen.IPM, 1))
     assert adaptive.crossover()
     monkeypatch.setattr(colgen, "LP_STRATEGIES", (colgen.IPM,))
-    adaptive.vertex = True  # ``values(exact=True)``: price-and-branch takes x > 0
-    assert adaptive.crossover()
-    adaptive.vertex = False
+    assert adaptive.crossover(vertex=True)  # ``values(exact=True)``: price-and-branch, x > 0
     monkeypatch.setattr(colgen, "IPM_CROSSOVER", True)
     assert adaptive.crossover()
 
@@ -579,8 +577,8 @@ def test_a_trial_strategy_past_its_cap_is_finished_by_the_best(monkeypatch):
     finished: list[int | None] = []
     real = adaptive.run_with
 
-    def spy(strategy, cap):
-        real(strategy, cap)
+    def spy(strategy, cap, vertex=False):
+        real(strategy, cap, vertex)
         if cap is None:
             finished.append(strategy)
 
