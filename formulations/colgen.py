@@ -676,6 +676,13 @@ ROUND_SHARE = 0.2
 #: 179 931, and rounding took 28 of the 150 CPU s). The LP is rounded once more at the end.
 ROUND_SHARE_BOUND = 0.05
 BOUND_SIDE = 4.0
+#: Whether the trace-scale roundings alternate between the orders by column (x_il) and by job
+#: (``round_lp``'s ``by_weight``: jobs by their LP weight Σ_l x_il, the fill's by their LP
+#: value), starting with the latter. Replayed on the saved x of 600 s e5k and 300 s p5k and
+#: d5k runs (round 16, docs/performance.md), the best rounding of a run rose 0.70 % on e5k
+#: (567 960 → 571 933) and 0.84 % on p5k and fell 0.30 % on d5k; each order wins on some
+#: instances, and alternating keeps both.
+ROUND_BY_WEIGHT = True
 #: Subgradient steps a round of the trace-scale bound phase takes from the best-bound prices
 #: (``_generate``'s ``subgradient_steps``) and the first step's Polyak factor θ. 5 000 Philly
 #: jobs, 12 rounds from the fixed-rate columns alone: bound 183 270 and restricted LP 132 267
@@ -1153,9 +1160,18 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 master.add(col)
     shown = [time.perf_counter()]
     rounded = [0.0]  # seconds spent rounding
+    roundings = [0]  # how many
     checked = [False]  # whether the exact LP was solved for the hand-over check
 
     told: list[tuple[int, int | None, float, float]] = []
+
+    def rounding(x: np.ndarray) -> Schedule:
+        """``x`` rounded, filled and compacted (``round_lp``), by job and by column in turn
+        (``ROUND_BY_WEIGHT``)."""
+        by_weight = ROUND_BY_WEIGHT and roundings[0] % 2 == 0
+        roundings[0] += 1
+        return round_lp(inst, master.columns, x, fill=True, compact=True, deadline=hard,
+                        by_weight=by_weight)
 
     def tell(priced: int | None = None) -> None:
         shown[0] = time.perf_counter()
@@ -1180,8 +1196,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             BOUND_SIDE * (lp_now() - track.incumbent) else ROUND_SHARE
         if bound_only and rounded[0] < share * (time.perf_counter() - start):
             t0 = time.perf_counter()
-            improve(round_lp(inst, master.columns, master.values(), fill=True, compact=True,
-                             deadline=hard))
+            improve(rounding(master.values()))
             rounded[0] += time.perf_counter() - t0
         tell()
         if bound_only and mip_from is not None and master.penalised and not checked[0] and \
@@ -1249,7 +1264,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             res.mip_seconds = time.perf_counter() - t0
         if x is None:
             x = master.values()
-        improve(round_lp(inst, master.columns, x, fill=True, compact=True, deadline=hard))
+        improve(rounding(x))
         if found and MIP_PLACE > 0:
             # the MILP's earlier answers too (each improved on the one before: newest first),
             # while time is left: placed, filled and compacted, one may be worth more than
@@ -1259,8 +1274,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 if v < best - MIP_PLACE_WITHIN * abs(best) or hard.passed():
                     break
                 if not np.array_equal(xs, x):
-                    improve(round_lp(inst, master.columns, xs, fill=True, compact=True,
-                                     deadline=hard))
+                    improve(rounding(xs))
     tell()
 
     def finish(sched: Schedule) -> SolveResult:

@@ -930,3 +930,83 @@ def test_status_says_time_limit_only_when_the_limit_stopped_it(monkeypatch):
                         else SolveStatus.FEASIBLE)
     r = colgen.solve(inst, time_limit=0.02, mip_gap=1e-6)
     assert not r.extras["lp_proven"] and r.status is SolveStatus.TIME_LIMIT
+
+
+# --- round 16: the rounding's order by job -----------------------------------------------
+
+
+def _one_gpu(jobs: list[str]) -> object:
+    """One 1-GPU worker server and a PS server; 2-slot jobs arriving at 0 that need the GPU
+    alone, all worth the same (so the fill's density ties them)."""
+    from oasis_opt.io import instance_from_dict
+
+    def job(jid: str) -> dict:
+        return {"id": jid, "arrival": 0, "workload": 2, "max_workers": 1, "ps_ratio": 1,
+                "worker_demand": [1], "ps_demand": [0],
+                "utility": {"kind": "table", "values": [5, 5, 3, 3]}}
+    return instance_from_dict({"format": "oasis-instance/1", "name": "one-gpu", "horizon": 4,
+                               "resources": ["gpu"],
+                               "worker_servers": [{"name": "w", "capacity": [1]}],
+                               "ps_servers": [{"name": "p", "capacity": [1]}],
+                               "jobs": [job(j) for j in jobs]})
+
+
+def _column(inst, i: int, first: int) -> colgen_scale.Column:
+    """Job i on the GPU (and one PS) in slots ``first`` and ``first + 1``."""
+    from oasis_opt.model import SlotCounts
+    counts = np.zeros((inst.horizon, 1), dtype=np.int64)
+    counts[first:first + 2] = 1
+    y = SlotCounts.from_dense(counts)
+    return colgen_scale.column_of(inst, i, y, y)
+
+
+def _done(sched, slot: int | None = None) -> set[str]:
+    return {j.id for j in sched.jobs if j.completed and slot in (None, j.completion_slot)}
+
+
+def test_rounding_by_weight_places_the_job_the_lp_holds_in_pieces():
+    """Job a held at 0.9 in two columns of 0.45, job b at 0.5 in one, both wanting slots
+    0–1: by column b comes first, by job (``by_weight``) a; the other one is filled in after.
+    Then the fill: job q held at 0.3 by a column that cannot be placed, job p not at all —
+    by job q gets the slots left, by density (equal) the first job, p."""
+    inst = _one_gpu(["a", "b"])
+    cols = [_column(inst, 0, 0), _column(inst, 0, 1), _column(inst, 1, 0)]
+    x = np.array([0.45, 0.45, 0.5])
+    by_column = colgen_scale.round_lp(inst, cols, x, fill=True)
+    by_job = colgen_scale.round_lp(inst, cols, x, fill=True, by_weight=True)
+    for sched in (by_column, by_job):
+        assert validate(inst, sched).feasible and _done(sched) == {"a", "b"}
+    assert _done(by_column, 1) == {"b"} and _done(by_job, 1) == {"a"}
+
+    inst = _one_gpu(["a", "p", "q"])
+    cols = [_column(inst, 0, 0), _column(inst, 2, 0)]
+    x = np.array([1.0, 0.3])
+    by_column = colgen_scale.round_lp(inst, cols, x, fill=True)
+    by_job = colgen_scale.round_lp(inst, cols, x, fill=True, by_weight=True)
+    assert _done(by_column) == {"a", "p"} and _done(by_job) == {"a", "q"}
+    for sched in (by_column, by_job):
+        assert validate(inst, sched).feasible
+
+
+def test_trace_scale_roundings_alternate_their_order(monkeypatch):
+    """The bound phase's roundings take the order by job and by column in turn, by job
+    first (``ROUND_BY_WEIGHT``); with it off, by column alone."""
+    orders: list[bool] = []
+    real = colgen.round_lp
+
+    def spy(*a, **kw):
+        orders.append(kw.get("by_weight", False))
+        return real(*a, **kw)
+
+    inst = generate("small", seed=22, jobs=8)
+    kw = colgen_inputs(inst)
+    monkeypatch.setattr(colgen, "round_lp", spy)
+    monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 1.0)  # round after every round
+    monkeypatch.setattr(colgen, "ROUND_SHARE", 1.0)
+    res = colgen.solve(inst, **kw, bound_only=True, max_iterations=4, mip_gap=1e-9)
+    assert len(orders) >= 3 and orders == [k % 2 == 0 for k in range(len(orders))]
+    assert validate(inst, res.schedule).feasible
+    orders.clear()
+    monkeypatch.setattr(colgen, "ROUND_BY_WEIGHT", False)
+    colgen.solve(inst, **kw, bound_only=True, max_iterations=4, mip_gap=1e-9)
+    assert orders and not any(orders)
