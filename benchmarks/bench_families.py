@@ -78,6 +78,7 @@ VARIANTS: dict[str, Options | None] = {
     "round7": None,  # the default route as before issue 22 round 8 (ROUTE_PATCHES)
     "round9": None,  # the default route as before issue 22 round 10 (ROUTE_PATCHES)
     "round10": None,  # the default route as before issue 22 round 11 (ROUTE_PATCHES)
+    "round16": None,  # the default route as before issue 22 round 17 (ROUTE_PATCHES)
 }
 
 
@@ -97,6 +98,18 @@ def _round7_mip_options(prep: Any) -> dict[str, Any]:
             if k != "mip_heuristic_run_root_reduced_cost"}
 
 
+def _round16_mip_options(prep: Any) -> dict[str, Any]:
+    """``formulations.highs.mip_options`` before round 17: PLAIN (and its relaxed race
+    partner) with HiGHS's root restarts."""
+    from dataclasses import replace
+
+    from oasis_opt.formulations.highs import mip_options
+    out = mip_options(prep)
+    if replace(prep.options, ps_relaxed=False) == PLAIN:
+        out.pop("mip_allow_restart", None)
+    return out
+
+
 #: Variants that run the default route with some of its rules switched off, as
 #: ``(module, attribute, replacement)``, so that an earlier route and the current one can
 #: alternate in one run beside one comparator: ``round3`` never weighs the LP bounds
@@ -108,7 +121,8 @@ def _round7_mip_options(prep: Any) -> dict[str, Any]:
 #: the solve (``FLOOR_FIRST`` None: no lazy floor, before round 7); ``round7`` runs HiGHS's
 #: root reduced-cost heuristic on PLAIN where γ ≤ 1 too (before round 8); ``round9`` races
 #: PLAIN against itself at another seed with whole PS counts (before round 10); ``round10``
-#: runs no floor without a time limit (before round 11: ``--unlimited`` shows the difference).
+#: runs no floor without a time limit (before round 11: ``--unlimited`` shows the difference);
+#: ``round16`` lets HiGHS restart PLAIN's root (before round 17).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
@@ -120,6 +134,7 @@ ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round7": (("oasis_opt.offline.backends", "mip_options", _round7_mip_options),),
     "round9": (("oasis_opt.offline.plan", "RELAXED_PARTNER", False),),
     "round10": (("oasis_opt.offline", "FLOOR_WITHOUT_LIMIT", False),),
+    "round16": (("oasis_opt.offline.backends", "mip_options", _round16_mip_options),),
 }
 
 

@@ -194,9 +194,12 @@ SPEC_OPTIONS = Options(server_linking=False, ps_linking=False, exact_work=False,
 #: ``benchmarks/direct_highspy.py`` writes, proven to gap 0:
 #: on loose instances, where the bound of the root LP is already (near) the optimum and the
 #: time goes into finding the incumbent, the extra rows only slow the root down
-#: (``offline.plan.route_options``).
+#: (``offline.plan.route_options``). Without root restarts, as every server-packed model
+#: (``restart`` auto; issue 22 round 17, HiGHS alone over seeds 0–4: the sum of the median
+#: CPU seconds 36.6 → 31.7 on the 17 PLAIN-routed instances of the family benchmark, and
+#: 55.1 → 48.7 on 30 held out, seeds 3–8 of six families).
 PLAIN = Options(packing="server", server_linking=False, completion_cuts=False, ps_cuts=False,
-                ps_dominance=False, chained=False, restart=True, root_heuristic=None)
+                ps_dominance=False, chained=False, root_heuristic=None)
 #: The default without the rows whose size grows with the square of a job's window (the
 #: cumulative rows, the completion and PS cuts: ``Σ_{t' ≤ t}`` over every slot t): what long
 #: horizons get when those rows would not fit the time limit (``Prep.cut_nonzeros``).

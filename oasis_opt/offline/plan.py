@@ -217,8 +217,8 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     do (`ps-light` s0, s3: the PS rate rounding of the PS cuts takes 11–21 % off the LP),
     the server model stays.
 
-    Server packing runs HiGHS without root restarts (``Options.restart`` auto; PLAIN keeps
-    them, as measured): on
+    Server packing runs HiGHS without root restarts (``Options.restart`` auto; PLAIN too
+    since round 17, ``common.PLAIN``): on
     `mixed` s0–s2, `mixed-2r` s1–s2, `ps-heavy` s0–s2, `ps-light` s1–s2 10.8 % less CPU
     with restarts off (better on 6 of 10, even on 3, worse on 1: mixed-s1 1.09x), checked
     on the six server-packed hard-mix instances: 17.3 against 26.1 CPU s (-01 5.1 against
