@@ -152,13 +152,14 @@ def test_plain_route_proves_the_other_modellers_optimum():
 
 def test_server_packing_runs_without_root_restarts():
     """``Options.restart`` auto: off where the packing resolves to servers (the route's
-    server packing, the fallback of too many patterns), on with patterns and for PLAIN."""
+    server packing, the fallback of too many patterns, PLAIN since round 17), on with
+    patterns."""
     from oasis_opt.formulations.common import prepare
     from oasis_opt.formulations.highs import mip_options
     instance = generate("mixed", seed=2)
     assert mip_options(prepare(instance, route_options(instance))) == {
         "mip_allow_restart": False}
-    assert mip_options(prepare(instance, PLAIN)) == {}
+    assert mip_options(prepare(instance, PLAIN)) == {"mip_allow_restart": False}
     assert mip_options(prepare(generate("hard", seed=1))) == {}
     assert mip_options(prepare(generate("hard", seed=1), Options(restart=False))) == {
         "mip_allow_restart": False}
