@@ -45,7 +45,7 @@ from oasis_opt.limits import check_allocation, max_memory
 from oasis_opt.model import Instance, Schedule, SlotCounts
 from oasis_opt.online.subroutine import BestSchedule, JobSpec
 
-from . import lns
+from . import lns, trace_lns
 from .colgen_scale import (
     ROUND_EVERY,
     SCHEDULE_CELLS,
@@ -651,6 +651,11 @@ MIP_FIX_ONES = False  # s1: 143 986 against 144 132 without it (docs/performance
 #: with more CPU 143 820 as answered and 144 132 at best (docs/performance.md, round 9).
 MIP_PLACE = 4
 MIP_PLACE_WITHIN = 0.01
+#: At trace scale, after the bound phase: the LP rounded and then improved by moves
+#: (``trace_lns.search``: small MILPs over a few freed jobs' columns, the rest fixed) instead
+#: of price-and-branch over every job at once (e5k, 600 s, one core each side by side:
+#: 568 495 → 569 242; a5k 37 335 → 37 355; docs/performance.md round 17).
+TRACE_LNS = True
 #: Share of the budget for the compact-scale route's first MILP over the pattern columns
 #: (``PatternMaster.solve_mip``, after LP diving); LNS over windows of slots gets the rest.
 FIRST_MIP_SHARE = 0.35
@@ -1007,7 +1012,7 @@ def _counts(names: dict[str, int], allocs: Sequence, pool: str) -> SlotCounts:
     return SlotCounts(e[start, 0], e[start, 1], np.add.reduceat(e[:, 2], start))
 
 
-def _columns_of(inst: Instance, sched: Schedule) -> list[Column]:
+def schedule_columns(inst: Instance, sched: Schedule) -> list[Column]:
     """The columns of a schedule's jobs, read sparsely (no (J, T, H) array)."""
     cols = []
     for jr in sched.jobs:
@@ -1131,7 +1136,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         return True
 
     for sched in seeds if inst.num_jobs else ():
-        pool += _columns_of(inst, sched)
+        pool += schedule_columns(inst, sched)
         improve(sched)
     track.update(incumbent=best_sched.total_utility)
 
@@ -1199,6 +1204,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             improve(rounding(master.values()))
             rounded[0] += time.perf_counter() - t0
         tell()
+        if bound_only and mip_from is not None and TRACE_LNS:
+            # the moves need no exact LP: the rest of the budget to them at the hand-over
+            return track.gap() <= mip_gap or time.perf_counter() >= mip_from
         if bound_only and mip_from is not None and master.penalised and not checked[0] and \
                 EXACT_HAND_OVER and time.perf_counter() >= mip_from:
             # rounding reads the penalised x (``EXACT_ROUNDING``): the exact restricted LP
@@ -1248,10 +1256,12 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         # price-and-branch on the pooled master, its choice of columns placed and filled
         x = None
         found: list[tuple[float, np.ndarray]] = []  # the MILP's improving solutions
-        if master.penalised:  # the exact LP for both (its value for ``mip_worth``)
+        if master.penalised and not TRACE_LNS:  # the exact LP for both (for ``mip_worth``)
             master.values(exact=True)
             res.lp_value = max(res.lp_value, master.lp_exact)
-        if mip_worth():
+        if TRACE_LNS:
+            x = master.values()  # the LP rounded, then the moves from the best schedule
+        elif mip_worth():
             t0 = time.perf_counter()
             want = MIP_SHARE * budget if budget is not None else mip_time_limit
             # for placing its answer and up to MIP_PLACE earlier ones (≈ 8 CPU s each on p5k)
@@ -1260,7 +1270,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             # before the bound phase's 90 %, and stopping there left the last 7 % of the
             # budget idle: p5k, 533 of 600 s); without one, ``mip_time_limit``.
             x = master.mip(hard.before(reserve) if end is not None
-                           else hard.earlier(t0 + want), _columns_of(inst, best_sched), found)
+                           else hard.earlier(t0 + want), schedule_columns(inst, best_sched), found)
             res.mip_seconds = time.perf_counter() - t0
         if x is None:
             x = master.values()
@@ -1275,6 +1285,13 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                     break
                 if not np.array_equal(xs, x):
                     improve(rounding(xs))
+        if TRACE_LNS and track.gap() > mip_gap and not hard.passed():
+            t0 = time.perf_counter()
+            sched, res.lns_moves = trace_lns.search(
+                inst, master.columns, schedule_columns(inst, best_sched), hard, rng_seed=rng_seed,
+                on_value=lambda v: track.update(incumbent=v))
+            improve(sched)
+            res.mip_seconds = time.perf_counter() - t0
     tell()
 
     def finish(sched: Schedule) -> SolveResult:
@@ -1308,7 +1325,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     T = inst.horizon
     for col in master.columns:
         grouped(col)
-    seed_cols = [grouped(c) for c in _columns_of(inst, best_sched)]
+    seed_cols = [grouped(c) for c in schedule_columns(inst, best_sched)]
     y_all, z_all = best_sched.to_arrays(inst)
     lam0 = pm.lambda_of(y_all, z_all)
     # Its rounds re-solve the λ columns too (2-5 s each at 200 jobs) for bounds within 0.05 %

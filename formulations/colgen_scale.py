@@ -250,7 +250,7 @@ def fixed_rate_columns(inst: Instance, i: int) -> list[Column]:
     refine them (on the Philly slices the bound left the trivial Σ f_i(1) only after ~18
     rounds without them)."""
     job, T = inst.jobs[i], inst.horizon
-    fits = _fits(inst.worker_capacity, inst.worker_demand[i])
+    fits = server_fits(inst.worker_capacity, inst.worker_demand[i])
     w = int(min(job.max_workers, fits.sum()))
     if w <= 0:
         return []
@@ -259,7 +259,7 @@ def fixed_rate_columns(inst: Instance, i: int) -> list[Column]:
     units[-1] = int(job.workload) - w * (n - 1)
     ps_units = np.asarray(ps_needed(units, float(job.ps_ratio)), dtype=np.int64)
     wrow = _first_fit(fits, units)
-    prow = _first_fit(_fits(inst.ps_capacity, inst.ps_demand[i]), ps_units)
+    prow = _first_fit(server_fits(inst.ps_capacity, inst.ps_demand[i]), ps_units)
     if wrow is None or prow is None:
         return []
     top = float(job.utility.at(1))
@@ -378,7 +378,7 @@ def with_count_rows(inst: Instance, most: int | None = None) -> Instance:
                    ps_groups=groups(inst.ps_groups, P, kw, 0), jobs=jobs)
 
 
-def _fits(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
+def server_fits(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
     """(S,) units of a demand each server holds alone (a large number when it needs none)."""
     need = demand > 0
     if not need.any():
@@ -395,7 +395,7 @@ def _first_fit(fits: np.ndarray, units: np.ndarray) -> np.ndarray | None:
     return np.minimum(np.maximum(units[:, None] - (cum - fits)[None, :], 0), fits[None, :])
 
 
-def _place(free: np.ndarray, counts: SlotCounts, demand: np.ndarray) -> SlotCounts | None:
+def place_counts(free: np.ndarray, counts: SlotCounts, demand: np.ndarray) -> SlotCounts | None:
     """The units of ``counts`` placed per slot on the servers first-fit by index within
     ``free`` (T, S, R), which is reduced by what they take; None (``free`` unchanged) when
     some slot's units do not fit."""
@@ -422,10 +422,10 @@ def round_lp(inst: Instance, columns: Sequence[Column], x: np.ndarray, fill: boo
              by_weight: bool = False) -> Schedule:
     """A feasible schedule from a master LP solution: columns by decreasing ``x_il`` (ties:
     higher value, then first added), each job's first whose per-slot units still fit on the
-    servers (first fit by server index, ``_place``), the rest of the job's columns skipped.
-    With ``fill`` the jobs left out are then planned on what is still free (``_fill``), and
+    servers (first fit by server index, ``place_counts``), the rest of the job's columns skipped.
+    With ``fill`` the jobs left out are then planned on what is still free (``fill_jobs``), and
     with ``compact`` every placed job is then moved to finish as early as what is free allows
-    (``_compact``), until ``deadline``.
+    (``compact_jobs``), until ``deadline``.
     ``by_weight``: jobs by decreasing LP weight ``Σ_l x_il`` first (each job's columns still
     by x), and the fill's jobs by decreasing LP value ``Σ_l x_il·f_il`` first (ties: by
     density): an interior x spreads a job over many small x_il, and the order by column
@@ -450,10 +450,10 @@ def round_lp(inst: Instance, columns: Sequence[Column], x: np.ndarray, fill: boo
         i = col.job
         if i in workers:
             continue
-        y = _place(free_w, col.workers, inst.worker_demand[i])
+        y = place_counts(free_w, col.workers, inst.worker_demand[i])
         if y is None:
             continue
-        z = _place(free_p, col.ps, inst.ps_demand[i])
+        z = place_counts(free_p, col.ps, inst.ps_demand[i])
         if z is None:  # give the workers back
             free_w[y.slot, y.server] += y.count[:, None] * inst.worker_demand[i]
             continue
@@ -468,14 +468,14 @@ def round_lp(inst: Instance, columns: Sequence[Column], x: np.ndarray, fill: boo
         if by_weight:
             fill_keys += (-np.bincount(job, weights=x * value, minlength=inst.num_jobs),)
         left = [i for i in np.lexsort(fill_keys).tolist() if i not in workers]
-        free = _Free(inst, free_w, free_p)
-        _fill(inst, left, free, workers, ps, deadline or Deadline())
+        free = FreeCapacity(inst, free_w, free_p)
+        fill_jobs(inst, left, free, workers, ps, deadline or Deadline())
         if compact:
-            _compact(inst, free, workers, ps, deadline or Deadline())
+            compact_jobs(inst, free, workers, ps, deadline or Deadline())
     return Schedule.from_counts(inst, "colgen", workers, ps, trim=True)
 
 
-class _Free:
+class FreeCapacity:
     """The capacity still free per (slot, server, resource) of both pools, and slot labels
     for ``best_schedule``'s ``classes``: equal for slots whose free capacity is equal in both
     pools (the prices are zero). The slots a change touches get labels of their own, so the
@@ -517,9 +517,9 @@ class _Free:
 RELABEL_EVERY = 200
 
 
-def _fill(inst: Instance, jobs: Sequence[int], free: _Free,
-          workers: dict[int, SlotCounts], ps: dict[int, SlotCounts],
-          deadline: Deadline) -> None:
+def fill_jobs(inst: Instance, jobs: Sequence[int], free: FreeCapacity,
+              workers: dict[int, SlotCounts], ps: dict[int, SlotCounts],
+              deadline: Deadline) -> None:
     """Each of ``jobs`` in turn gets its earliest-completing schedule within the capacity
     still free, kept when its utility is positive: the capacity the rounding left unused goes
     to the jobs it left out. (At the LP's duals instead of zero prices the jobs avoid the
@@ -537,21 +537,22 @@ def _fill(inst: Instance, jobs: Sequence[int], free: _Free,
         workers[i], ps[i] = best.worker_counts, best.ps_counts
 
 
-def _compact(inst: Instance, free: _Free, workers: dict[int, SlotCounts],
-             ps: dict[int, SlotCounts], deadline: Deadline) -> None:
+def compact_jobs(inst: Instance, free: FreeCapacity, workers: dict[int, SlotCounts],
+                 ps: dict[int, SlotCounts], deadline: Deadline) -> None:
     """One pass over the placed jobs by completion slot: each is taken out and re-planned at
-    its earliest completion within what is free with its own units back (``_Free.best``; its
-    old schedule is one of the candidates), and the new plan is kept when it finishes with
-    more utility. The rounding places columns where the LP ran them next to fractions it
-    dropped, so capacity is left free before them; this moves the work into it. Never
-    worse; jobs already at their earliest possible completion ``a + ⌈V/w⌉ − 1`` (w the most
-    workers the servers hold for it) are skipped."""
+    its earliest completion within what is free with its own units back
+    (``FreeCapacity.best``; its old schedule is one of the candidates), and the new plan is
+    kept when it finishes with more utility. The rounding places columns where the LP ran
+    them next to fractions it dropped, so capacity is left free before them; this moves the
+    work into it. Never worse; jobs already at their earliest possible completion
+    ``a + ⌈V/w⌉ − 1`` (w the most workers the servers hold for it) are skipped."""
     last = {i: int(y.slot.max()) for i, y in workers.items() if y.slot.size}
     for i in sorted(last, key=lambda k: (last[k], k)):
         if deadline.passed():
             return
         job = inst.jobs[i]
-        most = int(min(job.max_workers, _fits(inst.worker_capacity, inst.worker_demand[i]).sum()))
+        most = int(min(job.max_workers,
+                       server_fits(inst.worker_capacity, inst.worker_demand[i]).sum()))
         if most <= 0 or last[i] <= job.arrival + -(-int(job.workload) // most) - 1:
             continue
         y, z = workers[i], ps[i]

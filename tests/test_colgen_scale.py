@@ -314,7 +314,7 @@ def test_milp_starts_from_the_incumbent():
     inst = generate("paper", seed=3, jobs=60)
     master = _fixed_rate_master(inst)
     seed = algorithms.run("tetris", inst)
-    start = colgen._columns_of(inst, seed)
+    start = colgen.schedule_columns(inst, seed)
     before = len(master.columns)
     x = master.mip(Deadline(), start)
     assert x is not None and set(np.unique(x)) <= {0.0, 1.0}
@@ -339,13 +339,13 @@ def test_milp_over_every_exact_support(monkeypatch):
     first = master.x > 1e-9
     assert (master.supported == first).all()
     seed = algorithms.run("rrh", inst)
-    for col in colgen._columns_of(inst, seed):
+    for col in colgen.schedule_columns(inst, seed):
         master.add(col)
     master.solve_lp()
     n = len(first)
     assert (master.supported[:n] >= first).all()
     assert (master.supported[:len(master.x)] >= (master.x > 1e-9)).all()
-    start = colgen._columns_of(inst, algorithms.run("tetris", inst))
+    start = colgen.schedule_columns(inst, algorithms.run("tetris", inst))
     found: list = []
     x = master.mip(Deadline(), start, found)
     assert x is not None and set(np.unique(x)) <= {0.0, 1.0}
@@ -379,7 +379,7 @@ def test_milp_with_the_lps_integral_columns_fixed(monkeypatch):
     master = _fixed_rate_master(inst)
     ones = np.flatnonzero(master.x >= 1 - 1e-6)
     assert len(ones) and len(ones) < inst.num_jobs
-    start = colgen._columns_of(inst, algorithms.run("tetris", inst))
+    start = colgen.schedule_columns(inst, algorithms.run("tetris", inst))
     x = master.mip(Deadline(), start)
     assert x is not None and set(np.unique(x)) <= {0.0, 1.0} and (x[ones] == 1).all()
     assert np.bincount([c.job for c in master.columns], weights=x).max() <= 1
@@ -397,6 +397,7 @@ def test_early_price_and_branch_keeps_the_bound(monkeypatch):
     runs, its schedule is valid and never worse than the seeds, and the bound stays ≥ the
     optimum the compact MILP proves."""
     from oasis_opt.offline import solve
+    monkeypatch.setattr(colgen, "TRACE_LNS", False)  # price-and-branch, not the moves
     monkeypatch.setattr(colgen, "MIP_EARLY", 1e12)  # "converged" after any round
     monkeypatch.setattr(colgen, "MIP_WORTH", -1.0)  # the MILP is always worth running
     inst = generate("small", seed=21, jobs=6)
@@ -420,6 +421,7 @@ def test_the_hand_over_solves_the_exact_lp_once(monkeypatch):
     (``MIP_SHARE`` before its end: here at once), so that ``mip_worth`` reads a fresh value.
     The schedule validates and the bound stays ≥ the optimum."""
     from oasis_opt.offline import solve
+    monkeypatch.setattr(colgen, "TRACE_LNS", False)  # price-and-branch, not the moves
     monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)  # penalised rounds at any size
     monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)  # the hand-over time is the start
     monkeypatch.setattr(colgen, "MIP_WORTH", math.inf)  # never worth it: the rounds go on
@@ -1010,3 +1012,104 @@ def test_trace_scale_roundings_alternate_their_order(monkeypatch):
     monkeypatch.setattr(colgen, "ROUND_BY_WEIGHT", False)
     colgen.solve(inst, **kw, bound_only=True, max_iterations=4, mip_gap=1e-9)
     assert orders and not any(orders)
+
+
+# --- round 17: moves over windows of slots (trace_lns) -------------------------------------
+
+
+def _two_gpus() -> object:
+    """One 2-GPU worker server, 2 slots: job a takes both GPUs for both slots (worth 10), jobs
+    b and c one GPU each (worth 6 each): a alone is a maximal schedule, b with c the optimum."""
+    from oasis_opt.io import instance_from_dict
+
+    def job(jid: str, work: int, most: int, worth: int) -> dict:
+        return {"id": jid, "arrival": 0, "workload": work, "max_workers": most, "ps_ratio": 2,
+                "worker_demand": [1], "ps_demand": [0],
+                "utility": {"kind": "table", "values": [worth, worth]}}
+    return instance_from_dict({"format": "oasis-instance/1", "name": "two-gpus", "horizon": 2,
+                               "resources": ["gpu"],
+                               "worker_servers": [{"name": "w", "capacity": [2]}],
+                               "ps_servers": [{"name": "p", "capacity": [1]}],
+                               "jobs": [job("a", 4, 2, 10), job("b", 2, 1, 6),
+                                        job("c", 2, 1, 6)]})
+
+
+def _run(inst, i: int, units: int) -> colgen_scale.Column:
+    from oasis_opt.model import SlotCounts
+    y = SlotCounts.from_dense(np.full((inst.horizon, 1), units, dtype=np.int64))
+    return colgen_scale.column_of(inst, i, y, SlotCounts.from_dense(np.ones((inst.horizon, 1),
+                                                                            dtype=np.int64)))
+
+
+def test_a_move_trades_one_job_for_two_worth_more():
+    from oasis_opt.formulations import trace_lns
+    inst = _two_gpus()
+    a, b, c = _run(inst, 0, 2), _run(inst, 1, 1), _run(inst, 2, 1)
+    sched, kept = trace_lns.search(inst, [a, b, c], [a], Deadline())
+    rep = validate(inst, sched)
+    assert rep.feasible, rep.violations
+    assert kept == 1 and _done(sched) == {"b", "c"} and rep.total_utility == pytest.approx(12)
+    # from the optimum no move gains: the schedule stays as it was
+    sched, kept = trace_lns.search(inst, [a, b, c], [b, c], Deadline())
+    assert kept == 0 and _done(sched) == {"b", "c"}
+
+
+@pytest.mark.parametrize("preset", ["testbed", "hard"])
+def test_moves_keep_the_rounded_schedule_feasible_and_never_worse(preset):
+    """On a pooled master's LP rounded (as at trace scale), the moves give a valid schedule,
+    better here, and no better than the LP. ``hard`` has unlike PS servers that bind, where
+    the pooled choice does not always fit the servers: what does not fit is left out."""
+    from oasis_opt.formulations import trace_lns
+    inst = generate(preset, seed=0)
+    master = colgen._Master(inst, aggregate=True, pool_all=True)
+    for i in range(inst.num_jobs):
+        for col in colgen_scale.fixed_rate_columns(inst, i):
+            master.add(col)
+    lp, _ = master.solve_lp()
+    rounded = colgen_scale.round_lp(inst, master.columns, master.values())
+    start = colgen.schedule_columns(inst, rounded)
+    sched, kept = trace_lns.search(inst, master.columns, start, Deadline.after(20))
+    rep = validate(inst, sched)
+    assert rep.feasible, rep.violations
+    assert rep.total_utility >= rounded.total_utility - _tol(rounded.total_utility)
+    assert kept > 0 and rep.total_utility > rounded.total_utility
+    assert rep.total_utility <= lp + _tol(lp)
+
+
+def test_the_moves_take_the_end_without_an_exact_lp(monkeypatch):
+    """``TRACE_LNS`` (the default): at the hand-over time (here at once) the bound phase
+    stops, the LP is rounded and the moves run from the best schedule; the exact restricted
+    LP is never solved for it, the schedule validates, is never worse than the seeds and the
+    bound stays ≥ the optimum the compact MILP proves."""
+    from oasis_opt.offline import solve
+    monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)  # penalised rounds at any size
+    monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)  # the hand-over time is the start
+    exact: list[bool] = []
+    values = colgen._Master.values
+
+    def spy(self, exact_=False, **kw):
+        exact.append(bool(exact_ or kw.get("exact")))
+        return values(self, exact_ or kw.get("exact", False))
+
+    moves: list[int] = []
+    search = colgen.trace_lns.search
+
+    def counted(*a, **kw):
+        out = search(*a, **kw)
+        moves.append(out[1])
+        return out
+
+    monkeypatch.setattr(colgen._Master, "values", spy)
+    monkeypatch.setattr(colgen.trace_lns, "search", counted)
+    inst = generate("small", seed=21, jobs=6)
+    _, rep = solve(inst, method="compact")
+    opt = rep.objective
+    kw = colgen_inputs(inst)
+    res = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, mip_gap=1e-9)
+    assert res.extras["iterations"] == 1 and moves and not any(exact)
+    assert res.extras["lns_moves"] == moves[0]
+    assert validate(inst, res.schedule).feasible
+    best_seed = max(s.total_utility for s in kw["seeds"])
+    assert opt + _tol(opt) >= res.schedule.total_utility >= best_seed - _tol(best_seed)
+    assert res.bound >= opt - _tol(opt)
+

@@ -1,0 +1,289 @@
+"""Large-neighbourhood search at trace scale (issue 21): a placed schedule improved by small
+MILPs over the master's columns, the rest of the schedule held fixed.
+
+Column generation's pooled master (``colgen._Master`` with ``pool_all``) ends with an LP of
+thousands of jobs whose rounding (``colgen_scale.round_lp``) lands about 1 % under it on
+5 000 Philly jobs, while its price-and-branch over all jobs at once finds nothing better in
+the minute left. Here a move frees a seed job and jobs that run, or could run, while it
+could (a window of slots freed too many: some 150 jobs run in every slot of e5k), and
+chooses again among their columns — each job's columns in the master and its place in
+the schedule — with what the other jobs hold fixed:
+
+    max Σ_k f_k·x_k   s.t.  Σ_{k of job i} x_k ≤ 1,   Σ_k u_k,t,r·x_k ≤ free_t,r,   x binary
+
+per slot t and resource r of each pool, ``free`` being the pool's capacity the fixed jobs
+leave, summed over its servers (the master's pooled rows). The schedule's own columns are a
+feasible start, so a move is never worse; a better choice is placed first-fit on the servers
+(``colgen_scale.place_counts``), most valuable job first; a job that does not fit (the
+pooled rows are a relaxation where servers differ; with alike unit-demand servers, as in
+the Philly imports, every job fits) keeps its old place if that is still free or is left
+out, and the move is kept only if the placed jobs are worth more than before. At the end
+the moved jobs still left out are planned on what is free and every moved job is moved as
+early as it can (``fill_jobs``, ``compact_jobs``: as ``round_lp`` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import highspy
+import numpy as np
+
+from oasis_opt.model import Instance, Schedule, SlotCounts
+
+from .colgen_scale import Column, FreeCapacity, compact_jobs, fill_jobs, place_counts
+from .deadline import Deadline
+from .highs import new_highs
+
+#: Jobs a move frees at first: one seed job and others that run, or could run, while it
+#: could; fewer after a move HiGHS did not prove within its time, more after one it did, up
+#: to ``MAX_JOBS``.
+FREE_JOBS = 40
+MAX_JOBS = 400
+#: Seconds one move's MILP may take at most (and less when the deadline is nearer).
+MOVE_SECONDS = 5.0
+#: Seconds kept at the end for the fill and the compaction of the moved jobs.
+RESERVE = 3.0
+#: The search ends (before the deadline, or without one) after as many moves in a row
+#: without a gain as it takes moves of the current size to free every job this many times.
+STALL_SWEEPS = 3
+
+
+class _Placed:
+    """The schedule being improved: each placed job's counts per server, its utility, and
+    the capacity still free per (slot, server, resource) of both pools."""
+
+    def __init__(self, inst: Instance, columns: Sequence[Column]) -> None:
+        T, R = inst.horizon, len(inst.resources)
+        self.inst = inst
+        self.w = np.broadcast_to(inst.worker_capacity, (T, len(inst.worker_names), R)).copy()
+        self.p = np.broadcast_to(inst.ps_capacity, (T, len(inst.ps_names), R)).copy()
+        self.workers: dict[int, SlotCounts] = {}
+        self.ps: dict[int, SlotCounts] = {}
+        self.value: dict[int, float] = {}
+        # per job: the placed schedule's first and last slot (T, -1: not placed), its utility
+        self.first = np.full(inst.num_jobs, T, dtype=np.int64)
+        self.last = np.full(inst.num_jobs, -1, dtype=np.int64)
+        self.worth = np.zeros(inst.num_jobs)
+        for col in columns:  # a feasible schedule's: they fit as placed
+            self.put(col.job, col.workers, col.ps, col.value)
+
+    def put(self, i: int, y: SlotCounts, z: SlotCounts, value: float) -> None:
+        inst = self.inst
+        self.w[y.slot, y.server] -= y.count[:, None] * inst.worker_demand[i]
+        self.p[z.slot, z.server] -= z.count[:, None] * inst.ps_demand[i]
+        self.note(i, y, z, value)
+
+    def note(self, i: int, y: SlotCounts, z: SlotCounts, value: float) -> None:
+        self.workers[i], self.ps[i], self.value[i] = y, z, value
+        self.first[i], self.last[i] = _span(y)
+        self.worth[i] = value
+
+    def put_if_free(self, i: int, y: SlotCounts, z: SlotCounts, value: float) -> bool:
+        """``put`` where the servers still have room for it (True), else nothing."""
+        inst = self.inst
+        for free, counts, demand in ((self.w, y, inst.worker_demand[i]),
+                                     (self.p, z, inst.ps_demand[i])):
+            need = counts.count[:, None] * demand
+            if (free[counts.slot, counts.server] < need - 1e-9).any():
+                return False
+        self.put(i, y, z, value)
+        return True
+
+    def remove(self, i: int) -> tuple[SlotCounts, SlotCounts, float]:
+        inst = self.inst
+        y, z, v = self.workers.pop(i), self.ps.pop(i), self.value.pop(i)
+        self.first[i], self.last[i], self.worth[i] = self.inst.horizon, -1, 0.0
+        self.w[y.slot, y.server] += y.count[:, None] * inst.worker_demand[i]
+        self.p[z.slot, z.server] += z.count[:, None] * inst.ps_demand[i]
+        return y, z, v
+
+    def place(self, col: Column) -> bool:
+        """Place ``col``'s units first-fit on the free servers (True), or change nothing."""
+        inst, i = self.inst, col.job
+        y = place_counts(self.w, col.workers, inst.worker_demand[i])
+        if y is None:
+            return False
+        z = place_counts(self.p, col.ps, inst.ps_demand[i])
+        if z is None:
+            self.w[y.slot, y.server] += y.count[:, None] * inst.worker_demand[i]
+            return False
+        self.note(i, y, z, col.value)
+        return True
+
+    def total(self) -> float:
+        return float(sum(self.value.values()))
+
+
+def _span(counts: SlotCounts) -> tuple[int, int]:
+    return (int(counts.slot.min()), int(counts.slot.max())) if counts.slot.size else (0, -1)
+
+
+def _choose(inst: Instance, cands: dict[int, list[Column]], placed: _Placed,
+            start: dict[int, int], seconds: float
+            ) -> tuple[float, dict[int, int], bool] | None:
+    """The move's MILP over the free jobs' candidate columns against the pooled free
+    capacity, from ``start`` (job → its candidate index now placed); (objective, job → chosen
+    index, whether it was proven optimal) of HiGHS's best, or None when it has none."""
+    T, R = inst.horizon, len(inst.resources)
+    free = (placed.w.sum(axis=1), placed.p.sum(axis=1))  # (T, R) per pool
+    jobs = sorted(cands)
+    owner = [(i, n) for i in jobs for n in range(len(cands[i]))]
+    job_row = {i: m for m, i in enumerate(jobs)}
+    keys, vals, cols = [], [], []
+    for k, (i, n) in enumerate(owner):
+        col = cands[i][n]
+        for pool, (demand, counts) in enumerate(((inst.worker_demand[i], col.workers),
+                                                 (inst.ps_demand[i], col.ps))):
+            rs = np.flatnonzero(demand > 0)
+            slots, units = counts.per_slot()
+            if not rs.size or not slots.size:
+                continue
+            keys.append(((pool * T + slots[:, None]) * R + rs[None, :]).ravel())
+            vals.append((units[:, None] * demand[rs][None, :]).ravel())
+            cols.append(np.full(slots.size * rs.size, k))
+    key = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
+    rows, inv = np.unique(key, return_inverse=True)
+    pool_of, t_of, r_of = rows // (T * R), (rows // R) % T, rows % R
+    cap = np.where(pool_of == 0, free[0][t_of, r_of], free[1][t_of, r_of])
+    n_jobs, n_cols = len(jobs), len(owner)
+    # the job rows (Σ x ≤ 1 per job) first, then the capacity rows; by column for HiGHS
+    row = np.concatenate([[job_row[i] for i, _ in owner], n_jobs + inv.ravel()]).astype(np.int32)
+    col = np.concatenate([np.arange(n_cols)] + cols) if cols else np.arange(n_cols)
+    val = np.concatenate([np.ones(n_cols)] + vals) if vals else np.ones(n_cols)
+    order = np.argsort(col, kind="stable")
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n_cols, n_jobs + len(rows)
+    lp.col_cost_ = np.array([cands[i][n].value for i, n in owner], dtype=float)
+    lp.col_lower_ = np.zeros(n_cols)
+    lp.col_upper_ = np.ones(n_cols)
+    lp.row_lower_ = np.full(lp.num_row_, -highspy.kHighsInf)
+    # 1e-9 of slack per row: the start's usage, summed in another order, may exceed free by
+    # a last bit where it fills a row exactly
+    lp.row_upper_ = np.concatenate([np.ones(n_jobs), cap + 1e-9])
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = np.searchsorted(col[order], np.arange(n_cols + 1)).astype(np.int32)
+    lp.a_matrix_.index_ = row[order]
+    lp.a_matrix_.value_ = val[order].astype(float)
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * n_cols
+    lp.sense_ = highspy.ObjSense.kMaximize
+    h = new_highs(threads=1)
+    h.passModel(lp)
+    h.setOptionValue("mip_rel_gap", 1e-6)
+    h.setOptionValue("time_limit", float(seconds))
+    first: dict[int, int] = {}
+    for k, (i, _n) in enumerate(owner):
+        first.setdefault(i, k)
+    x0 = np.zeros(n_cols)
+    for i, n in start.items():
+        x0[first[i] + n] = 1.0
+    sol = highspy.HighsSolution()
+    sol.col_value = list(x0)
+    sol.value_valid = True
+    h.setSolution(sol)
+    h.run()
+    got = h.getSolution()
+    if not got.value_valid:
+        return None
+    x = np.asarray(got.col_value, dtype=float)
+    chosen = {owner[k][0]: owner[k][1] for k in np.flatnonzero(x > 0.5).tolist()}
+    optimal = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    return float(h.getInfo().objective_function_value), chosen, optimal
+
+
+def search(inst: Instance, columns: Sequence[Column], incumbent: Sequence[Column],
+           deadline: Deadline, *, rng_seed: int = 0,
+           on_value: Callable[[float], None] | None = None) -> tuple[Schedule, int]:
+    """``incumbent`` (a feasible schedule's columns, at most one per job) improved by moves
+    until ``deadline`` but ``RESERVE`` seconds (or ``STALL_SWEEPS`` times as many moves in
+    a row without a gain as it takes to free every job), then the jobs the kept moves freed
+    are filled and compacted: (the schedule, the number of moves kept). ``columns``: the
+    master's (candidates for the freed jobs). ``on_value(utility)`` after each kept move.
+    Never worse than the incumbent."""
+    rng = np.random.default_rng(rng_seed)
+    T = inst.horizon
+    placed = _Placed(inst, incumbent)
+    by_job: dict[int, list[Column]] = {}
+    for col in columns:
+        by_job.setdefault(col.job, []).append(col)
+    # each job's first and last slot over its columns (-1, -2: none)
+    first = np.full(inst.num_jobs, T, dtype=np.int64)
+    last = np.full(inst.num_jobs, -1, dtype=np.int64)
+    for col in columns:
+        a, b = _span(col.workers)
+        first[col.job], last[col.job] = min(first[col.job], a), max(last[col.job], b)
+    best = np.zeros(inst.num_jobs)
+    for col in columns:
+        best[col.job] = max(best[col.job], col.value)
+    movable = np.flatnonzero(last >= 0)
+    size = FREE_JOBS
+    kept = stall = 0
+    changed: set[int] = set()
+    while deadline.left() > RESERVE and len(movable) and \
+            stall < STALL_SWEEPS * max(1, -(-len(movable) // size)):
+        # a seed job, likelier where its best column is worth more than its place now, and
+        # jobs that run or could run while it could, drawn at random
+        room = np.maximum(best[movable] - placed.worth[movable], 0.0)
+        weight = room + max(float(room.mean()), 1e-12)
+        seed = int(rng.choice(movable, p=weight / weight.sum()))
+        t0 = min(first[seed], placed.first[seed])
+        t1 = max(last[seed], placed.last[seed])
+        near = ((first <= t1) & (last >= t0)) | ((placed.first <= t1) & (placed.last >= t0))
+        near[seed] = False
+        pick = rng.permutation(np.flatnonzero(near))[:max(0, size - 1)].tolist()
+        free_jobs = {seed, *pick}
+        old = {i: placed.remove(i) for i in sorted(free_jobs) if i in placed.workers}
+        cands: dict[int, list[Column]] = {}
+        start: dict[int, int] = {}
+        for i in sorted(free_jobs):
+            mine = list(by_job.get(i, ()))
+            if i in old:
+                y, z, v = old[i]
+                start[i] = len(mine)
+                mine.append(Column(i, v, y, z))
+            if mine:
+                cands[i] = mine
+        before = sum(v for _, _, v in old.values())
+        seconds = min(MOVE_SECONDS, deadline.left() - 0.5)
+        got = _choose(inst, cands, placed, start, seconds) if seconds > 0.2 else None
+        took_long = got is None or not got[2]
+        accepted = False
+        if got is not None and got[0] > before + 1e-9 * max(1.0, abs(before)):
+            # the choice placed, most valuable job first; one that does not fit the servers
+            # (the pooled rows are a relaxation where they differ) keeps its old place if
+            # that is still free, or is left out
+            done: list[int] = []
+            for i, n in sorted(got[1].items(), key=lambda kv: (-cands[kv[0]][kv[1]].value,
+                                                                 kv[0])):
+                if placed.place(cands[i][n]) or i in old and placed.put_if_free(i, *old[i]):
+                    done.append(i)
+            after = sum(placed.value[i] for i in done)
+            accepted = after > before + 1e-9 * max(1.0, abs(before))
+            if not accepted:
+                for i in done:
+                    placed.remove(i)
+        if not accepted:
+            stall += 1
+            for i, (y, z, v) in old.items():
+                placed.put(i, y, z, v)
+        else:
+            kept, stall = kept + 1, 0
+            changed |= free_jobs
+            if on_value is not None:
+                on_value(placed.total())
+        # a move HiGHS did not finish in its time: fewer jobs; one it proved: more
+        size = max(2, int(size * 0.75)) if took_long else min(MAX_JOBS, size + 1 + size // 8)
+    if changed:
+        # the freed jobs the moves left out, on what is free (best utility per unit of work
+        # first), then every freed job as early as it can finish
+        free = FreeCapacity(inst, placed.w, placed.p)
+        left = sorted((i for i in changed if i not in placed.workers),
+                      key=lambda i: (-float(inst.jobs[i].utility.at(1))
+                                     / max(1, int(inst.jobs[i].workload)), i))
+        fill_jobs(inst, left, free, placed.workers, placed.ps, deadline)
+        moved_w = {i: placed.workers[i] for i in sorted(changed) if i in placed.workers}
+        moved_p = {i: placed.ps[i] for i in moved_w}
+        compact_jobs(inst, free, moved_w, moved_p, deadline)
+        placed.workers.update(moved_w)
+        placed.ps.update(moved_p)
+    return Schedule.from_counts(inst, "colgen", placed.workers, placed.ps, trim=True), kept
