@@ -417,6 +417,14 @@ def place_counts(free: np.ndarray, counts: SlotCounts, demand: np.ndarray) -> Sl
     return SlotCounts.from_rows(slots, take)
 
 
+def take_units(inst: Instance, free_w: np.ndarray, free_p: np.ndarray, i: int,
+               y: SlotCounts, z: SlotCounts, sign: int = 1) -> None:
+    """Job i's units (workers ``y``, PSs ``z``, per server) leave the free capacity of both
+    pools (``sign`` −1: come back)."""
+    free_w[y.slot, y.server] -= sign * y.count[:, None] * inst.worker_demand[i]
+    free_p[z.slot, z.server] -= sign * z.count[:, None] * inst.ps_demand[i]
+
+
 def round_lp(inst: Instance, columns: Sequence[Column], x: np.ndarray, fill: bool = False,
              deadline: Deadline | None = None, compact: bool = False,
              by_weight: bool = False) -> Schedule:
@@ -455,7 +463,7 @@ def round_lp(inst: Instance, columns: Sequence[Column], x: np.ndarray, fill: boo
             continue
         z = place_counts(free_p, col.ps, inst.ps_demand[i])
         if z is None:  # give the workers back
-            free_w[y.slot, y.server] += y.count[:, None] * inst.worker_demand[i]
+            take_units(inst, free_w, free_p, i, y, SlotCounts.empty(), sign=-1)
             continue
         workers[i], ps[i] = y, z
     if fill:
@@ -495,9 +503,7 @@ class FreeCapacity:
 
     def take(self, i: int, y: SlotCounts, z: SlotCounts, sign: int = 1) -> None:
         """Job i's units leave the free capacity (``sign`` −1: come back)."""
-        inst = self.inst
-        self.w[y.slot, y.server] -= sign * y.count[:, None] * inst.worker_demand[i]
-        self.p[z.slot, z.server] -= sign * z.count[:, None] * inst.ps_demand[i]
+        take_units(self.inst, self.w, self.p, i, y, z, sign)
         self.changes += 1
         if self.changes % RELABEL_EVERY == 0:
             self.relabel()

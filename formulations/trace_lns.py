@@ -31,7 +31,14 @@ import numpy as np
 
 from oasis_opt.model import Instance, Schedule, SlotCounts
 
-from .colgen_scale import Column, FreeCapacity, compact_jobs, fill_jobs, place_counts
+from .colgen_scale import (
+    Column,
+    FreeCapacity,
+    compact_jobs,
+    fill_jobs,
+    place_counts,
+    take_units,
+)
 from .deadline import Deadline
 from .highs import new_highs
 
@@ -69,9 +76,7 @@ class _Placed:
             self.put(col.job, col.workers, col.ps, col.value)
 
     def put(self, i: int, y: SlotCounts, z: SlotCounts, value: float) -> None:
-        inst = self.inst
-        self.w[y.slot, y.server] -= y.count[:, None] * inst.worker_demand[i]
-        self.p[z.slot, z.server] -= z.count[:, None] * inst.ps_demand[i]
+        take_units(self.inst, self.w, self.p, i, y, z)
         self.note(i, y, z, value)
 
     def note(self, i: int, y: SlotCounts, z: SlotCounts, value: float) -> None:
@@ -91,11 +96,9 @@ class _Placed:
         return True
 
     def remove(self, i: int) -> tuple[SlotCounts, SlotCounts, float]:
-        inst = self.inst
         y, z, v = self.workers.pop(i), self.ps.pop(i), self.value.pop(i)
         self.first[i], self.last[i], self.worth[i] = self.inst.horizon, -1, 0.0
-        self.w[y.slot, y.server] += y.count[:, None] * inst.worker_demand[i]
-        self.p[z.slot, z.server] += z.count[:, None] * inst.ps_demand[i]
+        take_units(self.inst, self.w, self.p, i, y, z, sign=-1)
         return y, z, v
 
     def place(self, col: Column) -> bool:
@@ -105,8 +108,8 @@ class _Placed:
         if y is None:
             return False
         z = place_counts(self.p, col.ps, inst.ps_demand[i])
-        if z is None:
-            self.w[y.slot, y.server] += y.count[:, None] * inst.worker_demand[i]
+        if z is None:  # give the workers back
+            take_units(inst, self.w, self.p, i, y, SlotCounts.empty(), sign=-1)
             return False
         self.note(i, y, z, col.value)
         return True
@@ -171,12 +174,10 @@ def _choose(inst: Instance, cands: dict[int, list[Column]], placed: _Placed,
     h.passModel(lp)
     h.setOptionValue("mip_rel_gap", 1e-6)
     h.setOptionValue("time_limit", float(seconds))
-    first: dict[int, int] = {}
-    for k, (i, _n) in enumerate(owner):
-        first.setdefault(i, k)
+    base = {i: k for k, (i, n) in enumerate(owner) if n == 0}  # each job's first column
     x0 = np.zeros(n_cols)
     for i, n in start.items():
-        x0[first[i] + n] = 1.0
+        x0[base[i] + n] = 1.0
     sol = highspy.HighsSolution()
     sol.col_value = list(x0)
     sol.value_valid = True
@@ -201,20 +202,18 @@ def search(inst: Instance, columns: Sequence[Column], incumbent: Sequence[Column
     master's (candidates for the freed jobs). ``on_value(utility)`` after each kept move.
     Never worse than the incumbent."""
     rng = np.random.default_rng(rng_seed)
-    T = inst.horizon
     placed = _Placed(inst, incumbent)
     by_job: dict[int, list[Column]] = {}
     for col in columns:
         by_job.setdefault(col.job, []).append(col)
-    # each job's first and last slot over its columns (-1, -2: none)
-    first = np.full(inst.num_jobs, T, dtype=np.int64)
+    # per job over its columns: the first and last slot (T, -1: none) and the best value
+    first = np.full(inst.num_jobs, inst.horizon, dtype=np.int64)
     last = np.full(inst.num_jobs, -1, dtype=np.int64)
-    for col in columns:
-        a, b = _span(col.workers)
-        first[col.job], last[col.job] = min(first[col.job], a), max(last[col.job], b)
     best = np.zeros(inst.num_jobs)
     for col in columns:
-        best[col.job] = max(best[col.job], col.value)
+        a, b = _span(col.workers)
+        i = col.job
+        first[i], last[i], best[i] = min(first[i], a), max(last[i], b), max(best[i], col.value)
     movable = np.flatnonzero(last >= 0)
     size = FREE_JOBS
     kept = stall = 0
