@@ -543,6 +543,61 @@ def test_floor_at_trace_scale_keeps_to_a_smaller_share(monkeypatch) -> None:
         algorithms.unregister("slow-b")
 
 
+def test_trace_scale_floor_runs_the_masters_seeds_first(monkeypatch) -> None:
+    """At trace scale the floor runs ``COLGEN_SEEDS`` (OASiS, Tetris, RRH) before the
+    cheaper FIFO, and column generation gets every schedule the floor made as the seeds of
+    its master (OASiS's columns are the ones its first LP wants: docs/performance.md,
+    round 18), in the order they ran; below trace scale nothing runs first."""
+    from oasis_opt.formulations import colgen, colgen_scale
+    instance = generate("small", seed=0)
+    assert offline.floor_first(instance) == ()
+    for module in (colgen_scale, colgen):  # every instance is "large"
+        monkeypatch.setattr(module, "SCHEDULE_CELLS", 0)
+    assert offline.floor_first(instance) == offline.COLGEN_SEEDS == ("oasis", "tetris", "rrh")
+    seeds: list[list[str]] = []
+    real = colgen.solve
+
+    def spy(inst, **kwargs):
+        seeds.append([s.algorithm for s in kwargs["seeds"]])
+        return real(inst, **kwargs)
+
+    monkeypatch.setattr(colgen, "solve", spy)
+    schedule, report = solve(instance, time_limit=30.0, method="colgen")
+    ran = [name for name, got in report.floor_runs.items() if not isinstance(got, str)]
+    assert ran[:3] == ["oasis", "tetris", "rrh"] and "fifo" in ran[3:]
+    assert seeds == [ran]
+    assert validate(instance, schedule).feasible
+    assert report.bound >= schedule.total_utility
+
+
+def test_floor_expects_a_cheaper_next_run_to_be_cheaper(monkeypatch) -> None:
+    """The floor starts the next algorithm only while the floor's seconds plus what it
+    expects the next to take stay within its budget: twice the last run, or the last run
+    scaled by ``FLOOR_COSTS`` where the next is known to be the cheaper (the trace-scale
+    order runs OASiS before Tetris). Two 1.5 s schedulers in a 3 s budget: the second is
+    left out as twice the first, and runs once the costs say it is a tenth of it."""
+    from oasis_opt.offline.clock import Clock, Tracker
+    from oasis_opt.offline.floor import FLOOR_COSTS
+    calls: list[str] = []
+    instance = generate("small", seed=0)
+    _register_slow(calls)
+    try:
+        def floor() -> offline.Floor:
+            clock = Clock(10.0)
+            return offline.Floor(instance, Tracker(clock, None), ["slow-a", "slow-b"], clock,
+                                 share=0.3, first=("slow-b", "slow-a"))
+        floor().run()
+        assert calls == ["slow-b"]
+        calls.clear()
+        monkeypatch.setitem(FLOOR_COSTS, "slow-b", 100.0)
+        monkeypatch.setitem(FLOOR_COSTS, "slow-a", 10.0)
+        assert validate(instance, floor().run()).feasible
+        assert calls == ["slow-b", "slow-a"]
+    finally:
+        algorithms.unregister("slow-a")
+        algorithms.unregister("slow-b")
+
+
 def test_report_names_the_floors_runs() -> None:
     """The report says what each floor algorithm gave, which ones the budget left out and
     which failed: a floor of fewer algorithms than asked is never silent. A 2 s limit, two

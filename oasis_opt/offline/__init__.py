@@ -16,9 +16,10 @@ at its first line and every step gets what is left of it:
 1. the online algorithms of the registry run first (well under a second at the paper's
    scale); the best of their schedules is the *floor*: the answer is never worse. At trace
    scale they take minutes, so they run cheapest first within a quarter of the limit
-   (``FLOOR_SHARE``, at least ``FLOOR_MIN_SECONDS``), a twentieth where column generation
-   computes the bound only (``FLOOR_TRACE_SHARE``: its schedule is far better, the floor is
-   its seed and the safety net). On the compact route with the built-in algorithms only
+   (``FLOOR_SHARE``, at least ``FLOOR_MIN_SECONDS``), a tenth where column generation
+   computes the bound only (``FLOOR_TRACE_SHARE``, its master's seeds ``COLGEN_SEEDS``
+   first: ``floor_first``; its schedule is far better, the floor's schedules are its master's
+   seeds and the floor the safety net). On the compact route with the built-in algorithms only
    ``FLOOR_FIRST`` runs now, the rest after the solve if it did not prove the optimum
    (``floor.py``). Schedules the caller has made already (``floor_schedules``) join the
    floor, validated, and their algorithms do not run again;
@@ -77,6 +78,7 @@ from .floor import (
     FLOOR_TRACE_SHARE,
     FLOOR_WITHOUT_LIMIT,
     Floor,
+    floor_first,
     floor_names,
     floor_time_share,
     given_schedules,
@@ -110,8 +112,8 @@ __all__ = [
     "GUARD_MIN_NONZEROS", "MAX_TIME_LIMIT", "METHODS", "MODELERS", "PORTFOLIO",
     "PORTFOLIO_LONG_BUDGET", "PORTFOLIO_MIN_NONZEROS", "THREADS", "Progress", "SolveReport",
     "SolveStatus",
-    "check_settings", "colgen_inputs", "floor_time_share", "instance_features", "relative_gap",
-    "route_options",
+    "check_settings", "colgen_inputs", "floor_first", "floor_time_share", "instance_features",
+    "relative_gap", "route_options",
     "solve",
 ]
 
@@ -191,7 +193,7 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     # without a time limit only the lazy floor runs: its start and the loose rule pay there
     # too (FLOOR_WITHOUT_LIMIT); a named or customized floor is the time limit's promise
     online = Floor(instance, tracker, names, clock, floor_time_share(instance),
-                   report=customize is None, given=given) \
+                   report=customize is None, given=given, first=floor_first(instance)) \
         if time_limit is not None or (lazy and FLOOR_WITHOUT_LIMIT) else None
     # a customized model's floor counts only once it keeps the user's rows (solve_custom)
     best = None if online is None else online.run(FLOOR_FIRST if lazy else None)

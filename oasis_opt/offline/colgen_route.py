@@ -67,11 +67,11 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     At trace scale (``colgen.schedule_cells`` above ``colgen.SCHEDULE_CELLS``) column
     generation computes the bound only and runs in this process: its loops stop at the
     deadline between pricing chunks, and its pricing may go to ``executor`` (a process pool or
-    Dask client's executor, which a forked child could not use); the floor, when there is one,
-    is its seed instead of running the heuristics again. Below it, a time-limited call seeds
-    column generation with ``floor_schedules`` (every schedule the floor made, within its
-    share of the limit) instead of running ``COLGEN_SEEDS`` again outside the clock: on
-    20 000 jobs of 10 slots those three took 26 s of a 5 s limit. ``on_round(colgen.Round)``
+    Dask client's executor, which a forked child could not use). A time-limited call seeds column
+    generation with ``floor_schedules`` (every schedule the floor made, within its share of
+    the limit; at trace scale ``COLGEN_SEEDS`` run first, ``floor.floor_first``) instead
+    of running ``COLGEN_SEEDS`` again outside the clock: on 20 000 jobs of 10 slots those
+    three took 26 s of a 5 s limit. ``on_round(colgen.Round)``
     reports each round and every ``colgen.ROUND_EVERY`` seconds of pricing.
 
     ``stop`` and ``on_start``: ``race.colgen_guarded``'s, for a race with the compact route
@@ -80,7 +80,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     from ..formulations.common import Options, prepare
 
     bound_only = colgen.schedule_cells(instance) > colgen.SCHEDULE_CELLS
-    given = [floor] if bound_only and floor is not None else list(floor_schedules)
+    given = list(floor_schedules) or ([floor] if floor is not None else [])
     inputs = colgen_inputs(instance, seeds=not given)
     if given:
         inputs["seeds"] = given

@@ -38,10 +38,12 @@ FLOOR_COST_ORDER = tuple(sorted(FLOOR_COSTS, key=FLOOR_COSTS.__getitem__))
 FLOOR_SHARE = 0.25
 #: At trace scale (column generation's ``schedule_cells`` above ``SCHEDULE_CELLS``: its
 #: bound-only route) the share is this instead: the route's schedule beats the floor's best by
-#: far (7 % on 5 000 Philly jobs) and needs one schedule as its seed, while the whole floor
-#: took 33 s of a 600 s limit on a quiet machine and 90–120 s under load (docs/performance.md,
-#: "Round 6").
-FLOOR_TRACE_SHARE = 0.05
+#: far (7 % on 5 000 Philly jobs), while the whole floor took 33 s of a 600 s limit on a quiet
+#: machine and 90–120 s under load (docs/performance.md, "Round 6"). It is the route's
+#: master's seeds that matter there (``floor_first``): a tenth lets OASiS, Tetris and RRH
+#: (27 s on 5 000 Philly jobs) all run at 600 s; at a twentieth Tetris was left out after
+#: OASiS on a loaded machine.
+FLOOR_TRACE_SHARE = 0.1
 #: ... but never less than this many seconds: SPEC §6 allows 10 s past the limit, and a short
 #: limit on a small instance keeps every algorithm's schedule (all take well under a second).
 FLOOR_MIN_SECONDS = 2.0
@@ -126,15 +128,34 @@ def _seconds_of(schedule: Schedule) -> float | None:
 def floor_time_share(instance: Instance) -> float:
     """The share of the time limit the floor may spend on ``instance``: ``FLOOR_SHARE``, or
     ``FLOOR_TRACE_SHARE`` at trace scale."""
+    return FLOOR_TRACE_SHARE if _trace_scale(instance) else FLOOR_SHARE
+
+
+def floor_first(instance: Instance) -> tuple[str, ...]:
+    """The algorithms the floor runs first on ``instance``, before the cheapest: at trace
+    scale the seeds of column generation's master (``colgen_route.COLGEN_SEEDS``: OASiS,
+    Tetris, RRH), which is seeded with every schedule of the floor; none elsewhere. On 5 000
+    Philly jobs in 5-minute slots (e5k) the first restricted LP was 553 877 seeded with
+    Tetris's schedule alone (the floor's best, cheapest first), 567 494 with OASiS's and
+    568 338 with the three; at 600 s on one core the bound ended at 581 130 with Tetris's
+    alone, 584 651 with OASiS's alone, 579 763 with the three first (docs/performance.md,
+    round 18)."""
+    from .colgen_route import COLGEN_SEEDS
+    return COLGEN_SEEDS if _trace_scale(instance) else ()
+
+
+def _trace_scale(instance: Instance) -> bool:
+    """Column generation's bound-only route (``schedule_cells`` above ``SCHEDULE_CELLS``)."""
     from ..formulations.colgen_scale import SCHEDULE_CELLS, schedule_cells
-    return FLOOR_TRACE_SHARE if schedule_cells(instance) > SCHEDULE_CELLS else FLOOR_SHARE
+    return schedule_cells(instance) > SCHEDULE_CELLS
 
 
 class Floor:
     """The online algorithms ``names`` of one solve, run in one go (``run()``) or in two
     parts (``run(FLOOR_FIRST)``, then ``settle``). Each schedule is validated by
     ``algorithms.run``; the best one wins, ties to the one named first. With a ``clock`` they
-    run cheapest first (``FLOOR_COST_ORDER``), and one starts only while the floor stays
+    run cheapest first (``FLOOR_COST_ORDER``; those of ``first`` among ``names`` before all,
+    in that order), and one starts only while the floor stays
     within ``share`` of the time limit (at least ``FLOOR_MIN_SECONDS``) by the estimate
     above; the first always runs. An algorithm that fails (its bug, or its own size guard) is
     left out: the floor is a safety net for the exact answer, not a test of the algorithms
@@ -150,12 +171,14 @@ class Floor:
 
     def __init__(self, instance: Instance, tracker: Tracker, names: Sequence[str],
                  clock: Clock | None = None, share: float = FLOOR_SHARE,
-                 report: bool = True, given: Mapping[str, Schedule] | None = None) -> None:
+                 report: bool = True, given: Mapping[str, Schedule] | None = None,
+                 first: Sequence[str] = ()) -> None:
         self.instance, self.tracker, self.clock, self.report = instance, tracker, clock, report
         given = dict(given or {})
         self.rank = {name: i for i, name in enumerate([*names, *(n for n in given
                                                                  if n not in names)])}
-        self.order = sorted(names, key=self._cost_rank)
+        self.order = [n for n in first if n in names] + sorted(
+            (n for n in names if n not in first), key=self._cost_rank)
         self.budget = None if clock is None or clock.limit is None else \
             max(share * clock.limit, FLOOR_MIN_SECONDS)
         self.ran: list[tuple[str, Schedule]] = []
@@ -195,7 +218,7 @@ class Floor:
         from .. import algorithms
         for k, name in enumerate(todo):
             if self.ran and left is not None and \
-                    self._elapsed() - start + 2.0 * self.last > left:
+                    self._elapsed() - start + self._next_seconds(name) > left:
                 runs.update({n: "skipped: time budget" for n in todo[k:]})
                 break
             t0 = self._elapsed()
@@ -213,6 +236,17 @@ class Floor:
         if best is not None and self.report:
             self.tracker.update(incumbent=best.total_utility)
         return best
+
+    def _next_seconds(self, name: str) -> float:
+        """What ``name`` is expected to take after the last run: twice the last run's
+        seconds (the runs grow by at most about 2.5× from one to the next in
+        ``FLOOR_COST_ORDER``), or the last run's scaled by ``FLOOR_COSTS`` where ``name`` is
+        known to be the cheaper of the two (``floor_first``'s OASiS, then Tetris: on a loaded
+        machine twice OASiS's 20 s left Tetris's 6 s out of a 60 s budget)."""
+        last = self.timed[-1][0] if self.timed else None
+        if last in FLOOR_COSTS and name in FLOOR_COSTS and FLOOR_COSTS[name] < FLOOR_COSTS[last]:
+            return self.last * FLOOR_COSTS[name] / FLOOR_COSTS[last]
+        return 2.0 * self.last
 
     def schedules(self) -> list[Schedule]:
         """Every schedule the floor has made, in the order they ran."""
