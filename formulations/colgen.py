@@ -656,6 +656,9 @@ MIP_PLACE_WITHIN = 0.01
 #: of price-and-branch over every job at once (e5k, 600 s, one core each side by side:
 #: 568 495 → 569 242; a5k 37 335 → 37 355; docs/performance.md round 17).
 TRACE_LNS = True
+#: ... and where the moves stop before the deadline with the gap above the target, the rest of
+#: the budget goes to more rounds of the bound (``solve``), then one more rounding.
+RESUME_ROUNDS = True
 #: Share of the budget for the compact-scale route's first MILP over the pattern columns
 #: (``PatternMaster.solve_mip``, after LP diving); LNS over windows of slots gets the rest.
 FIRST_MIP_SHARE = 0.35
@@ -751,6 +754,26 @@ def adapt_smoothing(alpha: float, g_sep: np.ndarray, centre: np.ndarray,
     return max(SMOOTHING_STEP, alpha - SMOOTHING_STEP)
 
 
+@dataclass
+class _Phase:
+    """The state ``_generate`` carries from round to round: the centre (the prices of the
+    least Lagrangian bound of the phase, their pricing answers and subgradient), the
+    subgradient step θ, the smoothing α and the stabilised master's ε. Handed to a second
+    call, the rounds go on where the first call stopped."""
+
+    alpha: float
+    best_pi: np.ndarray | None = None
+    best_found: list[BestSchedule] = field(default_factory=list)
+    phase_best: float = math.inf
+    centre_g: list = field(default_factory=lambda: [None, None])
+    theta: float = 0.0
+    kappa: float = 0.0
+
+    @classmethod
+    def opening(cls, smoothing: float) -> _Phase:
+        return cls(alpha=smoothing, theta=SUBGRADIENT_STEP, kappa=STAB_EPS)
+
+
 def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, start: float,
               deadline: float | None, max_iterations: int, smoothing: float,
               report: Callable[[float], None] | None = None,
@@ -758,7 +781,7 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
               progress: Callable[[int, int], None] | None = None,
               after_round: Callable[[], bool] | None = None,
               subgradient_steps: int = 0, auto_smoothing: bool = False,
-              floor: Callable[[], float] | None = None) -> bool:
+              floor: Callable[[], float] | None = None, phase: _Phase | None = None) -> bool:
     """Column generation rounds on ``master`` until pricing finds no column (returns True:
     the LP is optimal), the deadline or the round limit. Every round's Lagrangian bound
     updates ``res.bound``.
@@ -784,7 +807,8 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
 
     ``pricer`` prices the jobs (default: in-process, ``specs``); ``progress(round, jobs
     priced)`` is called while a round prices; ``after_round()`` after each round, True to stop
-    (e.g. the gap target is reached)."""
+    (e.g. the gap target is reached). ``phase``: the state of earlier rounds to go on from
+    (updated in place), else a new phase."""
     inst = master.inst
     T, R = inst.horizon, len(inst.resources)
     H, K = master.H, master.K
@@ -795,16 +819,13 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
     def split(pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return pi[:n_w].reshape(T, H, R), pi[n_w:n_cap].reshape(T, K, R)
 
-    best_pi: np.ndarray | None = None
-    best_found: list[BestSchedule] = []
-    phase_best = math.inf
+    st = phase if phase is not None else _Phase.opening(smoothing)
     kept = master.row_of >= 0
     rows_of = master.row_of[kept]
 
     def price_at(pi: np.ndarray) -> list[BestSchedule] | None:
         """Every job priced at ``pi`` (None: cut short by the deadline); its Lagrangian bound
         updates ``res.bound`` and, when the least of the phase, the centre ``best_pi``."""
-        nonlocal best_pi, best_found, phase_best
         p, q = split(pi)
         tick = None if progress is None else \
             (lambda n, it=res.iterations + 1: progress(it, n))
@@ -817,8 +838,8 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
         if report is not None:
             report(bound)
         res.bound = min(res.bound, bound)
-        if bound < phase_best or best_pi is None:
-            phase_best, best_pi, best_found = bound, pi, found
+        if bound < st.phase_best or st.best_pi is None:
+            st.phase_best, st.best_pi, st.best_found = bound, pi, found
         return found
 
     def enter(found: list[BestSchedule], p_lp: np.ndarray, q_lp: np.ndarray,
@@ -860,28 +881,26 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
         """Per master row → over all (t, s, r) (0 where no row)."""
         return np.where(kept, row_pi[np.maximum(master.row_of, 0)], 0.0)
 
-    centre_g: list = [None, None]  # (the centre's answers, their subgradient)
+    centre_g = st.centre_g  # (the centre's answers, their subgradient)
 
     def g_centre() -> np.ndarray:
         """The subgradient at the centre, computed once per centre."""
-        if centre_g[0] is not best_found:
-            centre_g[:] = [best_found, subgradient(best_found)]
+        if centre_g[0] is not st.best_found:
+            centre_g[:] = [st.best_found, subgradient(st.best_found)]
         return centre_g[1]
 
-    theta = SUBGRADIENT_STEP
-    alpha = smoothing
-    kappa = STAB_EPS  # the stabilised master's ε per unit of capacity (``STAB_MASTER``)
+    # st.kappa: the stabilised master's ε per unit of capacity (``STAB_MASTER``)
     for _ in range(max_iterations):
         t0 = time.perf_counter()
-        if master.base and best_pi is not None and kappa >= STAB_MIN and \
+        if master.base and st.best_pi is not None and st.kappa >= STAB_MIN and \
                 len(master.columns) >= STAB_COLUMNS:
             # the box around the centre, ε shrinking each round towards the exact master
-            centre = rows(best_pi)
+            centre = rows(st.best_pi)
             positive = centre[centre > 0]
             delta = STAB_DELTA * (float(positive.mean()) if len(positive) else 0.0)
             master.stabilise(centre, np.full(master.n_kept, delta),
-                             kappa * master.row_capacity)
-            kappa *= STAB_DECAY
+                             st.kappa * master.row_capacity)
+            st.kappa *= STAB_DECAY
         elif master.base and master.eps.any():
             master.stabilise(None, None, None)
         if master.columns:
@@ -898,25 +917,25 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
         pi_lp, mu = duals[:n_cap], duals[n_cap:]
         p_lp, q_lp = split(pi_lp)
         entered = 0
-        s_round = alpha if auto_smoothing else smoothing
-        for s in ((s_round, 0.0) if best_pi is not None and s_round > 0 and smoothing > 0
+        s_round = st.alpha if auto_smoothing else smoothing
+        for s in ((s_round, 0.0) if st.best_pi is not None and s_round > 0 and smoothing > 0
                   else (0.0,)):
             if s == 0.0:
                 pi = pi_lp
             elif auto_smoothing:
-                assert best_pi is not None
-                centre, out = rows(best_pi), rows(pi_lp)
+                assert st.best_pi is not None
+                centre, out = rows(st.best_pi), rows(pi_lp)
                 pi = cells(separation_point(centre, out, g_centre(), s))
             else:
-                pi = s * best_pi + (1 - s) * pi_lp
+                pi = s * st.best_pi + (1 - s) * pi_lp
             found = price_at(pi)
             if found is None:
                 return False
             if auto_smoothing and s > 0:
                 g_sep = subgradient(found)
-                if best_found is found:  # the point became the centre: its subgradient too
+                if st.best_found is found:  # the point became the centre: its subgradient too
                     centre_g[:] = [found, g_sep]
-                alpha = adapt_smoothing(alpha, g_sep, centre, out)
+                st.alpha = adapt_smoothing(st.alpha, g_sep, centre, out)
             entered += enter(found, p_lp, q_lp, mu)
             if entered:
                 break
@@ -927,16 +946,16 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
             g = g_centre()
             norm = float(g @ g)
             target = lp_exact if floor is None or not POLYAK_FLOOR else max(lp_exact, floor())
-            if best_pi is None or norm <= 0 or phase_best <= target:
+            if st.best_pi is None or norm <= 0 or st.phase_best <= target:
                 break
-            row_pi = np.maximum(rows(best_pi) - theta * (phase_best - target) / norm * g,
-                                0.0)
-            before = phase_best
+            step = st.theta * (st.phase_best - target) / norm
+            row_pi = np.maximum(rows(st.best_pi) - step * g, 0.0)
+            before = st.phase_best
             found = price_at(cells(row_pi))
             if found is None:
                 return False
             entered += enter(found, p_lp, q_lp, mu)
-            theta = min(2.0, theta * 1.5) if phase_best < before else theta / 2
+            st.theta = min(2.0, st.theta * 1.5) if st.phase_best < before else st.theta / 2
         res.pricing_seconds += time.perf_counter() - t1
         res.lp_value = lp_exact
         res.iterations += 1
@@ -944,7 +963,7 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
         if entered == 0 and master.penalised:
             # optimal for the penalised LP only (it used capacity the LP has not): drop the
             # penalties, the next rounds are the exact master's
-            kappa = 0.0
+            st.kappa = 0.0
         elif entered == 0:
             if master.columns:
                 if report is not None:
@@ -1243,14 +1262,16 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         return master.value if master.penalised else res.lp_value
 
     mip_from = at(0.9 - MIP_SHARE)
+    phase = _Phase.opening(smoothing)
+    pricer = Pricer(rows_inst, specs, executor) if executor else None
     res.proven = _generate(master, specs, res, start=start,
                            deadline=at(0.9 if bound_only else 0.35),
                            max_iterations=max_iterations, smoothing=smoothing,
-                           report=lambda b: track.update(bound=b),
-                           pricer=Pricer(rows_inst, specs, executor) if executor else None,
+                           report=lambda b: track.update(bound=b), pricer=pricer,
                            progress=pricing, after_round=after_round,
                            subgradient_steps=SUBGRADIENT_STEPS if bound_only else 0,
-                           auto_smoothing=bound_only, floor=lambda: track.incumbent)
+                           auto_smoothing=bound_only, floor=lambda: track.incumbent,
+                           phase=phase)
     res.bound_seconds = time.perf_counter() - start
     if bound_only and master.columns and track.gap() > mip_gap and left() > 0.5:
         # price-and-branch on the pooled master, its choice of columns placed and filled
@@ -1292,6 +1313,29 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 on_value=lambda v: track.update(incumbent=v))
             improve(sched)
             res.mip_seconds = time.perf_counter() - t0
+        if TRACE_LNS and RESUME_ROUNDS and end is not None and not res.proven and \
+                track.gap() > mip_gap:
+            # the moves stopped before the deadline (``trace_lns.STALL_SWEEPS`` moves in a
+            # row gained nothing): the rest of the budget to more rounds of the bound, from
+            # where the phase stopped, while a round like the last one still fits before the
+            # time one more rounding of their LP takes
+            rounds = res.rounds
+            last_round = rounds[-1][3] - rounds[-2][3] if len(rounds) >= 2 else 0.0
+            room = end - 1.5 * rounded[0] / max(1, roundings[0]) - 1.0
+            if room - last_round > time.perf_counter():
+                def reached() -> bool:
+                    tell()
+                    return track.gap() <= mip_gap
+                before = res.iterations
+                res.proven = _generate(
+                    master, specs, res, start=start, deadline=room - last_round,
+                    max_iterations=max(0, max_iterations - res.iterations),
+                    smoothing=smoothing, report=lambda b: track.update(bound=b), pricer=pricer,
+                    progress=pricing, after_round=reached, subgradient_steps=SUBGRADIENT_STEPS,
+                    auto_smoothing=True, floor=lambda: track.incumbent, phase=phase)
+                if res.iterations > before and track.gap() > mip_gap and \
+                        time.perf_counter() < room:
+                    improve(rounding(master.values()))
     tell()
 
     def finish(sched: Schedule) -> SolveResult:

@@ -24,6 +24,7 @@ from oasis_opt.cli import main
 from oasis_opt.errors import InputError
 from oasis_opt.generator import generate
 from oasis_opt.io import load_instance
+from oasis_opt.model import Schedule
 from oasis_opt.offline import colgen_inputs
 from oasis_opt.tasks import make_executor
 from oasis_opt.validate import validate
@@ -413,6 +414,34 @@ def test_early_price_and_branch_keeps_the_bound(monkeypatch):
     assert res.schedule.total_utility >= best_seed - _tol(best_seed)
     assert res.schedule.total_utility <= opt + _tol(opt)
     assert res.bound >= opt - _tol(opt)
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_the_bound_goes_on_where_the_moves_stop_early(monkeypatch, resume):
+    """At trace scale the moves start at the hand-over (here after the first round:
+    ``MIP_SHARE`` 0.9); where they stop before the deadline with the gap above the target
+    (here at once: a stub), the rounds of the bound go on (``RESUME_ROUNDS``) until the LP is
+    proven on this small instance; the bound stays ≥ the compact optimum and the schedule
+    valid. Without it the bound stays at the first round's."""
+    from oasis_opt.formulations import trace_lns
+
+    from oasis_opt.offline import solve
+    monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)
+    monkeypatch.setattr(colgen, "RESUME_ROUNDS", resume)
+    monkeypatch.setattr(trace_lns, "search", lambda inst, columns, incumbent, *a, **k: (
+        Schedule.from_counts(inst, "colgen", {c.job: c.workers for c in incumbent},
+                             {c.job: c.ps for c in incumbent}, trim=True), 0))
+    inst = generate("small", seed=21, jobs=6)
+    _, rep = solve(inst, method="compact")
+    opt = rep.objective
+    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True, time_limit=60.0,
+                       mip_gap=1e-9)
+    assert validate(inst, res.schedule).feasible
+    assert res.bound >= opt - _tol(opt)
+    if resume:
+        assert res.extras["iterations"] > 1 and res.extras["lp_proven"]
+    else:
+        assert res.extras["iterations"] == 1 and not res.extras["lp_proven"]
 
 
 def test_the_hand_over_solves_the_exact_lp_once(monkeypatch):
@@ -1084,6 +1113,8 @@ def test_the_moves_take_the_end_without_an_exact_lp(monkeypatch):
     from oasis_opt.offline import solve
     monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)  # penalised rounds at any size
     monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)  # the hand-over time is the start
+    # the rounds after the moves: test_the_bound_goes_on_where_the_moves_stop_early
+    monkeypatch.setattr(colgen, "RESUME_ROUNDS", False)
     exact: list[bool] = []
     values = colgen._Master.values
 
