@@ -32,6 +32,7 @@ time limit.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -1264,14 +1265,15 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     mip_from = at(0.9 - MIP_SHARE)
     phase = _Phase.opening(smoothing)
     pricer = Pricer(rows_inst, specs, executor) if executor else None
-    res.proven = _generate(master, specs, res, start=start,
-                           deadline=at(0.9 if bound_only else 0.35),
-                           max_iterations=max_iterations, smoothing=smoothing,
-                           report=lambda b: track.update(bound=b), pricer=pricer,
-                           progress=pricing, after_round=after_round,
-                           subgradient_steps=SUBGRADIENT_STEPS if bound_only else 0,
-                           auto_smoothing=bound_only, floor=lambda: track.incumbent,
-                           phase=phase)
+    # the bound's rounds, the first time and when they resume (from ``phase``)
+    bound_rounds = functools.partial(
+        _generate, master, specs, res, start=start, smoothing=smoothing,
+        report=lambda b: track.update(bound=b), pricer=pricer, progress=pricing,
+        floor=lambda: track.incumbent, phase=phase)
+    res.proven = bound_rounds(deadline=at(0.9 if bound_only else 0.35),
+                              max_iterations=max_iterations, after_round=after_round,
+                              subgradient_steps=SUBGRADIENT_STEPS if bound_only else 0,
+                              auto_smoothing=bound_only)
     res.bound_seconds = time.perf_counter() - start
     if bound_only and master.columns and track.gap() > mip_gap and left() > 0.5:
         # price-and-branch on the pooled master, its choice of columns placed and filled
@@ -1327,12 +1329,11 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                     tell()
                     return track.gap() <= mip_gap
                 before = res.iterations
-                res.proven = _generate(
-                    master, specs, res, start=start, deadline=room - last_round,
+                res.proven = bound_rounds(
+                    deadline=room - last_round,
                     max_iterations=max(0, max_iterations - res.iterations),
-                    smoothing=smoothing, report=lambda b: track.update(bound=b), pricer=pricer,
-                    progress=pricing, after_round=reached, subgradient_steps=SUBGRADIENT_STEPS,
-                    auto_smoothing=True, floor=lambda: track.incumbent, phase=phase)
+                    after_round=reached, subgradient_steps=SUBGRADIENT_STEPS,
+                    auto_smoothing=True)
                 if res.iterations > before and track.gap() > mip_gap and \
                         time.perf_counter() < room:
                     improve(rounding(master.values()))
