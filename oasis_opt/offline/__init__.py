@@ -18,8 +18,9 @@ at its first line and every step gets what is left of it:
    scale they take minutes, so they run cheapest first within a quarter of the limit
    (``FLOOR_SHARE``, at least ``FLOOR_MIN_SECONDS``), a tenth where column generation
    computes the bound only (``FLOOR_TRACE_SHARE``, its master's seeds ``COLGEN_SEEDS``
-   first: ``floor_first``; its schedule is far better, the floor's schedules are its master's
-   seeds and the floor the safety net). On the compact route with the built-in algorithms only
+   first: ``floor_first``; its schedule is far better, the floor's schedules of
+   ``COLGEN_SEEDS`` and its best are its master's seeds, ``trace_seeds``, and the floor the
+   safety net). On the compact route with the built-in algorithms only
    ``FLOOR_FIRST`` runs now, the rest after the solve if it did not prove the optimum
    (``floor.py``). Schedules the caller has made already (``floor_schedules``) join the
    floor, validated, and their algorithms do not run again;

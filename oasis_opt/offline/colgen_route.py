@@ -46,6 +46,19 @@ def colgen_inputs(instance: Instance, seeds: bool = True) -> dict[str, Any]:
             "check": lambda schedule: validate(instance, schedule).feasible}
 
 
+def trace_seeds(schedules: Sequence[Schedule], best: Schedule | None) -> list[Schedule]:
+    """The floor's schedules that seed the master at trace scale: those of ``COLGEN_SEEDS``,
+    in the order they ran, and the floor's best where it is another algorithm's. The other
+    schedules' columns cost the bound and the incumbent: on 5 000 Philly jobs from job 60 000
+    (g5k) the six schedules of the floor ended at 263 412 ≤ 271 244 (2.97 %) at 600 s and
+    these at 265 001 ≤ 269 896 (1.85 %); e5k, p5k, a5k and d5k gained too
+    (docs/performance.md, round 19)."""
+    chosen = [s for s in schedules if s.algorithm in COLGEN_SEEDS]
+    if best is not None and all(s is not best for s in chosen):
+        chosen.append(best)
+    return chosen
+
+
 def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: float,
                  floor: Schedule | None, executor: Executor | None = None,
                  on_round: Callable[[Any], None] | None = None,
@@ -69,7 +82,8 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     deadline between pricing chunks, and its pricing may go to ``executor`` (a process pool or
     Dask client's executor, which a forked child could not use). A time-limited call seeds column
     generation with ``floor_schedules`` (every schedule the floor made, within its share of
-    the limit; at trace scale ``COLGEN_SEEDS`` run first, ``floor.floor_first``) instead
+    the limit; at trace scale ``COLGEN_SEEDS`` run first, ``floor.floor_first``, and only
+    theirs and the floor's best seed the master, ``trace_seeds``) instead
     of running ``COLGEN_SEEDS`` again outside the clock: on 20 000 jobs of 10 slots those
     three took 26 s of a 5 s limit. ``on_round(colgen.Round)``
     reports each round and every ``colgen.ROUND_EVERY`` seconds of pricing.
@@ -81,6 +95,8 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
 
     bound_only = colgen.schedule_cells(instance) > colgen.SCHEDULE_CELLS
     given = list(floor_schedules) or ([floor] if floor is not None else [])
+    if bound_only:
+        given = trace_seeds(given, floor)
     inputs = colgen_inputs(instance, seeds=not given)
     if given:
         inputs["seeds"] = given

@@ -134,12 +134,12 @@ def floor_time_share(instance: Instance) -> float:
 def floor_first(instance: Instance) -> tuple[str, ...]:
     """The algorithms the floor runs first on ``instance``, before the cheapest: at trace
     scale the seeds of column generation's master (``colgen_route.COLGEN_SEEDS``: OASiS,
-    Tetris, RRH), which is seeded with every schedule of the floor; none elsewhere. On 5 000
-    Philly jobs in 5-minute slots (e5k) the first restricted LP was 553 877 seeded with
-    Tetris's schedule alone (the floor's best, cheapest first), 567 494 with OASiS's and
-    568 338 with the three; at 600 s on one core the bound ended at 581 130 with Tetris's
-    alone, 584 651 with OASiS's alone, 579 763 with the three first (docs/performance.md,
-    round 18)."""
+    Tetris, RRH), which is seeded with their schedules and the floor's best
+    (``colgen_route.trace_seeds``); none elsewhere. On 5 000 Philly jobs in 5-minute slots
+    (e5k) the first restricted LP was 553 877 seeded with Tetris's schedule alone (the
+    floor's best, cheapest first), 567 494 with OASiS's and 568 338 with the three; at 600 s
+    on one core the bound ended at 581 130 with Tetris's alone, 584 651 with OASiS's alone
+    and 579 395 with the three (docs/performance.md, rounds 18 and 19)."""
     from .colgen_route import COLGEN_SEEDS
     return COLGEN_SEEDS if _trace_scale(instance) else ()
 
