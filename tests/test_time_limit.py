@@ -576,8 +576,10 @@ def test_trace_scale_floor_runs_the_masters_seeds_first(monkeypatch) -> None:
 
 def test_trace_seeds_are_the_masters_seeds_and_the_best() -> None:
     """At trace scale the master is seeded with the floor's schedules of ``COLGEN_SEEDS``, in
-    the order they ran, and the floor's best where it is another algorithm's; FIFO's and
-    DRF's columns would only slow each round's LP (g5k: 2.97 % against 1.85 % at 600 s)."""
+    the order they ran, and the floor's best where it is another algorithm's; with FIFO's,
+    oasis-adaptive's and DRF's columns too, g5k ended at 2.97 % against 1.85 % at 600 s
+    (docs/performance.md, round 19: the rounds were not much slower, the duals went
+    elsewhere)."""
     from oasis_opt.model import Schedule
     from oasis_opt.offline.colgen_route import trace_seeds
 
