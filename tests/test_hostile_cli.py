@@ -448,3 +448,57 @@ def test_a_repeated_algorithm_is_compared_once(capfd):
 def test_an_empty_floor_is_no_floor(capfd):
     code, out, _ = _run(capfd, "solve", SMALL, "--time-limit", "20", "--floor", "", "--json")
     assert code == 0 and json.loads(out)["floor_runs"] == {}
+
+
+# --- measurement files beside a trace: numbers int() or a float cannot take ---------------
+
+
+def _gavel(tmp_path: Path, throughputs: dict, spec: dict) -> list:
+    (tmp_path / "t.trace").write_text("A\tcmd\t-n\t1\t1000\t0.0\t2\nA\tcmd\t-n\t1\t1000\t5.0\t1\n")
+    (tmp_path / "thr.json").write_text(json.dumps(throughputs))
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    return ["import", "gavel", tmp_path / "t.trace", "--throughputs", tmp_path / "thr.json",
+            "--cluster-spec", tmp_path / "spec.json"]
+
+
+@pytest.mark.parametrize("throughputs,spec,message", [
+    ({"v100": {"('A', 0)": {"null": 1.0}}}, {"a": ["1:1:1"]},
+     "thr.json: v100.('A', 0): the scale factor must be in 1 … 999999999"),
+    ({"v100": {"('A', 1)": {"null": 1.0}, "('A', " + "9" * 5000 + ")": {"null": 1.0}}},
+     {"a": ["1:1:1"]}, "the scale factor must be in 1 … 999999999"),
+    ({"v100": {"('A', 1)": {"null": 1.0}}}, {"a": ["²:1:1"]},
+     "spec.json: a[0]: expected \"V100:P100:K80\" counts, got '²:1:1'"),
+    ({"v100": {"('A', 1)": {"null": 1.0}}}, {"a": ["9" * 5000 + ":1:1"]},
+     "spec.json: a[0]: a GPU count of more than 15 digits"),
+])
+def test_gavel_measurements_int_and_float_cannot_take(tmp_path, capsys, throughputs, spec,
+                                                       message):
+    """Once internal errors: a scale factor 0 divided by zero, '²' passed ``isdigit`` but not
+    ``int``, 5000 digits passed ``isdigit`` but not int()'s limit."""
+    out = tmp_path / "i.json"
+    code, _, err = _run(capsys, *_gavel(tmp_path, throughputs, spec), "-o", out)
+    assert code == 2, err
+    line = _one_error(err)
+    assert message in line and len(line) < 300
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("placement", ["²", "4" * 5000])
+def test_pollux_placement_that_is_no_count(tmp_path, capsys, placement):
+    app = tmp_path / "apps" / "a"
+    app.mkdir(parents=True)
+    (app / "validation-8.csv").write_text("progress,iteration,metric,grad_sqr,grad_var\n"
+                                          "1,100,1,1,1\n")
+    (app / "scalability.csv").write_text("num_nodes,num_replicas,local_bsz,step_time,"
+                                         "sync_time\n")
+    (app / "placements.csv").write_text("placement,local_bsz,step_time,sync_time\n"
+                                        f"1,4,1,0\n{placement},4,1,0\n")
+    (tmp_path / "w.csv").write_text("name,time,application,num_replicas,batch_size\n"
+                                    "j0,0,a,1,8\n")
+    out = tmp_path / "i.json"
+    code, _, err = _run(capsys, "import", "pollux", tmp_path / "w.csv", "--apps",
+                        tmp_path / "apps", "-o", out)
+    assert code == 2, err
+    line = _one_error(err)
+    assert "placements.csv:3: column placement: expected GPU counts per node" in line
+    assert len(line) < 300 and not out.exists()

@@ -38,7 +38,7 @@ from .common import (
 COLUMNS = ("job_type", "command", "num_steps_arg", "needs_data_dir", "total_steps",
            "arrival_time", "scale_factor")
 GPU_TYPES = ("v100", "p100", "k80")
-_KEY = re.compile(r"\('(.+)', (\d+)\)")
+_KEY = re.compile(r"\('(.+)', ([0-9]+)\)")  # ASCII digits: '²' is a digit to \d, not to int
 
 
 def _finite(x: Any) -> bool:
@@ -62,7 +62,11 @@ def read_throughputs(path: str | Path, gpu_type: str) -> dict[str, dict[int, flo
     for key, entry in table.items():
         m = _KEY.fullmatch(key)
         if not m:
-            raise InputError(f"{p}: {gpu_type}.{key}", "expected a key \"('job type', N)\"")
+            raise InputError(f"{p}: {gpu_type}.{key[:60]}", "expected a key \"('job type', N)\"")
+        # speeds are scaled by sf / w from a measured w; int() refuses 4 300 digits and more
+        if len(m.group(2)) > 9 or int(m.group(2)) < 1:
+            raise InputError(f"{p}: {gpu_type}.{key[:60]}",
+                             "the scale factor must be in 1 … 999999999")
         if not isinstance(entry, dict) or "null" not in entry:
             raise InputError(f"{p}: {gpu_type}.{key}", "missing the \"null\" throughput")
         x = entry["null"]
@@ -84,9 +88,11 @@ def read_cluster_spec(path: str | Path, gpu_type: str) -> int:
     for name, specs in data.items():
         for k, s in enumerate(specs if isinstance(specs, list) else [specs]):
             parts = s.split(":") if isinstance(s, str) else []
-            if len(parts) != 3 or not all(x.isdigit() for x in parts):
+            if len(parts) != 3 or not all(x.isascii() and x.isdigit() for x in parts):
                 raise InputError(f"{p}: {name}[{k}]", f"expected \"V100:P100:K80\" counts, "
-                                                      f"got {s!r}")
+                                                      f"got {s[:60]!r}")
+            if any(len(x) > 15 for x in parts):
+                raise InputError(f"{p}: {name}[{k}]", "a GPU count of more than 15 digits")
             if col is not None:
                 best = max(best, int(parts[col]))
     return best

@@ -79,9 +79,10 @@ class App:
                     t = number(row, "step_time") + number(row, "sync_time")
                     if fname == "placements.csv":
                         p = row["placement"]
-                        if not p.isdigit():
-                            raise RowError(f"column placement: expected GPU counts per node, "
-                                           f"got {p!r}")
+                        # '²' is a digit, not an int; int() refuses 4 300 digits and more
+                        if not (p.isascii() and p.isdigit()) or len(p) > 64:
+                            raise RowError(f"column placement: expected GPU counts per node "
+                                           f"(at most 64 nodes), got {p[:60]!r}")
                         key = ("p", int(p))
                     else:
                         nodes = int(number(row, "num_nodes", minimum=1, integer=True))
