@@ -502,3 +502,44 @@ def test_pollux_placement_that_is_no_count(tmp_path, capsys, placement):
     line = _one_error(err)
     assert "placements.csv:3: column placement: expected GPU counts per node" in line
     assert len(line) < 300 and not out.exists()
+
+
+_TIRESIAS_HEADER = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n"
+
+
+@pytest.mark.parametrize("rows,flags,message", [
+    # finite times whose sum (the slice's span plus its durations) is not
+    (["1,1,0,10,r,1.7e308,1", "2,1,1.7e308,10,r,1.7e308,1"], [],
+     "t.csv:2: run time 1.7e+308 s is too large (limit 1e+15 s)"),
+    (["1,1,0,10,r,100,1", "2,1,1.7e308,10,r,100,1"], [],
+     "t.csv:3: submission time 1.7e+308 s is too large (limit 1e+15 s)"),
+    # an arrival slot of (1000 s / 1e-310 s) = inf, which has no floor
+    (["1,1,0,10,r,1e-310,1", "2,1,1000,10,r,1e-310,1"], ["--slot-seconds", "1e-310"],
+     "t.csv:3 arrives in slot inf, past the horizon 100"),
+    (["1,1,0,10,r,1e-300,1", "2,1,1000,10,r,1e-300,1"], ["--slot-seconds", "1e-300"],
+     "t.csv:3 arrives in slot 1e+303, past the horizon 100"),  # not 304 digits
+    # a large slice's horizon from --slot-seconds alone
+    ([f"{i},1,{i},10,r,1e-310,1" for i in range(120)], ["--jobs", "all", "--slot-seconds",
+                                                         "1e-310"],
+     "--slot-seconds: inf slots of 1e-310 s is too large"),
+])
+def test_trace_times_whose_slots_overflow(tmp_path, capsys, rows, flags, message):
+    """Once internal errors ("cannot convert float infinity to integer")."""
+    (tmp_path / "t.csv").write_text(_TIRESIAS_HEADER + "\n".join(rows) + "\n")
+    out = tmp_path / "i.json"
+    code, _, err = _run(capsys, "import", "tiresias", tmp_path / "t.csv", *flags, "-o", out)
+    assert code == 2, err
+    line = _one_error(err)
+    assert message in line and len(line) < 300
+    assert not out.exists()
+
+
+def test_a_denormal_gavel_throughput_is_a_bad_row(tmp_path, capsys):
+    """steps ÷ 5e-324 steps/s is an infinite run time: a bad row (skipped with --skip-bad),
+    not an internal error."""
+    argv = _gavel(tmp_path, {"v100": {"('A', 1)": {"null": 5e-324}}}, {"a": ["1:1:1"]})
+    code, _, err = _run(capsys, *argv, "-o", tmp_path / "i.json")
+    assert code == 2
+    assert "t.trace:1: run time inf s is too large (limit 1e+15 s)" in _one_error(err)
+    code, _, err = _run(capsys, *argv, "--skip-bad", "-o", tmp_path / "i.json")
+    assert code == 2 and "no usable job (2 bad rows skipped)" in _one_error(err)

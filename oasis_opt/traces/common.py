@@ -67,6 +67,9 @@ SLOT_LADDER = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10
 #: The most slots :func:`auto_slots` gives: cluster state and every job's utility row and
 #: OASiS table grow with T; 3 000 holds the whole Philly trace (109 days) at one-hour slots.
 MAX_AUTO_SLOTS = 3000
+#: Submission times and run times above this many seconds (32 million years) are refused:
+#: sums of them (the slice's span plus its durations) must stay finite floats.
+MAX_SECONDS = 1e15
 UTILITIES = ("sigmoid", "deadline", "linear")
 VALUES = ("work", "unit")
 
@@ -342,6 +345,13 @@ def parse_rows(reader: Reader, rows_: Sequence[tuple[int, dict[str, str]]],
         if job is None:
             reader.filtered += 1
             continue
+        # a finite column can still give an infinite run time (steps ÷ a tiny throughput)
+        worst = next((f"{what} {x:g} s" for what, x in (("run time", job.duration),
+                                                         ("submission time", job.submit))
+                      if not (math.isfinite(x) and abs(x) <= MAX_SECONDS)), None)
+        if worst is not None:
+            reader.bad(line, f"{worst} is too large (limit {MAX_SECONDS:g} s)", path)
+            continue
         if job.id in ids:
             reader.bad(line, f"duplicate job id {job.id!r} (also line {ids[job.id]})", path)
             continue
@@ -428,7 +438,9 @@ def slots_for(jobs: Sequence[TraceJob], policy: Policy) -> tuple[float, int, boo
         if large:
             span, _, d75 = _span_and_tail(jobs)
             assert S is not None
-            T = max(DEFAULT_HORIZON, math.floor((span + d75) / S + 1e-9) + 1)
+            slots = (span + d75) / S + 1e-9  # infinite for a vanishing --slot-seconds
+            check_allocation("--slot-seconds", 8.0 * (slots + 1), f"{slots:.3g} slots of {S:g} s")
+            T = max(DEFAULT_HORIZON, math.floor(slots) + 1)
         else:
             T = DEFAULT_HORIZON
     # the horizon is known now: the same size check Policy.check makes of a given one
@@ -565,11 +577,13 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
     total_gpu_work = 0.0
     biggest_gang = 0.0
     for j in jobs:
-        a = math.floor((j.submit - t0) / S + 1e-9)
-        if a >= T:
-            raise InputError("horizon", f"{trace}:{j.line} arrives in slot {a}, past the "
+        slot = (j.submit - t0) / S + 1e-9  # infinite for a vanishing --slot-seconds
+        if slot >= T:
+            at = math.floor(slot) if slot < 1e15 else f"{slot:.3g}"
+            raise InputError("horizon", f"{trace}:{j.line} arrives in slot {at}, past the "
                                           f"horizon {T}; raise --horizon or --slot-seconds, or "
                                           f"lower --jobs")
+        a = math.floor(slot)
         work = j.duration * j.workers / S
         # the float itself (ceil(w) <= L iff w <= L for an integer L): a vanishing
         # --slot-seconds makes it infinite, which has no ceiling
