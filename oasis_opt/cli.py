@@ -369,6 +369,21 @@ def _cell(x: Any) -> str:
     return str(x)
 
 
+def _not_an_input(output: str | None, *inputs: tuple[str, str | None]) -> None:
+    """Refuse an output that is one of the command's input files, by any name (a link, a
+    relative path): the write would replace the file being read. ``inputs``: ``(what,
+    path)`` pairs; only existing regular files count (``/dev/null`` may be both)."""
+    if output is None:
+        return
+    for what, path in inputs:
+        try:
+            same = path is not None and os.path.isfile(path) and os.path.samefile(output, path)
+        except OSError:  # the output does not exist yet
+            same = False
+        if same:
+            raise InputError(str(output), f"cannot write: it is the {what} being read")
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     from .generator import demand_ratio, generate
     from .io import check_output, save_instance
@@ -429,6 +444,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise InputError("--mip-gap", f"must be in [0, 1), got {args.mip_gap}")
     if args.output is not None:
         check_output(args.output)  # before a solve of up to --time-limit seconds
+        _not_an_input(args.output, ("instance", args.instance))
     inst = load_instance(args.instance)
     floor = None if args.floor is None else _names(args.floor, "--floor", empty_ok=True)
     with make_executor(args.workers, args.dask) as ex:
@@ -568,6 +584,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     algorithms.check(args.algorithm)
     if args.output is not None:
         check_output(args.output)
+        _not_an_input(args.output, ("instance", args.instance))
     params = _params(args.param)
     for flag, key, value in (("--u-scale", "u_scale", args.u_scale),
                              ("--l-scale", "l_scale", args.l_scale)):
@@ -677,6 +694,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from .validate import check_names
     format_of(args.output)  # a bad suffix is refused before anything is read
     check_output(args.output)
+    _not_an_input(args.output, ("instance", args.instance), ("schedule", args.schedule))
     with in_file(args.instance, fields=True):
         inst = load_instance(args.instance)
     with in_file(args.schedule, fields=True):
@@ -697,6 +715,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from .io import check_output, load_instance
     format_of(args.output)  # a bad suffix is refused before anything is read or built
     check_output(args.output)
+    _not_an_input(args.output, ("instance", args.instance))
     inst = load_instance(args.instance)
     data = export(inst, args.output)
     _emit(args, data, lambda: print(
@@ -709,6 +728,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from .io import check_output, save_instance
     from .traces import Policy, import_trace
     check_output(args.output)
+    _not_an_input(args.output, ("trace", args.trace), ("throughputs file", args.throughputs),
+                  ("cluster spec", args.cluster_spec), ("node list", args.nodes))
     policy = Policy(jobs=args.jobs, start=args.start, slot_seconds=args.slot_seconds,
                     horizon=args.horizon, elastic=args.elastic, efficiency=args.efficiency,
                     utility=args.utility, slack=args.slack, urgency=args.urgency,

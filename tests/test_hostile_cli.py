@@ -543,3 +543,30 @@ def test_a_denormal_gavel_throughput_is_a_bad_row(tmp_path, capsys):
     assert "t.trace:1: run time inf s is too large (limit 1e+15 s)" in _one_error(err)
     code, _, err = _run(capsys, *argv, "--skip-bad", "-o", tmp_path / "i.json")
     assert code == 2 and "no usable job (2 bad rows skipped)" in _one_error(err)
+
+
+# --- an output that is the command's own input -------------------------------------------
+
+
+@pytest.mark.parametrize("argv,what", [
+    (["run", "{inst}", "-a", "fifo", "-o", "{inst}"], "instance"),
+    (["solve", "{inst}", "--time-limit", "5", "-o", "./{inst_name}"], "instance"),
+    (["import", "tiresias", "{trace}", "-o", "{trace}"], "trace"),
+    (["export", "{lp}", "-o", "{lp}"], "instance"),  # an instance whose name ends in .lp
+    (["show", "{inst}", "{png}", "-o", "{png}"], "schedule"),
+])
+def test_an_output_that_is_the_input_is_refused(tmp_path, capsys, monkeypatch, argv, what):
+    """``run i.json -o i.json`` replaced the instance by its schedule (exit 0)."""
+    monkeypatch.chdir(tmp_path)
+    files = {"inst": tmp_path / "i.json", "trace": tmp_path / "t.csv",
+             "lp": tmp_path / "i.lp", "png": tmp_path / "s.png"}
+    files["inst"].write_bytes(SMALL.read_bytes())
+    files["lp"].write_bytes(SMALL.read_bytes())
+    files["trace"].write_bytes(TIRESIAS.read_bytes())
+    assert cli.main(["run", str(SMALL), "-a", "fifo", "-o", str(files["png"])]) == 0
+    capsys.readouterr()
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code, _, err = _run(capsys, *[a.format(inst_name="i.json", **files) for a in argv])
+    assert code == 2, err
+    assert f"cannot write: it is the {what} being read" in _one_error(err)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
