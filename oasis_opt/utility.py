@@ -35,6 +35,10 @@ class Sigmoid:
         return {"kind": self.kind, "gamma1": self.gamma1, "gamma2": self.gamma2,
                 "gamma3": self.gamma3}
 
+    def scaled(self, k: float) -> Sigmoid:
+        """``k·f`` (exactly ``k`` times every value where ``k`` is a power of two)."""
+        return Sigmoid(self.gamma1 * k, self.gamma2, self.gamma3)
+
 
 @dataclass(frozen=True)
 class Table:
@@ -55,6 +59,10 @@ class Table:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "values": list(self.table)}
 
+    def scaled(self, k: float) -> Table:
+        """``k·f`` (exactly ``k`` times every value where ``k`` is a power of two)."""
+        return Table(tuple(v * k for v in self.table))
+
 
 @dataclass(frozen=True)
 class Deadline:
@@ -74,6 +82,10 @@ class Deadline:
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.value, "deadline": self.deadline}
 
+    def scaled(self, k: float) -> Deadline:
+        """``k·f`` (exactly ``k`` times every value where ``k`` is a power of two)."""
+        return Deadline(self.value * k, self.deadline)
+
 
 @dataclass(frozen=True)
 class Linear:
@@ -92,6 +104,11 @@ class Linear:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.value, "decay": self.decay}
+
+    def scaled(self, k: float) -> Linear:
+        """``k·f`` (exactly ``k`` times every value where ``k`` is a power of two: the
+        product and the difference of ``at`` scale without rounding)."""
+        return Linear(self.value * k, self.decay * k)
 
 
 Utility = Sigmoid | Table | Deadline | Linear

@@ -53,6 +53,10 @@ What the report means:
   HiGHS and the solution back), ``solve_seconds`` (HiGHS run time), ``seconds`` (the whole
   call: floor, extraction and validation included).
 
+Every figure is in the instance's units. Utilities whose largest ``f_i(1)`` is below 1 are
+solved multiplied by a power of two, where the solvers' absolute tolerances are relative
+ones, and the answer divided back, exactly (``scale.py``).
+
 A failure of the solver on valid input raises ``SolverError`` (the CLI: exit 1, one line).
 """
 
@@ -104,6 +108,15 @@ from .plan import (
 )
 from .report import SolveReport, SolveStatus, relative_gap
 from .route_race import solve_race
+from .scale import (
+    objective_scale,
+    scaled_given,
+    scaled_instance,
+    scaled_schedule,
+    unscaled_progress,
+    unscaled_report,
+    unscaled_rounds,
+)
 
 __all__ = [
     "BUILD_BYTES_PER_NNZ", "BUILD_SECONDS_PER_NNZ", "BUILD_SHARE", "CELLS_PER_SECOND",
@@ -171,6 +184,26 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     check_settings(modeler, time_limit, mip_gap, method)
     names = floor_names(floor)
     given = given_schedules(instance, floor_schedules)
+    # utilities below 1 are solved at a scale the solvers' absolute tolerances fit (scale.py)
+    k = 1.0 if customize is not None else objective_scale(instance)
+    if k == 1.0:
+        return _solve(instance, modeler, time_limit, mip_gap, method, options, solver,
+                      on_progress, customize, floor, names, given, executor, on_round, clock)
+    schedule, report = _solve(scaled_instance(instance, k), modeler, time_limit, mip_gap,
+                              method, options, solver, unscaled_progress(on_progress, k),
+                              customize, floor, names, scaled_given(given, k), executor,
+                              unscaled_rounds(on_round, k), clock)
+    return scaled_schedule(schedule, 1.0 / k), unscaled_report(report, k)
+
+
+def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: float,
+           method: str, options: Any, solver: str, on_progress: Progress | None,
+           customize: Callable[[Any], Any] | None, floor: Sequence[str] | None,
+           names: Sequence[str], given: Mapping[str, Schedule], executor: Executor | None,
+           on_round: Callable[[Any], None] | None,
+           clock: Clock) -> tuple[Schedule, SolveReport]:
+    """``solve`` once its settings and given schedules are checked and its utilities scaled
+    (``scale.objective_scale``)."""
     if customize is not None:
         modeler = customize_route(customize, modeler, method, solver)
     elif solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)

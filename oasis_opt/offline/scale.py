@@ -1,0 +1,106 @@
+"""Utilities brought to the scale the solvers' tolerances are set for (``solve``).
+
+HiGHS stops a MILP at an absolute gap (``mip_abs_gap``, 1e-6) and reads reduced costs to an
+absolute tolerance (1e-7); the package's own comparisons are ``1e-6·max(1, |x|)``. Both are
+relative (SPEC §2: 1e-6 rel.) only where the utilities are of order one or more: with every
+``f_i(1)`` near 1e-9, HiGHS found the objective "optimal" at once, at 2.2e-9 against an
+optimum of 2.5e-9. ``solve`` therefore runs on the instance with every utility multiplied by
+a power of two ``k`` that brings the largest ``f_i(1)`` into [1, 2) where it lies below 1
+(``objective_scale``), and divides what it reports by ``k``. A power of two scales every
+value of every family exactly (``Utility.scaled``), and sums of them too, so the schedule's
+utilities are, bit for bit, those of the instance as given (tests/test_scale.py).
+
+Utilities of order one or more are solved as they are (``k = 1``). A customized model
+(``solve(customize=…)``) is not scaled either: its rows may hold the user's own constants
+in utility units. The floor's online algorithms see the scaled utilities, so OASiS's
+admission threshold (a payoff above 1e-9, SPEC §3) is relative to the scale there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..errors import InputError
+from ..model import Instance, Schedule
+from .clock import Progress
+from .report import SolveReport
+
+#: Below this largest ``f_i(1)`` the utilities are scaled up to [1, 2).
+SCALE_BELOW = 1.0
+#: At most ``2**MAX_EXPONENT``: past it a double cannot hold the scaled parameters, and
+#: utilities that small carry no digits to schedule by (refused, ``objective_scale``).
+MAX_EXPONENT = 1000
+#: The schedule extras of ``solve`` in utility units (``report.finish``, ``colgen_route``).
+UTILITY_EXTRAS = ("bound", "solver_objective", "lp_value")
+
+
+def objective_scale(instance: Instance) -> float:
+    """The power of two ``k`` that ``solve`` multiplies the utilities by: 1 where the largest
+    ``f_i(1)`` is at least ``SCALE_BELOW`` (or no job earns anything), else the one that
+    brings it into [1, 2). ``InputError`` where even ``2**MAX_EXPONENT`` does not reach 1."""
+    top = max((j.utility.at(1) for j in instance.jobs), default=0.0)
+    if not 0.0 < top < SCALE_BELOW:
+        return 1.0
+    exponent = -math.frexp(top)[1] + 1  # top = m·2^e, 0.5 ≤ m < 1: top·2^(1−e) in [1, 2)
+    if exponent > MAX_EXPONENT:
+        raise InputError("jobs", f"the largest utility is {top:.3g}, too small to solve for "
+                                 f"(at least 2^-{MAX_EXPONENT}, about "
+                                 f"{2.0 ** -MAX_EXPONENT:.1g}): multiply the utilities by a "
+                                 f"constant")
+    return math.ldexp(1.0, exponent)
+
+
+def scaled_instance(instance: Instance, k: float) -> Instance:
+    """``instance`` with every job's utility multiplied by ``k`` (the same name)."""
+    return replace(instance, jobs=tuple(replace(j, utility=j.utility.scaled(k))
+                                        for j in instance.jobs))
+
+
+def scaled_schedule(schedule: Schedule, k: float,
+                    extras: tuple[str, ...] = UTILITY_EXTRAS) -> Schedule:
+    """``schedule`` with its utilities (per job, the total, the numeric ``extras`` named)
+    multiplied by ``k``; its allocations as they are."""
+    jobs = tuple(replace(j, utility=j.utility * k) for j in schedule.jobs)
+    more = {key: v * k if key in extras and isinstance(v, (int, float))
+            and not isinstance(v, bool) else v for key, v in schedule.extras.items()}
+    return Schedule(schedule.instance, schedule.algorithm, schedule.total_utility * k, jobs,
+                    more)
+
+
+def unscaled_report(report: SolveReport, k: float) -> SolveReport:
+    """``solve``'s report of the scaled instance in the given instance's units (the gap is a
+    ratio and stays)."""
+    def u(x: float | None) -> float | None:
+        return None if x is None else x / k
+    return replace(report, objective=report.objective / k, bound=report.bound / k,
+                   solver_objective=u(report.solver_objective),
+                   history=tuple((s, u(inc), b / k) for s, inc, b in report.history),
+                   floor_runs={name: v / k if isinstance(v, (int, float)) else v
+                               for name, v in report.floor_runs.items()})
+
+
+def unscaled_progress(on_progress: Progress | None, k: float) -> Progress | None:
+    """``on_progress`` hearing the scaled solve in the given instance's units."""
+    if on_progress is None:
+        return None
+    told = on_progress
+    return lambda s, inc, b: told(s, None if inc is None else inc / k, b / k)
+
+
+def unscaled_rounds(on_round: Callable[[Any], None] | None,
+                    k: float) -> Callable[[Any], None] | None:
+    """``on_round`` hearing column generation's rounds (``colgen.Round``) in the given
+    instance's units."""
+    if on_round is None:
+        return None
+    told = on_round
+    return lambda r: told(replace(r, lp=r.lp / k, bound=r.bound / k,
+                                  incumbent=r.incumbent / k))
+
+
+def scaled_given(given: Mapping[str, Schedule], k: float) -> dict[str, Schedule]:
+    """The caller's floor schedules (checked on the given instance) in the scaled units."""
+    return {name: scaled_schedule(s, k) for name, s in given.items()}

@@ -1,0 +1,176 @@
+"""Utilities of any size solved exactly (``oasis_opt/offline/scale.py``): with every f_i(1)
+near 1e-9 HiGHS's absolute tolerances ended the MILP at once, "optimal" at 2.2e-9 against
+an optimum of 2.5e-9, with the gap reported 0."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from bruteforce import best_utility
+from conftest import INSTANCES
+
+from oasis_opt.errors import InputError
+from oasis_opt.io import instance_from_dict, load_schedule
+from oasis_opt.offline import SolveStatus, solve
+from oasis_opt.offline.scale import objective_scale, scaled_instance
+from oasis_opt.utility import Deadline, Linear, Sigmoid, Table
+from oasis_opt.validate import validate
+
+
+def times(utility: dict, k: float) -> dict:
+    """A utility of the instance format multiplied by ``k``."""
+    u = dict(utility)
+    if u["kind"] == "sigmoid":
+        u["gamma1"] *= k
+    elif u["kind"] == "table":
+        u["values"] = [v * k for v in u["values"]]
+    elif u["kind"] == "deadline":
+        u["value"] *= k
+    else:
+        u["value"], u["decay"] = u["value"] * k, u["decay"] * k
+    return u
+
+
+def small(k: float, name: str = "small-s0.json") -> dict:
+    data = json.loads((INSTANCES / name).read_text())
+    for j in data["jobs"]:
+        j["utility"] = times(j["utility"], k)
+    return data
+
+
+TINY = {  # a contended pool, the four utility families, an optimum brute force finds
+    "format": "oasis-instance/1", "name": "tiny", "horizon": 4, "resources": ["gpu", "cpu"],
+    "worker_servers": [{"name": "w", "capacity": [2, 8]}],
+    "ps_servers": [{"name": "p", "capacity": [0, 4]}],
+    "jobs": [
+        {"id": "a", "arrival": 0, "workload": 3, "max_workers": 2, "ps_ratio": 2,
+         "worker_demand": [1, 2], "ps_demand": [0, 2],
+         "utility": {"kind": "sigmoid", "gamma1": 10, "gamma2": 1, "gamma3": 2}},
+        {"id": "b", "arrival": 0, "workload": 2, "max_workers": 2, "ps_ratio": 1,
+         "worker_demand": [1, 2], "ps_demand": [0, 2],
+         "utility": {"kind": "table", "values": [9, 8, 1]}},
+        {"id": "c", "arrival": 1, "workload": 2, "max_workers": 1, "ps_ratio": 1,
+         "worker_demand": [1, 2], "ps_demand": [0, 2],
+         "utility": {"kind": "linear", "value": 7, "decay": 2.5}},
+        {"id": "d", "arrival": 2, "workload": 1, "max_workers": 1, "ps_ratio": 1,
+         "worker_demand": [1, 2], "ps_demand": [0, 2],
+         "utility": {"kind": "deadline", "value": 3, "deadline": 2}}]}
+
+
+@pytest.mark.parametrize("utility", [Sigmoid(3.7, 0.9, 4.2), Table((5.5, 3.25, 1e-3, 0.0)),
+                                     Deadline(2.2, 3), Linear(6.1, 0.7)])
+@pytest.mark.parametrize("exponent", [-40, -3, 29, 300])
+def test_a_power_of_two_scales_every_value_exactly(utility, exponent):
+    k = math.ldexp(1.0, exponent)
+    assert np.array_equal(utility.scaled(k).values(12), utility.values(12) * k)
+    assert all(utility.scaled(k).at(d) == utility.at(d) * k for d in range(1, 13))
+
+
+def test_the_scale_brings_the_largest_utility_into_one_to_two():
+    assert objective_scale(instance_from_dict(small(1.0))) == 1.0
+    assert objective_scale(instance_from_dict(small(1e6))) == 1.0  # large ones as they are
+    for k in (0.75, 1e-3, 2.0 ** -30, 1e-9, 1e-250):
+        inst = instance_from_dict(small(k))
+        s = objective_scale(inst)
+        top = max(j.utility.at(1) for j in inst.jobs)
+        assert math.frexp(s)[0] == 0.5  # a power of two
+        assert s == 1.0 if top >= 1.0 else 1.0 <= top * s < 2.0
+    assert objective_scale(instance_from_dict(small(1e-3))) > 1.0
+
+
+@pytest.mark.parametrize("k", [1e-9, 2.0 ** -30, 3e-7, 1e-200])
+def test_tiny_utilities_reach_the_brute_force_optimum(k):
+    data = copy.deepcopy(TINY)
+    for j in data["jobs"]:
+        j["utility"] = times(j["utility"], k)
+    inst = instance_from_dict(data)
+    expected = best_utility(inst)
+    assert expected > 0
+    schedule, rep = solve(inst)
+    assert rep.status is SolveStatus.OPTIMAL
+    assert rep.objective == pytest.approx(expected, rel=1e-9)
+    assert rep.bound == pytest.approx(expected, rel=1e-6) and rep.gap <= 1e-6
+    v = validate(inst, schedule)  # on the instance as given, utilities recomputed
+    assert v.feasible and v.total_utility == pytest.approx(schedule.total_utility, rel=1e-12)
+
+
+@pytest.mark.parametrize("modeler,method", [("auto", "auto"), ("pyomo", "compact"),
+                                            ("pulp", "compact"), ("auto", "colgen")])
+def test_every_route_reports_in_the_instances_units(modeler, method):
+    """small-s0 with its utilities × 1e-9: the optimum × 1e-9 (rel. 1e-6), the schedule's
+    utilities those of the instance bit for bit, and every figure of the report, the
+    progress and the floor in the same units."""
+    limit = 3 if method == "colgen" else 60  # column generation uses what it is given
+    unit, _ = solve(instance_from_dict(small(1.0)), modeler=modeler, method=method,
+                    time_limit=limit)
+    inst = instance_from_dict(small(1e-9))
+    seen: list[tuple[float, float | None, float]] = []
+    schedule, rep = solve(inst, modeler=modeler, method=method, time_limit=limit,
+                          on_progress=lambda s, inc, b: seen.append((s, inc, b)))
+    if method != "colgen":
+        assert rep.status is SolveStatus.OPTIMAL
+        assert schedule.total_utility == pytest.approx(unit.total_utility * 1e-9, rel=1e-6)
+    assert schedule.total_utility == rep.objective <= rep.bound
+    assert rep.bound <= sum(j.utility.at(1) for j in inst.jobs) * (1 + 1e-12)
+    assert schedule.extras["bound"] == rep.bound
+    assert rep.solver_objective is None or rep.solver_objective < 1e-6
+    v = validate(inst, schedule)
+    assert v.feasible and v.total_utility == schedule.total_utility
+    assert [j.utility for j in schedule.jobs] == [inst.utility_at(i, j.completion_slot)
+                                                  if j.completed else 0.0
+                                                  for i, j in enumerate(schedule.jobs)]
+    assert seen and all(b < 1e-6 and (inc is None or inc < 1e-6) for _, inc, b in seen)
+    assert all(b < 1e-6 and (inc is None or inc < 1e-6) for _, inc, b in rep.history)
+    assert all(v <= rep.objective * (1 + 1e-9) for v in rep.floor_runs.values()
+               if isinstance(v, float))
+
+
+def test_given_floor_schedules_join_in_the_instances_units():
+    inst = instance_from_dict(small(1e-9))
+    from oasis_opt import run
+    fifo = run(inst, "fifo")
+    schedule, rep = solve(inst, time_limit=30, floor_schedules={"fifo": fifo})
+    assert rep.floor_runs["fifo"] == fifo.total_utility
+    assert rep.objective >= fifo.total_utility
+
+
+def test_the_scaled_instance_keeps_everything_but_the_utilities():
+    inst = instance_from_dict(small(1.0))
+    twice = scaled_instance(inst, 2.0)
+    assert twice.name == inst.name and twice.horizon == inst.horizon
+    assert np.array_equal(twice.utility_table, 2.0 * inst.utility_table)
+    assert np.array_equal(twice.worker_demand, inst.worker_demand)
+
+
+def test_utilities_too_small_to_schedule_by_are_refused(tmp_path):
+    data = small(1.0)
+    for j in data["jobs"]:
+        j["utility"] = {"kind": "table", "values": [1e-310]}
+    with pytest.raises(InputError, match="too small to solve for"):
+        solve(instance_from_dict(data))
+    path = tmp_path / "u.json"
+    path.write_text(json.dumps(data))
+    out = tmp_path / "s.json"
+    r = subprocess.run([sys.executable, "-m", "oasis_opt", "solve", str(path), "-o", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "the largest utility is" in r.stderr and not out.exists()
+
+
+def test_cli_solve_of_tiny_utilities(tmp_path):
+    path, out = tmp_path / "u.json", tmp_path / "s.json"
+    path.write_text(json.dumps(small(1e-9)))
+    r = subprocess.run([sys.executable, "-m", "oasis_opt", "solve", str(path), "--json",
+                        "-o", str(out)], capture_output=True, text=True, check=True)
+    got = json.loads(r.stdout)
+    unit, _ = solve(instance_from_dict(small(1.0)))
+    assert got["status"] == "optimal"
+    assert got["total_utility"] == pytest.approx(unit.total_utility * 1e-9, rel=1e-6)
+    saved = load_schedule(out)
+    assert saved.total_utility == got["total_utility"]
