@@ -15,7 +15,10 @@ import numpy as np
 from .errors import InputError
 from .model import REL_TOL, Instance, Schedule, ps_needed
 
-#: Capacity rows allow this much float noise, relative to the capacity.
+#: Capacity rows allow this much float noise, relative to the capacity (and none on a
+#: capacity of 0). It was ``1e-9·max(1, C)``: an absolute 1e-9 below a capacity of 1, which
+#: let three workers of 1e-9 GPUs onto a server of 2e-9 where every fit count of the
+#: package (``floor(C/α + 1e-9)``) and the solver's optimum allow two.
 CAP_TOL = 1e-9
 
 
@@ -215,7 +218,7 @@ def _check_capacity(instance: Instance, schedule: Schedule, jobs: list[int], ew:
         job_rows = np.asarray(jobs, dtype=np.int64)[e.job]
         used = np.zeros((T, cap.shape[0], cap.shape[1]))  # (T, S, R)
         np.add.at(used, (e.slot, e.server), e.count[:, None] * demand[job_rows])
-        over = used > cap[None] + CAP_TOL * np.maximum(1.0, cap[None])
+        over = used > cap[None] * (1.0 + CAP_TOL)
         for t, s, r in zip(*np.nonzero(over), strict=True):
             here = (e.slot == t) & (e.server == s)
             holders = ", ".join(f"{schedule.jobs[n].id}:{c:.0f}"

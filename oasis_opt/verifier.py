@@ -262,7 +262,7 @@ def _packable(limits: tuple[int, ...], demand: np.ndarray, caps: np.ndarray) -> 
     for cap in caps:
         key = tuple(cap)
         if key not in fits_cache:
-            ok = np.all(load <= cap[None, :] + CAP_TOL * np.maximum(1.0, cap[None, :]), axis=1)
+            ok = np.all(load <= cap[None, :] * (1.0 + CAP_TOL), axis=1)
             fits_cache[key] = grid[ok]
         new = np.zeros(shape, dtype=bool)
         for u in fits_cache[key]:

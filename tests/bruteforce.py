@@ -39,12 +39,12 @@ def slot_options(inst: Instance, t: int) -> set[tuple[int, ...]]:
         for h in range(H):
             for r in range(R):
                 used = sum(inst.jobs[i].worker_demand[r] * combo[i][0][h] for i in range(J))
-                if used > inst.worker_capacity[h, r] + 1e-9:
+                if used > inst.worker_capacity[h, r] * (1 + 1e-9):  # as the validator
                     ok = False
         for k in range(K):
             for r in range(R):
                 used = sum(inst.jobs[i].ps_demand[r] * combo[i][1][k] for i in range(J))
-                if used > inst.ps_capacity[k, r] + 1e-9:
+                if used > inst.ps_capacity[k, r] * (1 + 1e-9):
                     ok = False
         if ok:
             out.add(tuple(sum(c[0]) for c in combo))

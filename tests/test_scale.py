@@ -174,3 +174,39 @@ def test_cli_solve_of_tiny_utilities(tmp_path):
     assert got["total_utility"] == pytest.approx(unit.total_utility * 1e-9, rel=1e-6)
     saved = load_schedule(out)
     assert saved.total_utility == got["total_utility"]
+
+
+@pytest.mark.parametrize("unit", [1e-9, 2.0 ** -27, 0.3])
+def test_small_capacities_and_demands_reach_the_brute_force_optimum(unit):
+    """TINY with every capacity and demand of its first resource (the GPUs of both pools)
+    multiplied by ``unit``: HiGHS takes a matrix entry of at most 1e-9 for 0, and with
+    demands of 1e-9 the schedule used three times the capacity (exit 1)."""
+    data = copy.deepcopy(TINY)
+    for server in data["worker_servers"] + data["ps_servers"]:
+        server["capacity"][0] *= unit
+    for j in data["jobs"]:
+        j["worker_demand"][0] *= unit
+        j["ps_demand"][0] *= unit
+    inst = instance_from_dict(data)
+    expected = best_utility(inst)
+    assert expected == pytest.approx(best_utility(instance_from_dict(TINY)), rel=1e-12)
+    for modeler, method in (("auto", "auto"), ("pulp", "compact"), ("auto", "colgen")):
+        schedule, rep = solve(inst, modeler=modeler, method=method, time_limit=20)
+        assert validate(inst, schedule).feasible
+        assert rep.objective == pytest.approx(expected, rel=1e-9), (modeler, method)
+
+
+def test_one_pool_of_tiny_servers_beside_a_pool_of_large_ones():
+    """Demands of 1e-9 GPUs on worker servers of 1e-8 beside a PS server of 1 GPU: each
+    pool is measured in its own unit (``unit_scales``); at most 10 workers fit a slot."""
+    data = {"format": "oasis-instance/1", "name": "units", "horizon": 3, "resources": ["gpu"],
+            "worker_servers": [{"name": "w", "capacity": [1e-8]}],
+            "ps_servers": [{"name": "p", "capacity": [1]}],
+            "jobs": [{"id": f"j{i}", "arrival": 0, "workload": 20, "max_workers": 50,
+                      "ps_ratio": 1, "worker_demand": [1e-9], "ps_demand": [1e-9],
+                      "utility": {"kind": "table", "values": [10 - i, 5, 1]}}
+                     for i in range(3)]}
+    inst = instance_from_dict(data)
+    schedule, rep = solve(inst)
+    assert validate(inst, schedule).feasible
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 5.0  # one job, two slots

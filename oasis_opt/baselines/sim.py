@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..model import Instance, Schedule, SlotCounts, ps_needed
+from ..validate import CAP_TOL
 
 #: Slack in ``floor(free / demand)``: free capacity is a difference of floats, and a unit that
 #: fits exactly must not be lost to rounding. The overshoot it allows (≤ demand · 1e-10) is far
@@ -183,8 +184,9 @@ class Packer:
         if s0 >= free.shape[0]:
             return None
         # The 1e-12 keeps float dust (-1e-15) on a resource the job does not use from
-        # hiding a server; fit_counts ignores such resources altogether.
-        room = (free[s0:] >= demand * (1.0 - FIT_EPS) - 1e-12).all(axis=1)
+        # hiding a server; fit_counts ignores such resources altogether. On a resource it
+        # uses the slack is relative (FIT_EPS), as the validator's tolerance is.
+        room = (free[s0:] >= demand * (1.0 - FIT_EPS) - 1e-12 * (demand == 0)).all(axis=1)
         s = s0 + int(room.argmax())
         if not room[s - s0]:
             s = free.shape[0]
@@ -353,7 +355,7 @@ def place(state: ClusterState, allocations: Mapping[int, Placement], rec: _Recor
     used_ps = z.T.astype(float) @ inst.ps_demand[ids]  # (K, R)
     for used, cap, pool in ((used_w, inst.worker_capacity, "worker"),
                             (used_ps, inst.ps_capacity, "PS")):
-        if (used > cap + 1e-9 * np.maximum(1.0, cap)).any():
+        if (used > cap * (1.0 + CAP_TOL)).any():
             raise SchedulingError(f"slot {state.t}: {pool} capacity exceeded")
     state.free_w = inst.worker_capacity - used_w
     state.free_ps = inst.ps_capacity - used_ps

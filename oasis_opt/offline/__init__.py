@@ -113,6 +113,7 @@ from .scale import (
     scaled_given,
     scaled_instance,
     scaled_schedule,
+    unit_scales,
     unscaled_progress,
     unscaled_report,
     unscaled_rounds,
@@ -184,12 +185,16 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     check_settings(modeler, time_limit, mip_gap, method)
     names = floor_names(floor)
     given = given_schedules(instance, floor_schedules)
-    # utilities below 1 are solved at a scale the solvers' absolute tolerances fit (scale.py)
-    k = 1.0 if customize is not None else objective_scale(instance)
-    if k == 1.0:
+    # utilities and capacities below 1 are solved at a scale the solvers' absolute
+    # tolerances fit (scale.py)
+    k, units = 1.0, None
+    if customize is None:
+        k, units = objective_scale(instance), unit_scales(instance)
+    if k == 1.0 and (units is None or all((u == 1.0).all() for u in units)):
         return _solve(instance, modeler, time_limit, mip_gap, method, options, solver,
                       on_progress, customize, floor, names, given, executor, on_round, clock)
-    schedule, report = _solve(scaled_instance(instance, k), modeler, time_limit, mip_gap,
+    assert units is not None
+    schedule, report = _solve(scaled_instance(instance, k, *units), modeler, time_limit, mip_gap,
                               method, options, solver, unscaled_progress(on_progress, k),
                               customize, floor, names, scaled_given(given, k), executor,
                               unscaled_rounds(on_round, k), clock)

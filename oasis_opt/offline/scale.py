@@ -10,6 +10,14 @@ a power of two ``k`` that brings the largest ``f_i(1)`` into [1, 2) where it lie
 value of every family exactly (``Utility.scaled``), and sums of them too, so the schedule's
 utilities are, bit for bit, those of the instance as given (tests/test_scale.py).
 
+The same holds for the capacity rows: HiGHS takes a matrix entry of at most 1e-9 for 0, so
+demands of 1e-9 on servers of 1e-8 (both within SPEC §5's range) gave a schedule that used
+three times the capacity. Each pool's resource whose largest capacity lies below 1 is
+measured in a unit a power of two smaller (``unit_scales``): its capacities and demands are
+multiplied by the factor that brings the largest capacity into [1, 2). What fits where is
+unchanged, exactly, and so is every schedule; the online algorithms compare shares of
+capacity, which do not change either.
+
 Utilities of order one or more are solved as they are (``k = 1``). A customized model
 (``solve(customize=…)``) is not scaled either: its rows may hold the user's own constants
 in utility units. The floor's online algorithms see the scaled utilities, so OASiS's
@@ -22,6 +30,8 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from ..errors import InputError
 from ..model import Instance, Schedule
@@ -44,19 +54,48 @@ def objective_scale(instance: Instance) -> float:
     top = max((j.utility.at(1) for j in instance.jobs), default=0.0)
     if not 0.0 < top < SCALE_BELOW:
         return 1.0
-    exponent = -math.frexp(top)[1] + 1  # top = m·2^e, 0.5 ≤ m < 1: top·2^(1−e) in [1, 2)
-    if exponent > MAX_EXPONENT:
+    if 1 - math.frexp(top)[1] > MAX_EXPONENT:  # top = m·2^e, 0.5 ≤ m < 1
         raise InputError("jobs", f"the largest utility is {top:.3g}, too small to solve for "
                                  f"(at least 2^-{MAX_EXPONENT}, about "
                                  f"{2.0 ** -MAX_EXPONENT:.1g}): multiply the utilities by a "
                                  f"constant")
-    return math.ldexp(1.0, exponent)
+    return _power_up(top)
 
 
-def scaled_instance(instance: Instance, k: float) -> Instance:
-    """``instance`` with every job's utility multiplied by ``k`` (the same name)."""
-    return replace(instance, jobs=tuple(replace(j, utility=j.utility.scaled(k))
-                                        for j in instance.jobs))
+def _power_up(top: float) -> float:
+    """The power of two that brings ``top`` (> 0, < 1) into [1, 2), at most
+    ``2**MAX_EXPONENT``."""
+    return math.ldexp(1.0, min(MAX_EXPONENT, 1 - math.frexp(top)[1]))
+
+
+def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """(R,) factors for the worker pool's resources and (R,) for the PS pool's: 1 where the
+    pool's largest capacity of the resource is 0 or at least 1, else the power of two that
+    brings it into [1, 2) (capacities are at least 1e-9, SPEC §5)."""
+    def pool(capacity: np.ndarray) -> np.ndarray:
+        top = capacity.max(axis=0) if len(capacity) else np.zeros(len(instance.resources))
+        return np.array([_power_up(float(c)) if 0.0 < c < SCALE_BELOW else 1.0 for c in top])
+    return pool(instance.worker_capacity), pool(instance.ps_capacity)
+
+
+def scaled_instance(instance: Instance, k: float, worker_units: np.ndarray | None = None,
+                    ps_units: np.ndarray | None = None) -> Instance:
+    """``instance`` (the same name) with every job's utility multiplied by ``k`` and, where
+    given, each resource's capacities and demands of the worker pool by ``worker_units`` and
+    of the PS pool by ``ps_units`` (``unit_scales``)."""
+    R = len(instance.resources)
+    wu = np.ones(R) if worker_units is None else np.asarray(worker_units, dtype=float)
+    pu = np.ones(R) if ps_units is None else np.asarray(ps_units, dtype=float)
+
+    def groups(gs: tuple, units: np.ndarray) -> tuple:
+        return tuple(replace(g, capacity=tuple(float(c * u) for c, u in
+                                               zip(g.capacity, units, strict=True)))
+                     for g in gs)
+    jobs = tuple(replace(j, utility=j.utility.scaled(k) if k != 1.0 else j.utility,
+                         worker_demand=np.asarray(j.worker_demand) * wu,
+                         ps_demand=np.asarray(j.ps_demand) * pu) for j in instance.jobs)
+    return replace(instance, worker_groups=groups(instance.worker_groups, wu),
+                   ps_groups=groups(instance.ps_groups, pu), jobs=jobs)
 
 
 def scaled_schedule(schedule: Schedule, k: float,
