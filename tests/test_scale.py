@@ -210,3 +210,26 @@ def test_one_pool_of_tiny_servers_beside_a_pool_of_large_ones():
     schedule, rep = solve(inst)
     assert validate(inst, schedule).feasible
     assert rep.status is SolveStatus.OPTIMAL and rep.objective == 5.0  # one job, two slots
+
+
+def test_the_validator_tolerance_is_relative_to_the_capacity():
+    """Three workers of 1e-9 GPUs on a server of 2e-9: over capacity by half of it (the
+    tolerance was an absolute 1e-9 below a capacity of 1, and accepted them)."""
+    data = copy.deepcopy(TINY)
+    data["worker_servers"][0]["capacity"][0] = 2e-9
+    for j in data["jobs"]:
+        j["worker_demand"][0] = 1e-9
+    inst = instance_from_dict(data)
+    T, H, K = inst.horizon, len(inst.worker_names), len(inst.ps_names)
+    y, z = np.zeros((T, H), dtype=np.int64), np.zeros((T, K), dtype=np.int64)
+    y[:, 0], z[:, 0] = 2, 1  # job a (γ = 2): two workers and one PS a slot
+    from oasis_opt.model import Schedule
+    ok = Schedule.from_arrays(inst, "hand", {0: y}, {0: z}, trim=True)
+    assert validate(inst, ok).feasible
+    y3, z3 = y.copy(), z.copy()
+    y3[:, 0], z3[:, 0] = 3, 2
+    data["jobs"][0]["max_workers"] = 3
+    inst3 = instance_from_dict(data)
+    over = validate(inst3, Schedule.from_arrays(inst3, "hand", {0: y3}, {0: z3}, trim=True))
+    assert not over.feasible
+    assert any("capacity" in str(v) for v in over.violations)
