@@ -111,8 +111,11 @@ def test_every_route_reports_in_the_instances_units(modeler, method):
                     time_limit=limit)
     inst = instance_from_dict(small(1e-9))
     seen: list[tuple[float, float | None, float]] = []
+    rounds: list = []
     schedule, rep = solve(inst, modeler=modeler, method=method, time_limit=limit,
-                          on_progress=lambda s, inc, b: seen.append((s, inc, b)))
+                          on_progress=lambda s, inc, b: seen.append((s, inc, b)),
+                          on_round=rounds.append)
+    assert all(r.bound < 1e-6 and r.incumbent < 1e-6 for r in rounds)  # trace scale only
     if method != "colgen":
         assert rep.status is SolveStatus.OPTIMAL
         assert schedule.total_utility == pytest.approx(unit.total_utility * 1e-9, rel=1e-6)
@@ -233,3 +236,14 @@ def test_the_validator_tolerance_is_relative_to_the_capacity():
     over = validate(inst3, Schedule.from_arrays(inst3, "hand", {0: y3}, {0: z3}, trim=True))
     assert not over.feasible
     assert any("capacity" in str(v) for v in over.violations)
+
+
+def test_column_generations_rounds_are_told_in_the_instances_units():
+    from oasis_opt.formulations.colgen_scale import Round
+
+    from oasis_opt.offline.scale import unscaled_rounds
+    got: list = []
+    tell = unscaled_rounds(got.append, 2.0 ** 30)
+    tell(Round(3, 1.5, 2.0 ** 30, 2.0 ** 31, 2.0 ** 29, 3.0, 100, None, 7))
+    assert (got[0].lp, got[0].bound, got[0].incumbent, got[0].gap) == (1.0, 2.0, 0.5, 3.0)
+    assert (got[0].iteration, got[0].columns, got[0].jobs) == (3, 100, 7)

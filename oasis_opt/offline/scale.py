@@ -103,22 +103,25 @@ def scaled_schedule(schedule: Schedule, k: float,
     """``schedule`` with its utilities (per job, the total, the numeric ``extras`` named)
     multiplied by ``k``; its allocations as they are."""
     jobs = tuple(replace(j, utility=j.utility * k) for j in schedule.jobs)
-    more = {key: v * k if key in extras and isinstance(v, (int, float))
-            and not isinstance(v, bool) else v for key, v in schedule.extras.items()}
+    more = {key: _over(v, 1.0 / k) if key in extras else v
+            for key, v in schedule.extras.items()}
     return Schedule(schedule.instance, schedule.algorithm, schedule.total_utility * k, jobs,
                     more)
+
+
+def _over(x: Any, k: float) -> Any:
+    """``x / k`` for a number, anything else (None, a message) as it is."""
+    return x / k if isinstance(x, (int, float)) and not isinstance(x, bool) else x
 
 
 def unscaled_report(report: SolveReport, k: float) -> SolveReport:
     """``solve``'s report of the scaled instance in the given instance's units (the gap is a
     ratio and stays)."""
-    def u(x: float | None) -> float | None:
-        return None if x is None else x / k
     return replace(report, objective=report.objective / k, bound=report.bound / k,
-                   solver_objective=u(report.solver_objective),
-                   history=tuple((s, u(inc), b / k) for s, inc, b in report.history),
-                   floor_runs={name: v / k if isinstance(v, (int, float)) else v
-                               for name, v in report.floor_runs.items()})
+                   solver_objective=_over(report.solver_objective, k),
+                   history=tuple((s, _over(inc, k), _over(b, k))
+                                 for s, inc, b in report.history),
+                   floor_runs={name: _over(v, k) for name, v in report.floor_runs.items()})
 
 
 def unscaled_progress(on_progress: Progress | None, k: float) -> Progress | None:
@@ -126,7 +129,7 @@ def unscaled_progress(on_progress: Progress | None, k: float) -> Progress | None
     if on_progress is None:
         return None
     told = on_progress
-    return lambda s, inc, b: told(s, None if inc is None else inc / k, b / k)
+    return lambda s, inc, b: told(s, _over(inc, k), _over(b, k))
 
 
 def unscaled_rounds(on_round: Callable[[Any], None] | None,
@@ -136,8 +139,8 @@ def unscaled_rounds(on_round: Callable[[Any], None] | None,
     if on_round is None:
         return None
     told = on_round
-    return lambda r: told(replace(r, lp=r.lp / k, bound=r.bound / k,
-                                  incumbent=r.incumbent / k))
+    return lambda r: told(replace(r, lp=_over(r.lp, k), bound=_over(r.bound, k),
+                                  incumbent=_over(r.incumbent, k)))
 
 
 def scaled_given(given: Mapping[str, Schedule], k: float) -> dict[str, Schedule]:
