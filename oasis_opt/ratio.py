@@ -161,8 +161,9 @@ def algorithm_table(algorithms_: str | Sequence[str] | Mapping[str, Mapping[str,
 
 
 def _le(a: float, b: float) -> bool:
-    """``a ≤ b`` up to REL_TOL (relative)."""
-    return a <= b + REL_TOL * max(1.0, abs(a), abs(b))
+    """``a ≤ b`` up to REL_TOL (relative: utilities of any size compare as their scaled
+    copies do; an absolute floor of REL_TOL held every check on utilities near 1e-9)."""
+    return a <= b + REL_TOL * max(abs(a), abs(b))
 
 
 def _at_most(lo: float, hi: float, limit: float) -> bool | None:
@@ -176,10 +177,12 @@ def _at_most(lo: float, hi: float, limit: float) -> bool | None:
 
 
 def ratio(opt: float, alg: float) -> float | None:
-    """OPT/ALG; inf when only ALG is 0, None when both are."""
-    if alg > REL_TOL * max(1.0, abs(opt)):
+    """OPT/ALG; inf when only ALG is 0 (at most REL_TOL·OPT), None when both are. Relative
+    only, so that multiplying every utility by a constant keeps the ratio: with utilities near
+    1e-9 an absolute floor of REL_TOL made every ratio None."""
+    if alg > REL_TOL * abs(opt):
         return opt / alg
-    return math.inf if opt > REL_TOL else None
+    return math.inf if opt > 0 else None
 
 
 def _time_note(time_limit: float, ran: float, solve_seconds: float | None) -> str:

@@ -57,6 +57,31 @@ def test_zero_utility_ratio() -> None:
     assert ratio.ratio(10.0, 4.0) == 2.5
 
 
+def test_ratios_and_checks_keep_when_every_utility_is_scaled() -> None:
+    """Multiplying every utility by a constant keeps OPT/ALG and every check: with an
+    absolute floor of 1e-6, utilities near 1e-9 made every OPT/ALG None (ALG taken for 0) and
+    every ``≤`` check true (``D_cert ≥ OPT`` held at a third of OPT)."""
+    import copy
+
+    from test_scale import TINY, times
+
+    from oasis_opt.io import instance_from_dict
+    assert ratio.ratio(2.5e-9, 1e-9) == pytest.approx(2.5)
+    assert ratio.ratio(2.5e-9, 0.0) == math.inf
+    assert ratio._at_most(3e-9, 3e-9, 1e-9) is False
+    assert ratio._at_most(1e-9, 3e-9, 2e-9) is None
+    got = {}
+    for k in (1.0, 1e-9):
+        data = copy.deepcopy(TINY)
+        for j in data["jobs"]:
+            j["utility"] = times(j["utility"], k)
+        rep = ratio.compare(instance_from_dict(data), ["fifo", "drf", "rrh"])
+        assert rep.status == "optimal"
+        got[k] = {r["algorithm"]: r["opt_over_alg"] for r in rep.rows}
+    assert all(v is not None and v > 1.0 for v in got[1e-9].values())
+    assert got[1e-9] == pytest.approx(got[1.0], rel=1e-9)
+
+
 def test_an_algorithm_that_does_not_import_is_refused_before_the_solve(monkeypatch) -> None:
     solves = []
     monkeypatch.setattr(ratio, "_solve", lambda *a, **k: solves.append(1))
