@@ -13,7 +13,8 @@ incumbent: OPT = 0 (``opt_zero``: nothing can earn, the ratio is undefined) and 
 without admission guarantees reaches it trivially — a FIFO head that blocks the queue — and it
 says nothing about how bad a finite answer can be). A solve that is not proven optimal within
 the per-candidate time limit is ``unsolved`` and skipped. "ALG = 0" means
-``ALG ≤ 1e-6·max(1, OPT)`` (``model.REL_TOL``).
+``ALG ≤ 1e-6·OPT`` (``model.REL_TOL``; relative, so utilities of any size score as their
+scaled copies do).
 
 **Search** (restarted hill climbing, a (1, λ) strategy with plateau moves): a restart draws
 ``batch`` random instances from the search space and keeps the best; each following round
@@ -398,9 +399,9 @@ class Outcome:
 
 def score_ratio(opt: float, alg: float) -> tuple[str, float | None]:
     """(status, ratio) of OPT and ALG (module docstring)."""
-    if opt <= REL_TOL:
+    if opt <= 0.0:
         return "opt_zero", None
-    if alg <= REL_TOL * max(1.0, opt):
+    if alg <= REL_TOL * opt:
         return "alg_zero", math.inf
     return "ok", opt / alg
 

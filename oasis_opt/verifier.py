@@ -426,7 +426,7 @@ def evaluate_index(space: Space, index: int, algorithm: str, params: Mapping[str
            "two_alpha": float(two_alpha) if isinstance(two_alpha, (int, float)) else None}
     if opt is None:
         return {**row, "status": "unsolved", "ratio": None}
-    if alg > opt + REL_TOL * max(1.0, opt):
+    if alg > opt * (1.0 + REL_TOL):
         raise RuntimeError(f"{algorithm} earned {alg:.9g} > OPT {opt:.9g} ({method}) on "
                            f"instance {index} of {space.name}: the exact optimum is wrong")
     status, ratio = score_ratio(opt, alg)

@@ -94,6 +94,22 @@ def test_maximum_equals_a_direct_loop_and_the_argmax_file_reproduces_it(
     assert sum(int(r.split(",")[2]) for r in dist) == 64
 
 
+def test_utilities_near_1e_9_give_the_maximum_of_the_space_scaled_by_1e9(tmp_path):
+    """FIFO does not look at the utilities, so the space with every utility × 1e-9 has the
+    same ratios (OASiS and RRH admit by an absolute 1e-9, SPEC §3 and baselines/rrh.py):
+    every instance was counted ``opt_zero`` ("nothing can earn") there, as OPT ≤ 1e-6 was
+    taken for 0."""
+    algorithm = "fifo"
+    tiny = copy.deepcopy(SPACE)
+    for u in tiny["utility"]:
+        u["values"] = [v * 1e-9 for v in u["values"]]
+    got = verify.verify(verify.space_from_dict(tiny), algorithm, out=tmp_path / "t")
+    best, arg, counts = direct_maximum(SPACE, algorithm)
+    assert got.counts == counts
+    assert got.max_ratio == pytest.approx(best, rel=1e-9)
+    assert got.argmax == arg
+
+
 def test_instances_are_numbered_like_the_direct_loop():
     sp = verify.space_from_dict(copy.deepcopy(SPACE))
     for n, d in enumerate(hand_instances(SPACE)):
