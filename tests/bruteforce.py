@@ -24,7 +24,8 @@ def slot_options(inst: Instance, t: int) -> set[tuple[int, ...]]:
     for job in inst.jobs:
         choices = [((0,) * H, (0,) * K)]
         if job.arrival <= t:
-            zmax = math.ceil(job.max_workers / job.ps_ratio - 1e-9)
+            # never 0 PSs for a positive worker count, however large γ (model.ps_needed)
+            zmax = max(1, math.ceil(job.max_workers / job.ps_ratio - 1e-9))
             for y in itertools.product(range(job.max_workers + 1), repeat=H):
                 w = sum(y)
                 if w == 0 or w > job.max_workers:

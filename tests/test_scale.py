@@ -163,7 +163,7 @@ def test_utilities_too_small_to_schedule_by_are_refused(tmp_path):
     r = subprocess.run([sys.executable, "-m", "oasis_opt", "solve", str(path), "-o", str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert "the largest utility is" in r.stderr and not out.exists()
+    assert "the most a job can earn is" in r.stderr and not out.exists()
 
 
 def test_cli_solve_of_tiny_utilities(tmp_path):
@@ -247,3 +247,66 @@ def test_column_generations_rounds_are_told_in_the_instances_units():
     tell(Round(3, 1.5, 2.0 ** 30, 2.0 ** 31, 2.0 ** 29, 3.0, 100, None, 7))
     assert (got[0].lp, got[0].bound, got[0].incumbent, got[0].gap) == (1.0, 2.0, 0.5, 3.0)
     assert (got[0].iteration, got[0].columns, got[0].jobs) == (3, 100, 7)
+
+
+def test_the_brute_force_gives_a_job_of_a_huge_ps_ratio_its_one_ps():
+    """ceil(1/1e12 − 1e-9) is 0: the brute force allowed no PS and found an optimum of 0
+    where one worker and one PS earn 1 (docs/model.md: never 0 PSs for a positive count)."""
+    data = {"format": "oasis-instance/1", "name": "g", "horizon": 1, "resources": ["gpu"],
+            "worker_servers": [{"name": "w", "capacity": [1]}],
+            "ps_servers": [{"name": "p", "capacity": [1]}],
+            "jobs": [{"id": "a", "arrival": 0, "workload": 1, "max_workers": 1,
+                      "ps_ratio": gamma, "worker_demand": [1], "ps_demand": [1],
+                      "utility": {"kind": "table", "values": [1]}} for gamma in [1e12]]}
+    assert best_utility(instance_from_dict(data)) == 1.0
+
+
+def test_a_job_that_cannot_finish_does_not_hide_the_scale():
+    """Utilities near 1e-8 beside a job worth 1 that arrives in the last slot and needs two
+    worker-slots at one worker a slot: keyed on the largest f_i(1), the scale stayed 1 and
+    HiGHS called 2e-8 optimal where brute force finds 3e-8."""
+    data = {"format": "oasis-instance/1", "name": "x", "horizon": 3, "resources": ["gpu"],
+            "worker_servers": [{"name": "w0", "capacity": [2]}],
+            "ps_servers": [{"name": "p0", "capacity": [2]}],
+            "jobs": [
+                {"id": "j0", "arrival": 0, "workload": 3, "max_workers": 3, "ps_ratio": 1,
+                 "worker_demand": [2], "ps_demand": [1],
+                 "utility": {"kind": "table", "values": [3e-08, 1e-08, 1e-08]}},
+                {"id": "j1", "arrival": 1, "workload": 1, "max_workers": 3, "ps_ratio": 1,
+                 "worker_demand": [1], "ps_demand": [0],
+                 "utility": {"kind": "table", "values": [2e-08, 2e-08, 1e-08]}},
+                {"id": "j2", "arrival": 1, "workload": 3, "max_workers": 3, "ps_ratio": 1,
+                 "worker_demand": [1], "ps_demand": [0],
+                 "utility": {"kind": "table", "values": [2e-08, 1e-08, 1e-08]}},
+                {"id": "big", "arrival": 2, "workload": 2, "max_workers": 1, "ps_ratio": 1,
+                 "worker_demand": [1], "ps_demand": [1],
+                 "utility": {"kind": "table", "values": [1]}}]}
+    inst = instance_from_dict(data)
+    from oasis_opt.offline.scale import alone_values
+    assert alone_values(inst)[3] == 0.0 and objective_scale(inst) > 1.0
+    expected = best_utility(inst)
+    for modeler in ("auto", "pyomo", "pulp"):
+        _, rep = solve(inst, modeler=modeler)
+        assert rep.objective == pytest.approx(expected, rel=1e-9), modeler
+
+
+def test_alone_values_are_what_the_model_lets_each_job_earn():
+    """``alone_values`` against ``formulations.common.prepare``'s earliest completions, on
+    the shipped instances and the hard-mix ones: the same value for every active job, 0 for
+    the others."""
+    from oasis_opt.formulations.common import PLAIN, prepare
+
+    from oasis_opt.io import load_instance
+    from oasis_opt.offline.scale import alone_values
+    paths = [p for p in sorted(INSTANCES.glob("*.json")) if p.name != "manifest.json"][:8]
+    hard_mix = sorted((INSTANCES.parent.parent / "shared" / "bench" / "hard-mix")
+                      .glob("hard-mix-*.json"))[:4]
+    for path in paths + hard_mix:
+        inst = load_instance(path)
+        if inst.num_jobs * inst.horizon > 200_000:
+            continue
+        prep = prepare(inst, PLAIN)
+        want = np.zeros(inst.num_jobs)
+        for i in prep.active:
+            want[i] = prep.gain[i, prep.earliest[i]]
+        assert np.array_equal(alone_values(inst), want), path.name
