@@ -5,8 +5,8 @@ absolute tolerance (1e-7); the package's own comparisons are ``1e-6·max(1, |x|)
 relative (SPEC §2: 1e-6 rel.) only where the utilities are of order one or more: with every
 ``f_i(1)`` near 1e-9, HiGHS found the objective "optimal" at once, at 2.2e-9 against an
 optimum of 2.5e-9. ``solve`` therefore runs on the instance with every utility multiplied by
-a power of two ``k`` that brings the largest ``f_i(1)`` into [1, 2) where it lies below 1
-(``objective_scale``), and divides what it reports by ``k``. A power of two scales every
+a power of two ``k`` that brings the most one job can earn alone into [1, 2) where it lies
+below 1 (``objective_scale``), and divides what it reports by ``k``. A power of two scales every
 value of every family exactly (``Utility.scaled``), and sums of them too, so the schedule's
 utilities are, bit for bit, those of the instance as given (tests/test_scale.py).
 
@@ -47,15 +47,42 @@ MAX_EXPONENT = 1000
 UTILITY_EXTRAS = ("bound", "solver_objective", "lp_value")
 
 
+def alone_values(instance: Instance) -> np.ndarray:
+    """(J,) what each job earns alone on the empty cluster: ``f_i(⌈V_i / w_i⌉)`` at its most
+    workers a slot ``w_i = min(N_i, Σ_h fits_h, ⌊γ_i·Σ_k fits_k⌋)`` (``w_max`` of
+    ``formulations/common.py``), 0 where it cannot finish within the horizon. The optimum is
+    at least the largest, and no term of the objective exceeds it."""
+    from ..formulations.colgen_scale import server_fits
+    J, T = instance.num_jobs, instance.horizon
+    out = np.zeros(J)
+    if not J:
+        return out
+
+    def pool(demand: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+        classes, inverse = np.unique(demand, axis=0, return_inverse=True)
+        fits = [int(server_fits(capacity, d).sum()) if len(capacity) else 0 for d in classes]
+        return np.array(fits, dtype=float)[np.asarray(inverse).reshape(-1)]
+    by_ps = np.floor(instance.ps_ratio * pool(instance.ps_demand, instance.ps_capacity) + 1e-9)
+    rate = np.minimum(np.minimum(instance.max_workers, pool(instance.worker_demand,
+                                                            instance.worker_capacity)), by_ps)
+    for i in np.flatnonzero(rate > 0):
+        d = math.ceil(int(instance.workload[i]) / int(rate[i]))
+        if int(instance.arrival[i]) + d <= T:
+            out[i] = max(0.0, instance.jobs[i].utility.at(d))
+    return out
+
+
 def objective_scale(instance: Instance) -> float:
-    """The power of two ``k`` that ``solve`` multiplies the utilities by: 1 where the largest
-    ``f_i(1)`` is at least ``SCALE_BELOW`` (or no job earns anything), else the one that
-    brings it into [1, 2). ``InputError`` where even ``2**MAX_EXPONENT`` does not reach 1."""
-    top = max((j.utility.at(1) for j in instance.jobs), default=0.0)
+    """The power of two ``k`` that ``solve`` multiplies the utilities by: 1 where the most a
+    job earns alone (``alone_values``) is at least ``SCALE_BELOW`` or 0, else the one that
+    brings it into [1, 2); keyed on what jobs can earn, so that a job worth 1 that cannot
+    finish does not hide the scale of the rest. ``InputError`` where even
+    ``2**MAX_EXPONENT`` does not reach 1."""
+    top = float(alone_values(instance).max(initial=0.0))
     if not 0.0 < top < SCALE_BELOW:
         return 1.0
     if 1 - math.frexp(top)[1] > MAX_EXPONENT:  # top = m·2^e, 0.5 ≤ m < 1
-        raise InputError("jobs", f"the largest utility is {top:.3g}, too small to solve for "
+        raise InputError("jobs", f"the most a job can earn is {top:.3g}, too small to solve for "
                                  f"(at least 2^-{MAX_EXPONENT}, about "
                                  f"{2.0 ** -MAX_EXPONENT:.1g}): multiply the utilities by a "
                                  f"constant")
