@@ -189,6 +189,28 @@ def test_tetris_is_elastic_up_to_max_workers():
     assert slots(s, "j0") == {0: 4, 1: 4, 2: 1}
 
 
+@pytest.mark.parametrize("algorithm", BASELINES)
+def test_a_ps_ratio_below_one_brings_several_pss_a_worker(algorithm):
+    """γ = 0.5: each worker needs two PSs, three PS slots of room hold one worker. Tetris and
+    DRF added one PS a worker and ran two workers on two PSs (the schedule broke the ratio
+    rule, exit 1 on a valid instance). FIFO's and RRH's gang of two workers needs four PSs
+    and never fits."""
+    from oasis_opt.validate import validate
+    inst = make([{"workload": 2, "max_workers": 2, "ps_ratio": 0.5,
+                  "worker_demand": [1, 1], "ps_demand": [0, 1]}], horizon=3,
+                workers=[{"name": "w0", "capacity": [10, 10]},
+                         {"name": "w1", "capacity": [3, 3]}],
+                ps=[{"name": "p", "capacity": [0, 3]}])
+    s = algorithms.run(algorithm, inst)
+    assert validate(inst, s).feasible
+    if algorithm in ("fifo", "rrh"):
+        assert not s.jobs[0].completed
+        return
+    assert s.jobs[0].completed and s.jobs[0].completion_slot == 1  # one worker a slot
+    for a in s.jobs[0].allocations:
+        assert sum(a.workers.values()) == 1 and sum(a.ps.values()) == 2
+
+
 def test_tetris_favours_less_remaining_work():
     # Same demand, room for only one worker: the job nearer its end goes first.
     inst = make([{"id": "long", "workload": 6, "max_workers": 1},

@@ -158,12 +158,16 @@ class Packer:
         return pl
 
     def grow(self, pl: Placement, alpha: np.ndarray, beta: np.ndarray, ratio: float) -> bool:
-        """Add one worker to ``pl`` on the first server with room, and one PS (first-fit) if
-        ``ceil((w+1)/γ)`` exceeds the PSs held; both or neither. True on success."""
+        """Add one worker to ``pl`` on the first server with room, and the PSs (first-fit)
+        by which ``ceil((w+1)/γ)`` exceeds the PSs held (one, or several where γ < 1); all or
+        none. True on success."""
         h = self._first_room(self.free_w, alpha, self._start_w)
         if h is None:
             return False
-        if ps_needed(pl.workers + 1, ratio) > pl.ps:
+        extra = int(ps_needed(pl.workers + 1, ratio)) - pl.ps
+        if extra > 1 and not self._rooms(self.free_ps, beta, self._start_ps, extra):
+            return False
+        for _ in range(max(0, extra)):
             k = self._first_room(self.free_ps, beta, self._start_ps)
             if k is None:
                 return False
@@ -174,6 +178,19 @@ class Packer:
         pl.workers += 1
         self.free_w[h] -= alpha
         return True
+
+    @staticmethod
+    def _rooms(free: np.ndarray, demand: np.ndarray, start: dict[bytes, int],
+               count: int) -> bool:
+        """Whether ``count`` units of ``demand`` fit on the servers from the first that may
+        have room (``_first_room``'s test, one unit after another), nothing changed."""
+        placed = 0
+        thr = demand * (1.0 - FIT_EPS) - 1e-12 * (demand == 0)
+        for f in free[start.get(demand.tobytes(), 0):]:
+            while placed < count and (f >= thr).all():
+                f = f - demand
+                placed += 1
+        return placed >= count
 
     @staticmethod
     def _first_room(free: np.ndarray, demand: np.ndarray, start: dict[bytes, int]) -> int | None:

@@ -17,7 +17,9 @@ Rule, per slot t (``TetrisPolicy.allocate``):
   ``a_ih = Σ_r (α_i[r]/C_h[r]) · (free_h[r]/C_h[r])`` over r with ``C_h[r] > 0``; when the
   next worker needs a PS (``ceil((w_i+1)/γ_i) > p_i``) the PS goes to the PS server with the
   largest ``b_ik = Σ_r (β_i[r]/C_k[r]) · (free_k[r]/C_k[r])`` among those with room (ties: lower
-  index), and ``b_ik`` is added: the task's demand spans both servers.
+  index), and ``b_ik`` is added: the task's demand spans both servers. With ``γ_i < 1`` a
+  worker brings ``ceil((w_i+1)/γ_i) − p_i`` PSs, each placed so (the first one's ``b_ik`` is
+  added), and a job whose next worker's PSs do not all fit takes no more workers that slot.
 - Remaining work ``W_i = rem_i · v_i`` at the start of the slot, with
   ``v_i = Σ_r α_i[r]/C̄_w[r] + (1/γ_i)·Σ_r β_i[r]/C̄_ps[r]`` the normalised size of one
   worker-slot and its PS share (C̄ = mean server capacity of the pool; resources with C̄ = 0
@@ -81,6 +83,19 @@ class TetrisPolicy(Policy):
             size += per * (demand[:, pos] / mean[pos]).sum(axis=1)
         self.size = size  # (J,) v_i
 
+    @staticmethod
+    def _ps_room(free_ps: np.ndarray, beta: np.ndarray, beta_thr: np.ndarray,
+                 count: int) -> bool:
+        """Whether ``count`` PSs of demand ``beta`` fit on the PS servers of ``free_ps``
+        (each placed where one more fits, the test of ``allocate``'s updates)."""
+        placed = 0
+        for free in free_ps:
+            f = free.copy()
+            while placed < count and (f >= beta_thr).all():
+                f = f - beta
+                placed += 1
+        return placed >= count
+
     def allocate(self, state: ClusterState) -> dict[int, Placement]:
         inst = self.instance
         act = state.active()
@@ -125,6 +140,11 @@ class TetrisPolicy(Policy):
             i = int(total.argmax())
             if not np.isfinite(total[i]):
                 break
+            extra = int(ps_needed(w[i] + 1, ratio[i])) - int(p[i])
+            if extra > 1 and not self._ps_room(free_ps, beta[i], beta_thr[i], extra):
+                # γ_i < 1: this worker brings several PSs and they do not all fit
+                limit[i] = w[i]
+                continue
             h = int(best_h[i])
             y[i, h] += 1
             w[i] += 1
@@ -134,7 +154,7 @@ class TetrisPolicy(Policy):
             stale = np.flatnonzero(best_h == h)
             best_h[stale] = a_m[stale].argmax(axis=1)
             a_best[stale] = a_m[stale, best_h[stale]]
-            if need[i]:
+            for _ in range(max(0, extra)):  # one PS each, to the best server with room
                 k = int(best_k[i])
                 z[i, k] += 1
                 p[i] += 1
