@@ -32,7 +32,7 @@ from functools import cached_property
 
 import numpy as np
 
-from oasis_opt.model import Instance, Schedule
+from oasis_opt.model import Instance, Schedule, ps_needed
 
 _EPS = 1e-9
 
@@ -654,7 +654,8 @@ def prepare(instance: Instance, options: Options | None = None) -> Prep:
     options = options or Options()
     J, T = instance.num_jobs, instance.horizon
     ub_y = _fit(instance.worker_demand, instance.worker_capacity, instance.max_workers)
-    ps_cap = np.ceil(instance.max_workers / instance.ps_ratio - _EPS).astype(np.int64) \
+    # ``ps_needed``: at least one PS for any workers, however large γ (⌈1/1e12 − 1e-9⌉ is 0)
+    ps_cap = np.asarray(ps_needed(instance.max_workers, instance.ps_ratio), dtype=np.int64) \
         if J else np.zeros(0, dtype=np.int64)
     ub_z = _fit(instance.ps_demand, instance.ps_capacity, ps_cap)
     if J:
@@ -662,7 +663,7 @@ def prepare(instance: Instance, options: Options | None = None) -> Prep:
         w_max = np.minimum(np.minimum(instance.max_workers, ub_y.sum(axis=1)), by_ps)
         # no server holds more of job i than one slot's work allows, nor PSs than it needs
         ub_y = np.minimum(ub_y, w_max[:, None])
-        need = np.ceil(w_max / instance.ps_ratio - _EPS).astype(np.int64)
+        need = np.asarray(ps_needed(w_max, instance.ps_ratio), dtype=np.int64)
         ub_z = np.minimum(ub_z, need[:, None])
     else:
         w_max = np.zeros(0, dtype=np.int64)

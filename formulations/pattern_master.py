@@ -45,7 +45,7 @@ import highspy
 import numpy as np
 
 from oasis_opt.limits import check_allocation
-from oasis_opt.model import Instance, Schedule
+from oasis_opt.model import Instance, Schedule, ps_needed
 
 from .common import binding_resources, maximal_patterns
 from .deadline import Deadline, run_limit
@@ -182,8 +182,8 @@ class PatternMaster:
         #: the solve's one deadline: every HiGHS run of this master stops at it
         self.deadline = deadline or Deadline()
         T, J = instance.horizon, instance.num_jobs
-        ps_count = np.ceil(instance.max_workers / instance.ps_ratio - _EPS) if J else \
-            np.zeros(0)
+        ps_count = np.asarray(ps_needed(instance.max_workers, instance.ps_ratio),
+                              dtype=float) if J else np.zeros(0)
         self.pools = (_build_pool(instance.worker_capacity, instance.worker_demand,
                                   instance.max_workers.astype(float), pattern_limit),
                       _build_pool(instance.ps_capacity, instance.ps_demand, ps_count,

@@ -310,3 +310,43 @@ def test_alone_values_are_what_the_model_lets_each_job_earn():
         for i in prep.active:
             want[i] = prep.gain[i, prep.earliest[i]]
         assert np.array_equal(alone_values(inst), want), path.name
+
+
+@pytest.mark.parametrize("gamma", [1e9, 1e12])
+def test_a_job_of_a_huge_ps_ratio_still_needs_one_ps(gamma):
+    """⌈1/γ − 1e-9⌉ is 0 from γ ≈ 1e9 on: the model allowed the job no PS at all and proved
+    0 below FIFO's 1 (SolverError, exit 1); ``model.ps_needed`` gives one."""
+    data = {"format": "oasis-instance/1", "name": "x", "horizon": 1, "resources": ["gpu"],
+            "worker_servers": [{"name": "w", "capacity": [1]}],
+            "ps_servers": [{"name": "p", "capacity": [1]}],
+            "jobs": [{"id": "a", "arrival": 0, "workload": 1, "max_workers": 1,
+                      "ps_ratio": gamma, "worker_demand": [1], "ps_demand": [1],
+                      "utility": {"kind": "table", "values": [1]}}]}
+    inst = instance_from_dict(data)
+    assert best_utility(inst) == 1.0
+    for modeler, method in (("auto", "auto"), ("pyomo", "compact"), ("pulp", "compact")):
+        _, rep = solve(inst, modeler=modeler, method=method)
+        assert rep.status is SolveStatus.OPTIMAL and rep.objective == 1.0, modeler
+
+
+def test_fit_counts_of_a_huge_capacity_do_not_overflow():
+    """1e15 GPUs over demands of 1e-9 is 1e24 units: cast to int64 it wrapped to −2⁶³, the
+    utility scale read every job as unable to run and jumped to 2³⁰, and HiGHS failed."""
+    from oasis_opt.formulations.colgen_scale import MANY_UNITS, server_fits
+    assert server_fits(np.array([[1e15]]), np.array([1e-9]))[0] == MANY_UNITS
+    U = 1e12
+    data = {"format": "oasis-instance/1", "name": "x", "horizon": 3, "resources": ["gpu"],
+            "worker_servers": [{"name": "w", "capacity": [1e15]}],
+            "ps_servers": [{"name": "p", "capacity": [2]}],
+            "jobs": [{"id": i, "arrival": 0, "workload": v, "max_workers": n, "ps_ratio": 1,
+                      "worker_demand": [1e-9], "ps_demand": [1],
+                      "utility": {"kind": "table", "values": [u * U for u in values]}}
+                     for i, v, n, values in (("a", 3, 2, (1, 0.7, 0.2)),
+                                             ("c", 2, 2, (0.9, 0.8, 0.1)),
+                                             ("e", 1, 1, (0.6, 0.5, 0.4)))]}
+    inst = instance_from_dict(data)
+    assert objective_scale(inst) == 1.0
+    expected = best_utility(inst)
+    _, rep = solve(inst)
+    assert rep.status is SolveStatus.OPTIMAL
+    assert rep.objective == pytest.approx(expected, rel=1e-9)
