@@ -378,13 +378,20 @@ def with_count_rows(inst: Instance, most: int | None = None) -> Instance:
                    ps_groups=groups(inst.ps_groups, P, kw, 0), jobs=jobs)
 
 
+#: Units of a demand a server holds "without limit": more than any job's workers or PSs
+#: (``io.MAX_COUNT``, 10¹²), and a capacity of 1e15 over a demand of 1e-9 (1e24 units) must
+#: not overflow int64 (it wrapped to −2⁶³).
+MANY_UNITS = 1 << 40
+
+
 def server_fits(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
-    """(S,) units of a demand each server holds alone (a large number when it needs none)."""
+    """(S,) units of a demand each server holds alone (``MANY_UNITS`` at most, and when it
+    needs none)."""
     need = demand > 0
     if not need.any():
-        return np.full(len(capacity), 1 << 40, dtype=np.int64)
-    return np.maximum(np.floor(np.min(capacity[:, need] / demand[need], axis=1) + 1e-9),
-                      0).astype(np.int64)
+        return np.full(len(capacity), MANY_UNITS, dtype=np.int64)
+    return np.clip(np.floor(np.min(capacity[:, need] / demand[need], axis=1) + 1e-9),
+                   0, MANY_UNITS).astype(np.int64)
 
 
 def _first_fit(fits: np.ndarray, units: np.ndarray) -> np.ndarray | None:
@@ -405,8 +412,8 @@ def place_counts(free: np.ndarray, counts: SlotCounts, demand: np.ndarray) -> Sl
     f = free[slots]
     need = demand > 0
     if need.any():
-        n = np.floor(np.min(f[:, :, need] / demand[need], axis=2) + 1e-9).astype(np.int64)
-        n = np.maximum(n, 0)
+        n = np.clip(np.floor(np.min(f[:, :, need] / demand[need], axis=2) + 1e-9), 0,
+                    MANY_UNITS).astype(np.int64)
     else:
         n = np.broadcast_to(units[:, None], f.shape[:2])
     cum = n.cumsum(axis=1)
