@@ -12,7 +12,7 @@ from ..errors import SolverError
 from ..formulations.highs import mip_options, new_highs, quiet_stdout, threads_for
 from ..formulations.result import SolveResult
 from ..formulations.status import pyomo_status
-from ..model import Schedule
+from ..model import REL_TOL, Schedule
 from .clock import Clock, Tracker
 from .report import SolveStatus
 
@@ -242,6 +242,14 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
             tracker.update(incumbent=incumbent)
         else:
             incumbent = float(info.objective_function_value)
+            worth = float(np.dot(m.cost, x))
+            if abs(worth - incumbent) > REL_TOL * max(1.0, abs(incumbent)):
+                # HiGHS 1.16, given a MIP start, once ended "Optimal" at 2.0 with a solution
+                # vector worth 1.0: the vector is what is returned, so it is what counts,
+                # and its optimality is not proven
+                incumbent = worth
+                if status is SolveStatus.OPTIMAL:
+                    status = SolveStatus.FEASIBLE
     return SolveResult(status, incumbent, bound, values, build_seconds=build,
                        handover_seconds=handover, solve_seconds=seconds, solver="highspy",
                        extras={**shared, **extras})
