@@ -350,3 +350,30 @@ def test_fit_counts_of_a_huge_capacity_do_not_overflow():
     _, rep = solve(inst)
     assert rep.status is SolveStatus.OPTIMAL
     assert rep.objective == pytest.approx(expected, rel=1e-9)
+
+
+def test_column_generation_on_a_capacity_1e23_times_a_demand_keeps_a_valid_bound():
+    """1e15 GPUs over demands of 1e-8: column generation's master read the duals of such
+    rows so badly that it stopped at 1.4e12 + 1, bound included, and called it optimal
+    where brute force finds 1.6e12; the pool's GPUs are now counted in units of the least
+    demand (``unit_scales``)."""
+    from oasis_opt.offline.scale import unit_scales
+    U = 1e12
+    data = {"format": "oasis-instance/1", "name": "x", "horizon": 3, "resources": ["gpu"],
+            "worker_servers": [{"name": "w", "capacity": [1e15]}],
+            "ps_servers": [{"name": "p", "capacity": [2]}],
+            "jobs": [{"id": i, "arrival": 0, "workload": v, "max_workers": n, "ps_ratio": 1,
+                      "worker_demand": [d], "ps_demand": [1],
+                      "utility": {"kind": "table", "values": [u * U for u in values]}}
+                     for i, v, n, d, values in (("a", 3, 2, 1e-8, (1, 0.7, 0.2)),
+                                                ("c", 2, 2, 1e-8, (0.9, 0.8, 0.1)),
+                                                ("e", 1, 1, 1e-8, (0.6, 0.5, 0.4)),
+                                                ("b", 1, 1, 1, (1 / U, 1 / U)))]}
+    inst = instance_from_dict(data)
+    workers, ps = unit_scales(inst)
+    assert 1.0 <= 1e-8 * workers[0] < 2.0 and ps[0] == 1.0
+    expected = best_utility(inst)
+    schedule, rep = solve(inst, method="colgen", time_limit=5)
+    assert validate(inst, schedule).feasible
+    assert rep.bound >= expected * (1 - 1e-9)
+    assert rep.status is not SolveStatus.OPTIMAL or rep.objective == pytest.approx(expected)
