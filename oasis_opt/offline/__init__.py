@@ -53,9 +53,10 @@ What the report means:
   HiGHS and the solution back), ``solve_seconds`` (HiGHS run time), ``seconds`` (the whole
   call: floor, extraction and validation included).
 
-Every figure is in the instance's units. Utilities whose largest ``f_i(1)`` is below 1 are
-solved multiplied by a power of two, where the solvers' absolute tolerances are relative
-ones, and the answer divided back, exactly (``scale.py``).
+Every figure is in the instance's units. Where no job can earn 1 alone, or a pool's
+capacities are below 1 or far above its demands, the instance is solved with its utilities
+or those units multiplied by powers of two, where the solvers' absolute tolerances act as
+relative ones, and the answer divided back, exactly (``scale.py``).
 
 A failure of the solver on valid input raises ``SolverError`` (the CLI: exit 1, one line).
 """
@@ -185,19 +186,18 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     check_settings(modeler, time_limit, mip_gap, method)
     names = floor_names(floor)
     given = given_schedules(instance, floor_schedules)
-    # utilities and capacities below 1 are solved at a scale the solvers' absolute
-    # tolerances fit (scale.py)
-    k, units = 1.0, None
-    if customize is None:
-        k, units = objective_scale(instance), unit_scales(instance)
-    if k == 1.0 and (units is None or all((u == 1.0).all() for u in units)):
+    # small utilities and capacities are solved at a scale the solvers' absolute tolerances
+    # fit (scale.py); never a customized model, whose rows may hold constants in its units
+    k, (workers, ps) = (1.0, (None, None)) if customize is not None else \
+        (objective_scale(instance), unit_scales(instance))
+    if k == 1.0 and all(u is None or (u == 1.0).all() for u in (workers, ps)):
         return _solve(instance, modeler, time_limit, mip_gap, method, options, solver,
                       on_progress, customize, floor, names, given, executor, on_round, clock)
-    assert units is not None
-    schedule, report = _solve(scaled_instance(instance, k, *units), modeler, time_limit, mip_gap,
-                              method, options, solver, unscaled_progress(on_progress, k),
-                              customize, floor, names, scaled_given(given, k), executor,
-                              unscaled_rounds(on_round, k), clock)
+    schedule, report = _solve(scaled_instance(instance, k, workers, ps), modeler, time_limit,
+                              mip_gap, method, options, solver,
+                              unscaled_progress(on_progress, k), customize, floor, names,
+                              scaled_given(given, k), executor, unscaled_rounds(on_round, k),
+                              clock)
     return scaled_schedule(schedule, 1.0 / k), unscaled_report(report, k)
 
 
@@ -207,8 +207,8 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
            names: Sequence[str], given: Mapping[str, Schedule], executor: Executor | None,
            on_round: Callable[[Any], None] | None,
            clock: Clock) -> tuple[Schedule, SolveReport]:
-    """``solve`` once its settings and given schedules are checked and its utilities scaled
-    (``scale.objective_scale``)."""
+    """``solve`` once its settings and given schedules are checked and its utilities and
+    units scaled (``scale.objective_scale``, ``scale.unit_scales``)."""
     if customize is not None:
         modeler = customize_route(customize, modeler, method, solver)
     elif solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)
