@@ -226,7 +226,16 @@ def _check_capacity(instance: Instance, schedule: Schedule, jobs: list[int], ew:
             v.append(Violation(
                 "capacity", f"slot {t}",
                 f"{pool} server {names[s]!r}, resource {instance.resources[r]}: "
-                f"used {_fmt(used[t, s, r])} > capacity {_fmt(cap[s, r])} (jobs {holders})"))
+                f"used {_over(used[t, s, r], cap[s, r])} (jobs {holders})"))
+
+
+def _over(used: float, capacity: float) -> str:
+    """``used U > capacity C``, with the digits that tell them apart: an overshoot of 2e-8
+    on a capacity of 1 read "used 1 > capacity 1"."""
+    a, b = _fmt(used), _fmt(capacity)
+    if a == b:
+        a, b = f"{used:.17g}", f"{capacity:.17g}"
+    return f"{a} > capacity {b}"
 
 
 def _fmt(x: float) -> str:
