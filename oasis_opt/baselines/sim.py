@@ -72,6 +72,26 @@ def fit_counts(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
     return np.clip(q, 0, UNBOUNDED).astype(np.int64)  # clip first: a huge float has no int64
 
 
+def room_threshold(demand: np.ndarray) -> np.ndarray:
+    """Free capacity at or above this holds one more unit of ``demand`` (``FIT_EPS``, the
+    relative slack of ``fit_counts``): on a resource the unit does not use, 1e-12 of float
+    dust (−1e-15) below 0 still counts as room; on one it uses, the slack is relative, as the
+    validator's tolerance is."""
+    return demand * (1.0 - FIT_EPS) - 1e-12 * (demand == 0)
+
+
+def units_fit(free: np.ndarray, threshold: np.ndarray, demand: np.ndarray,
+              count: int) -> bool:
+    """Whether ``count`` units of ``demand`` fit on the servers of ``free`` (S, R), each
+    placed where ``room_threshold``'s test says one more fits; ``free`` is not changed."""
+    placed = 0
+    for f in free:
+        while placed < count and (f >= threshold).all():
+            f = f - demand
+            placed += 1
+    return placed >= count
+
+
 def first_fit(free: np.ndarray, demand: np.ndarray, n: int) -> np.ndarray | None:
     """(S,) counts placing ``n`` units first-fit by server index, or None if fewer fit.
 
@@ -165,7 +185,8 @@ class Packer:
         if h is None:
             return False
         extra = int(ps_needed(pl.workers + 1, ratio)) - pl.ps
-        if extra > 1 and not self._rooms(self.free_ps, beta, self._start_ps, extra):
+        if extra > 1 and not units_fit(self.free_ps[self._start_ps.get(beta.tobytes(), 0):],
+                                       room_threshold(beta), beta, extra):
             return False
         for _ in range(max(0, extra)):
             k = self._first_room(self.free_ps, beta, self._start_ps)
@@ -180,19 +201,6 @@ class Packer:
         return True
 
     @staticmethod
-    def _rooms(free: np.ndarray, demand: np.ndarray, start: dict[bytes, int],
-               count: int) -> bool:
-        """Whether ``count`` units of ``demand`` fit on the servers from the first that may
-        have room (``_first_room``'s test, one unit after another), nothing changed."""
-        placed = 0
-        thr = demand * (1.0 - FIT_EPS) - 1e-12 * (demand == 0)
-        for f in free[start.get(demand.tobytes(), 0):]:
-            while placed < count and (f >= thr).all():
-                f = f - demand
-                placed += 1
-        return placed >= count
-
-    @staticmethod
     def _first_room(free: np.ndarray, demand: np.ndarray, start: dict[bytes, int]) -> int | None:
         """Lowest server index with room for one unit of ``demand`` (same test as
         ``fit_counts(...) >= 1``), scanning from where the last scan for it stopped."""
@@ -200,10 +208,7 @@ class Packer:
         s0 = start.get(key, 0)
         if s0 >= free.shape[0]:
             return None
-        # The 1e-12 keeps float dust (-1e-15) on a resource the job does not use from
-        # hiding a server; fit_counts ignores such resources altogether. On a resource it
-        # uses the slack is relative (FIT_EPS), as the validator's tolerance is.
-        room = (free[s0:] >= demand * (1.0 - FIT_EPS) - 1e-12 * (demand == 0)).all(axis=1)
+        room = (free[s0:] >= room_threshold(demand)).all(axis=1)
         s = s0 + int(room.argmax())
         if not room[s - s0]:
             s = free.shape[0]

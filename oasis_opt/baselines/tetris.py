@@ -41,7 +41,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..model import Instance, Schedule, ps_needed
-from .sim import FIT_EPS, ClusterState, Placement, Policy, simulate
+from .sim import ClusterState, Placement, Policy, room_threshold, simulate, units_fit
 
 
 def _inv_sq(cap: np.ndarray) -> np.ndarray:
@@ -52,16 +52,11 @@ def _inv_sq(cap: np.ndarray) -> np.ndarray:
     return out
 
 
-def _threshold(demand: np.ndarray) -> np.ndarray:
-    """Free capacity at or above this holds one unit of ``demand``: the test of
-    ``sim.Packer.grow``."""
-    return demand * (1.0 - FIT_EPS) - 1e-12
-
 
 def _rooms(free: np.ndarray, demand: np.ndarray) -> np.ndarray:
     """(n, S) whether one unit of each demand row (n, R) fits on each server of ``free``
     (S, R)."""
-    return (free[None, :, :] >= _threshold(demand)[:, None, :]).all(axis=2)
+    return (free[None, :, :] >= room_threshold(demand)[:, None, :]).all(axis=2)
 
 
 class TetrisPolicy(Policy):
@@ -83,19 +78,6 @@ class TetrisPolicy(Policy):
             size += per * (demand[:, pos] / mean[pos]).sum(axis=1)
         self.size = size  # (J,) v_i
 
-    @staticmethod
-    def _ps_room(free_ps: np.ndarray, beta: np.ndarray, beta_thr: np.ndarray,
-                 count: int) -> bool:
-        """Whether ``count`` PSs of demand ``beta`` fit on the PS servers of ``free_ps``
-        (each placed where one more fits, the test of ``allocate``'s updates)."""
-        placed = 0
-        for free in free_ps:
-            f = free.copy()
-            while placed < count and (f >= beta_thr).all():
-                f = f - beta
-                placed += 1
-        return placed >= count
-
     def allocate(self, state: ClusterState) -> dict[int, Placement]:
         inst = self.instance
         act = state.active()
@@ -114,7 +96,7 @@ class TetrisPolicy(Policy):
         a = alpha @ (free_w * self.inv_w).T  # (n, H) alignments a_ih
         b = beta @ (free_ps * self.inv_ps).T  # (n, K) b_ik
         room_w, room_ps = _rooms(free_w, alpha), _rooms(free_ps, beta)
-        alpha_thr, beta_thr = _threshold(alpha), _threshold(beta)  # for one-server updates
+        alpha_thr, beta_thr = room_threshold(alpha), room_threshold(beta)  # sim.Packer's test
         work = rem * self.size[jobs]
         fit_a = a[room_w]
         eps = (self.m * fit_a.mean() / work.mean()
@@ -141,7 +123,7 @@ class TetrisPolicy(Policy):
             if not np.isfinite(total[i]):
                 break
             extra = int(ps_needed(w[i] + 1, ratio[i])) - int(p[i])
-            if extra > 1 and not self._ps_room(free_ps, beta[i], beta_thr[i], extra):
+            if extra > 1 and not units_fit(free_ps, beta_thr[i], beta[i], extra):
                 # γ_i < 1: this worker brings several PSs and they do not all fit
                 limit[i] = w[i]
                 continue
