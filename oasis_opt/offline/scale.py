@@ -12,11 +12,11 @@ utilities are, bit for bit, those of the instance as given (tests/test_scale.py)
 
 The same holds for the capacity rows: HiGHS takes a matrix entry of at most 1e-9 for 0, so
 demands of 1e-9 on servers of 1e-8 (both within SPEC §5's range) gave a schedule that used
-three times the capacity. Each pool's resource whose largest capacity lies below 1 is
-measured in a unit a power of two smaller (``unit_scales``): its capacities and demands are
-multiplied by the factor that brings the largest capacity into [1, 2). What fits where is
-unchanged, exactly, and so is every schedule; the online algorithms compare shares of
-capacity, which do not change either.
+three times the capacity. Each pool's resource whose largest capacity lies below 1, or
+exceeds its least demand by more than ``WIDE``, is measured in a power-of-two unit
+(``unit_scales``): its capacities and demands are multiplied by the same factor. What fits
+where is unchanged, exactly, and so is every schedule; the online algorithms compare
+shares of capacity, which do not change either.
 
 Utilities of order one or more are solved as they are (``k = 1``). A customized model
 (``solve(customize=…)``) is not scaled either: its rows may hold the user's own constants
@@ -38,7 +38,8 @@ from ..model import Instance, Schedule
 from .clock import Progress
 from .report import SolveReport
 
-#: Below this largest ``f_i(1)`` the utilities are scaled up to [1, 2).
+#: Below this most a job earns alone (``alone_values``) the utilities are scaled up to
+#: [1, 2); below this largest capacity a pool's resource is measured in a smaller unit.
 SCALE_BELOW = 1.0
 #: At most ``2**MAX_EXPONENT``: past it a double cannot hold the scaled parameters, and
 #: utilities that small carry no digits to schedule by (refused, ``objective_scale``).
@@ -50,8 +51,10 @@ UTILITY_EXTRAS = ("bound", "solver_objective", "lp_value")
 def alone_values(instance: Instance) -> np.ndarray:
     """(J,) what each job earns alone on the empty cluster: ``f_i(⌈V_i / w_i⌉)`` at its most
     workers a slot ``w_i = min(N_i, Σ_h fits_h, ⌊γ_i·Σ_k fits_k⌋)`` (``w_max`` of
-    ``formulations/common.py``), 0 where it cannot finish within the horizon. The optimum is
-    at least the largest, and no term of the objective exceeds it."""
+    ``formulations/common.py``, computed here per demand class without ``prepare``'s
+    (J, servers) arrays, which trace scale cannot afford; tests/test_scale.py checks the two
+    agree), 0 where it cannot finish within the horizon. The optimum is at least the
+    largest, and no term of the objective exceeds it."""
     from ..formulations.colgen_scale import server_fits
     J, T = instance.num_jobs, instance.horizon
     out = np.zeros(J)
@@ -152,7 +155,7 @@ def scaled_schedule(schedule: Schedule, k: float,
     """``schedule`` with its utilities (per job, the total, the numeric ``extras`` named)
     multiplied by ``k``; its allocations as they are."""
     jobs = tuple(replace(j, utility=j.utility * k) for j in schedule.jobs)
-    more = {key: _over(v, 1.0 / k) if key in extras else v
+    more = {key: _over(v, 1.0 / k) if key in extras else v  # × k
             for key, v in schedule.extras.items()}
     return Schedule(schedule.instance, schedule.algorithm, schedule.total_utility * k, jobs,
                     more)
