@@ -113,9 +113,11 @@ def test_a_named_pipe_with_a_reader_gets_the_file_in_place(tmp_path, capsys):
             threading.Event().wait(0.05)
     finally:
         if not got and reader.is_alive():
-            with open(pipe, "wb"):
-                pass  # let the reader end
-        reader.join()
+            try:  # let the reader end; non-blocking: it may have read and not yet appended
+                os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:  # no reader on the pipe any more
+                pass
+        reader.join(timeout=30)
     assert code == 0, err
     assert json.loads(got[0])["format"] == "oasis-schedule/1"
     assert not pipe.is_file()  # a rename would have replaced the pipe (or a device) by a file
