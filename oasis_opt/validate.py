@@ -205,6 +205,17 @@ def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
     return ValidationReport(not v, total, completed, job_utility, v, warnings)
 
 
+def overfilled(instance: Instance, schedule: Schedule) -> list[Violation]:
+    """The capacity violations alone, as ``validate`` finds them (the schedule's names are
+    the instance's): what a solver's feasibility tolerance can let through
+    (``offline/compact.py``, ``within_capacity``)."""
+    v: list[Violation] = []
+    _check_capacity(instance, schedule, [instance.job_index[jr.id] for jr in schedule.jobs],
+                    _Entries.collect(instance, schedule, "workers"),
+                    _Entries.collect(instance, schedule, "ps"), v)
+    return v
+
+
 def _check_capacity(instance: Instance, schedule: Schedule, jobs: list[int], ew: _Entries,
                     ep: _Entries, v: list[Violation]) -> None:
     """Per (server, resource, slot): Σ_i α_i[r]·y_iht ≤ C_h[r], and alike for PSs."""

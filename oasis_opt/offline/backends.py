@@ -20,6 +20,20 @@ from .report import SolveStatus
 #: essentially serial; one thread avoids oversubscription.
 THREADS = 1
 
+#: HiGHS's feasibility tolerances (``mip_feasibility_tolerance``,
+#: ``primal_feasibility_tolerance``) on a second solve where its defaults let a schedule
+#: overfill a server (``compact.within_capacity``): they are absolute (1e-6 on a MIP's rows),
+#: and demands such as 0.33333334 or 1e-8 sum past a capacity by less. 1e-10 is the least
+#: HiGHS takes; the validator allows 1e-9·C.
+TIGHT_TOLERANCE = 1e-10
+
+
+def tolerance_options(tolerance: float | None) -> dict[str, float]:
+    """HiGHS's options for feasibility ``tolerance`` (None: its defaults)."""
+    if tolerance is None:
+        return {}
+    return {"mip_feasibility_tolerance": tolerance, "primal_feasibility_tolerance": tolerance}
+
 
 def highs_budget(clock: Clock, prep: Any) -> float | None:
     """HiGHS's share of the time left: all but a reserve for extraction and validation
@@ -89,7 +103,8 @@ def watch(h: Any, clock: Clock, tracker: Tracker, sense: float,
 def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_seed: int = 0,
                 start: Schedule | None = None,
                 on_values: Callable[[float, tuple[dict, ...]], None] | None = None,
-                lp: Any = None, incumbents: bool = True) -> Any:
+                lp: Any = None, incumbents: bool = True,
+                tolerance: float | None = None) -> Any:
     """A quiet ``Highs`` holding the built compact MILP ``m`` (``compact_highspy.build``) as
     every highspy solve of the route runs it, ready to run: one thread (``THREADS``), gap
     ``mip_gap``, ``random_seed``, ``mip_options`` of its formulation, HiGHS's share of the
@@ -97,7 +112,8 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
     ``watch``; ``on_values(objective, values)`` gets every improving incumbent's values.
     ``lp``: the model to hold instead of ``m.lp()`` (the same columns; ``ps_relax.whole_lp``);
     without ``incumbents`` (a relaxation) neither the tracker nor ``on_values`` hears of
-    incumbents. ``benchmarks/seed_alone.py`` times its ``run`` (issue 22)."""
+    incumbents. ``tolerance``: HiGHS's feasibility tolerances (``tolerance_options``).
+    ``benchmarks/seed_alone.py`` times its ``run`` (issue 22)."""
     import highspy
     import numpy as np
 
@@ -108,7 +124,7 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
     h.setOptionValue("threads", THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("random_seed", int(random_seed))
-    for key, value in mip_options(prep).items():
+    for key, value in {**mip_options(prep), **tolerance_options(tolerance)}.items():
         h.setOptionValue(key, value)
     budget = highs_budget(clock, prep)
     if budget is not None:
@@ -171,7 +187,8 @@ def take_schedules(h: Any, m: Any, inbox: Callable[[], Schedule | None]) -> dict
 def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                   random_seed: int = 0, start: Schedule | None = None,
                   on_values: Callable[[float, tuple[dict, ...]], None] | None = None,
-                  inbox: Callable[[], Schedule | None] | None = None) -> SolveResult:
+                  inbox: Callable[[], Schedule | None] | None = None,
+                  tolerance: float | None = None) -> SolveResult:
     """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
     callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start
     (``highspy_mip``); ``on_values(objective, values)`` gets every improving incumbent's
@@ -198,7 +215,8 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
         """One HiGHS run of ``lp`` within the budget; incumbents reported if ``report``."""
         nonlocal handover, seconds, shared
         t1 = time.perf_counter()
-        h = highspy_mip(m, clock, tracker, mip_gap, random_seed, start, on_values, lp, report)
+        h = highspy_mip(m, clock, tracker, mip_gap, random_seed, start, on_values, lp, report,
+                        tolerance)
         if inbox is not None and report:  # a relaxation's incumbent is not comparable
             shared = take_schedules(h, m, inbox)
         handover += time.perf_counter() - t1
@@ -257,11 +275,13 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
 
 def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                 start: Schedule | None = None,
-                customize: Callable[[Any], None] | None = None) -> SolveResult:
+                customize: Callable[[Any], None] | None = None,
+                tolerance: float | None = None) -> SolveResult:
     """Pyomo model → ``pyomo.contrib.solver`` HiGHS (persistent interface). Pyomo's interface
     takes no callbacks: the history has the end points only, and the deadline rests on the
     predicted build (``plan_route``) and HiGHS's own time limit. ``customize(model)`` runs after
-    the build (``solve_custom``); the values then carry ``c`` as a fifth dict."""
+    the build (``solve_custom``); the values then carry ``c`` as a fifth dict. ``tolerance``:
+    HiGHS's feasibility tolerances (``tolerance_options``)."""
     from pyomo.common.timing import HierarchicalTimer
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus
@@ -280,7 +300,8 @@ def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     with threads_for(THREADS), quiet_stdout():
         res = opt.solve(m, time_limit=highs_budget(clock, prep), rel_gap=mip_gap,
                         threads=THREADS, raise_exception_on_nonoptimal_result=False,
-                        load_solutions=False, timer=timer)
+                        load_solutions=False, timer=timer,
+                        solver_options=tolerance_options(tolerance))
     highs_seconds = float(res.timing_info.highs_time)
     tc = res.termination_condition
     status = pyomo_status(tc, res.solution_status in (SolutionStatus.optimal,
@@ -302,12 +323,14 @@ def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
 
 def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                start: Schedule | None = None,
-               customize: Callable[[Any], None] | None = None) -> SolveResult:
+               customize: Callable[[Any], None] | None = None,
+               tolerance: float | None = None) -> SolveResult:
     """PuLP problem → ``pulp.HiGHS`` (highspy). The steps of ``HiGHS.actualSolve`` are run one
     by one to time the hand-over and to put callbacks on PuLP's ``Highs`` object; status and
     bound come from HiGHS itself, not ``LpStatus`` (which says "Optimal" after a time limit).
     PuLP hands HiGHS ``min −objective``, so objective and dual bound come back negated.
-    ``customize(model)`` runs after the build, as in ``solve_pyomo``."""
+    ``customize(model)`` runs after the build, and ``tolerance`` is taken, as in
+    ``solve_pyomo``."""
     import pulp
 
     from ..formulations import compact_pulp
@@ -319,7 +342,7 @@ def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     build = time.perf_counter() - t0
     problem = m.problem
     solver = pulp.HiGHS(msg=False, timeLimit=highs_budget(clock, prep), gapRel=mip_gap,
-                        threads=THREADS)
+                        threads=THREADS, **tolerance_options(tolerance))
     t1 = time.perf_counter()
     with quiet_stdout():  # the first Highs() of a process prints a banner on stdout
         solver.createAndConfigureSolver(problem)
@@ -353,7 +376,8 @@ def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                        handover_seconds=handover, solve_seconds=highs_seconds, solver="pulp")
 
 
-ROUTES: dict[str, Callable[..., SolveResult]] = {  # (prep, clock, tracker, mip_gap, start=)
+#: (prep, clock, tracker, mip_gap, start=, tolerance=) → the compact MILP's result
+ROUTES: dict[str, Callable[..., SolveResult]] = {
   "highspy": solve_highspy, "pyomo": solve_pyomo, "pulp": solve_pulp,
 }
 

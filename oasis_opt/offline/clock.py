@@ -53,7 +53,7 @@ class Clock:
 @dataclass(eq=False)
 class Tracker:
     """The best incumbent and the least bound seen so far; every change is appended to the
-    history and reported to ``on_progress``."""
+    history and reported to ``on_progress`` (an incumbent withdrawn too, ``retract``)."""
 
     clock: Clock
     on_progress: Progress | None
@@ -70,6 +70,20 @@ class Tracker:
     def update(self, incumbent: float | None = None, bound: float | None = None) -> None:
         with self.lock:
             self._update(incumbent, bound)
+
+    def retract(self, incumbent: float | None) -> None:
+        """Withdraw every incumbent above ``incumbent`` (the best schedule known valid, None
+        for none): the solver reported one the validator refused (``compact.within_capacity``).
+        The history keeps what was reported then, and gains a point with the withdrawn one."""
+        with self.lock:
+            if self.incumbent is None or (incumbent is not None and
+                                          self.incumbent <= incumbent):
+                return
+            self.incumbent = incumbent
+            point = (round(self.clock.elapsed(), 4), self.incumbent, self.bound)
+            self.history.append(point)
+            if self.on_progress is not None:
+                self.on_progress(*point)
 
     def _update(self, incumbent: float | None, bound: float | None) -> None:
         changed = False
