@@ -58,3 +58,18 @@ def trace_path(tmp_path_factory) -> str:
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     return str(path)
+
+
+def add_rows(model, rows) -> None:
+    """Add ``rows`` (relational expressions) to a Pyomo model or a PuLP problem (a
+    ``customize`` function's body)."""
+    import pulp
+    import pyomo.environ as pyo
+
+    if isinstance(model, pulp.LpProblem):
+        for row in rows:
+            model += row
+    else:
+        model.mine = pyo.ConstraintList()
+        for row in rows:
+            model.mine.add(row)

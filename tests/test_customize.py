@@ -10,7 +10,7 @@ import pulp
 import pyomo.environ as pyo
 import pytest
 from bruteforce import best_utility
-from conftest import INSTANCES, tiny_instance_dict
+from conftest import INSTANCES, add_rows, tiny_instance_dict
 
 from oasis_opt.errors import InputError
 from oasis_opt.io import instance_from_dict, instance_to_dict, load_instance
@@ -24,17 +24,6 @@ SMALL = ("small-s0", "small-s2", "small-s4")
 
 def close(a: float, b: float) -> bool:
     return abs(a - b) <= REL_TOL * max(1.0, abs(a), abs(b))
-
-
-def add_rows(model, rows) -> None:
-    """Add ``rows`` (relational expressions) to a Pyomo model or a PuLP problem."""
-    if isinstance(model, pulp.LpProblem):
-        for row in rows:
-            model += row
-    else:
-        model.mine = pyo.ConstraintList()
-        for row in rows:
-            model.mine.add(row)
 
 
 def forbid(job_id):

@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import pytest
 from bruteforce import best_utility
+from conftest import add_rows
 
 from oasis_opt.io import instance_from_dict
 from oasis_opt.model import Schedule
@@ -50,6 +51,17 @@ def test_an_overshoot_within_the_solvers_tolerance_is_solved_again(pool, modeler
     assert report.objective == best_utility(instance) == 10.0
     assert validate(instance, schedule).feasible
     assert report.bound >= report.objective
+
+
+@pytest.mark.parametrize("modeler", ["pyomo", "pulp"])
+def test_a_customized_model_is_solved_again_too(modeler):
+    instance = instance_from_dict(overshoot("worker"))
+
+    def roomy(m):  # a row every schedule keeps: the model is the plain one
+        add_rows(m, [sum(m.workers[j, t] for j in m.jobs) <= 10 for t in m.slots])
+    schedule, report = solve(instance, modeler=modeler, customize=roomy)
+    assert report.status is SolveStatus.OPTIMAL and report.objective == 10.0
+    assert validate(instance, schedule).feasible
 
 
 def test_the_overfilling_incumbents_are_withdrawn_from_the_progress():

@@ -22,7 +22,7 @@ THREADS = 1
 
 #: HiGHS's feasibility tolerances (``mip_feasibility_tolerance``,
 #: ``primal_feasibility_tolerance``) on a second solve where its defaults let a schedule
-#: overfill a server (``compact.within_capacity``): they are absolute (1e-6 on a MIP's rows),
+#: overfill a server (``report.within_capacity``): they are absolute (1e-6 on a MIP's rows),
 #: and demands such as 0.33333334 or 1e-8 sum past a capacity by less. 1e-10 is the least
 #: HiGHS takes; the validator allows 1e-9·C.
 TIGHT_TOLERANCE = 1e-10

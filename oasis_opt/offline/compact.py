@@ -34,7 +34,7 @@ from .plan import (
     routes_race,
     settle_fallback,
 )
-from .report import SolveReport, SolveStatus, extract, finish
+from .report import SolveReport, SolveStatus, extract, finish, within_capacity
 
 
 def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Tracker,
@@ -107,8 +107,13 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     prep_seconds = time.perf_counter() - t0 - raw.build_seconds - raw.handover_seconds \
         - raw.solve_seconds
     schedule = extract(prep, raw)
-    if raw.values and overfilled(instance, schedule):
-        raw, schedule = within_capacity(prep, raw, solving, tracker, mip_gap, floor)
+    if raw.values and overfilled(instance, schedule):  # within the solver's tolerance
+        raw, schedule = within_capacity(
+            instance, raw, tracker, None if floor is None else floor.total_utility,
+            lambda: backends.ROUTES.get(raw.solver, backends.solve_highspy)(
+                prep, solving, tracker, mip_gap, start=floor,
+                tolerance=backends.TIGHT_TOLERANCE),
+            lambda r: extract(prep, r))
     if lazy is not None:  # a proven optimum is ≥ every online schedule (floor.py)
         floor = lazy.settle(raw.status is SolveStatus.OPTIMAL and mip_gap == 0)
     status = raw.status
@@ -136,35 +141,6 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                   extras={"solver": solver, "packing": prep.packing})
     return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(),
                   medium if solver == "highs" else modeler, "compact", route, chosen)
-
-
-def within_capacity(prep: Any, raw: SolveResult, clock: Clock, tracker: Tracker,
-                    mip_gap: float, floor: Schedule | None) -> tuple[SolveResult, Schedule]:
-    """The result and schedule of a solve whose schedule overfills a server (``raw``, within
-    the solver's feasibility tolerance: HiGHS holds a MIP's rows to 1e-6 absolute, so demands
-    such as 0.33333334, or 1e-8 beside 1, sum past a capacity by more than the validator's
-    1e-9·C and less than that): its incumbents are withdrawn and the model is solved once
-    more with ``backends.TIGHT_TOLERANCE`` (on the same modeller; highspy after another
-    solver), in the time left, from ``floor``.
-    The bound is the least of the two (each is a relaxation's). Where that schedule still
-    overfills, or none came, the solver gives no schedule (the floor stands, the empty one
-    without it) and the status is not optimal."""
-    from ..validate import overfilled
-
-    tracker.retract(None if floor is None else floor.total_utility)
-    again = backends.ROUTES.get(raw.solver, backends.solve_highspy)(
-        prep, clock, tracker, mip_gap, start=floor, tolerance=backends.TIGHT_TOLERANCE)
-    bounds = [b for b in (raw.bound, again.bound) if b is not None]
-    seconds = {f: getattr(raw, f) + getattr(again, f)
-               for f in ("build_seconds", "handover_seconds", "solve_seconds")}
-    schedule = extract(prep, again)
-    if again.values and not overfilled(prep.instance, schedule):
-        return replace(again, bound=min(bounds, default=None), **seconds), schedule
-    tracker.retract(None if floor is None else floor.total_utility)
-    status = SolveStatus.FEASIBLE if again.status is SolveStatus.OPTIMAL else again.status
-    none = replace(again, status=status, objective=None, bound=min(bounds, default=None),
-                   values=(), **seconds)
-    return none, extract(prep, none)
 
 
 def route_prep(instance: Instance, options: Any, floor: Schedule | None,

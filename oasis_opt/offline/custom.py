@@ -12,10 +12,10 @@ from typing import Any
 from ..errors import InputError, SolverError
 from ..formulations.result import SolveResult
 from ..model import REL_TOL, Instance, Schedule
-from .backends import ROUTES
+from .backends import ROUTES, TIGHT_TOLERANCE
 from .clock import Clock, Tracker
 from .plan import build_bytes
-from .report import SolveReport, SolveStatus, finish
+from .report import SolveReport, SolveStatus, finish, within_capacity
 
 # --- your own constraints (customize) -----------------------------------------------------
 
@@ -47,6 +47,7 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
     from ..formulations.common import prepare
     from ..formulations.custom import custom_options
     from ..limits import check_allocation
+    from ..validate import overfilled
 
     t0 = time.perf_counter()
     prep = prepare(instance, custom_options(options))
@@ -77,6 +78,12 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
     prep_seconds = time.perf_counter() - t0 - raw.build_seconds - raw.handover_seconds \
         - raw.solve_seconds
     schedule = _as_solved(prep, raw)
+    if raw.values and overfilled(instance, schedule):  # within the solver's tolerance
+        raw, schedule = within_capacity(
+            instance, raw, tracker, kept[0].total_utility if kept else None,
+            lambda: ROUTES[modeler](prep, clock, tracker, mip_gap, customize=hook,
+                                    tolerance=TIGHT_TOLERANCE),
+            lambda r: _as_solved(prep, r))
     if not raw.values and not kept:
         raise SolverError(f"no schedule that keeps the rows of {_name_of(customize)} was "
                           f"found for {instance.name} within the time limit")

@@ -6,6 +6,7 @@ values)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -140,3 +141,31 @@ def extract(prep: Any, result: SolveResult) -> Schedule:
         from ..formulations.flow import integral_workers
         y, z = integral_workers(prep, y, z, lw)
     return schedule_from_values(prep, y, z, lw, lz)
+
+
+def within_capacity(instance: Instance, raw: SolveResult, tracker: Tracker,
+                    best: float | None, again: Callable[[], SolveResult],
+                    read: Callable[[SolveResult], Schedule]) -> tuple[SolveResult, Schedule]:
+    """The result and schedule of a solve whose schedule (``read(raw)``) overfills a server
+    within the solver's feasibility tolerance: HiGHS holds a MIP's rows to 1e-6 absolute, so
+    demands such as 0.33333334, or 1e-8 beside 1, sum past a capacity by more than the
+    validator's 1e-9·C and less than that. Its incumbents are withdrawn down to ``best``
+    (the best schedule known valid; None for none), and ``again()`` solves the model once
+    more with tight tolerances (``backends.TIGHT_TOLERANCE``). The bound is the least of the
+    two (each is a relaxation's). Where that schedule overfills too, or none came, the
+    result has no values (the solver gives no schedule) and is not optimal."""
+    from ..validate import overfilled
+
+    tracker.retract(best)
+    second = again()
+    bounds = [b for b in (raw.bound, second.bound) if b is not None]
+    seconds = {f: getattr(raw, f) + getattr(second, f)
+               for f in ("build_seconds", "handover_seconds", "solve_seconds")}
+    schedule = read(second)
+    if second.values and not overfilled(instance, schedule):
+        return replace(second, bound=min(bounds, default=None), **seconds), schedule
+    tracker.retract(best)
+    status = SolveStatus.FEASIBLE if second.status is SolveStatus.OPTIMAL else second.status
+    none = replace(second, status=status, objective=None, bound=min(bounds, default=None),
+                   values=(), **seconds)
+    return none, read(none)
