@@ -208,7 +208,7 @@ def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
 def overfilled(instance: Instance, schedule: Schedule) -> list[Violation]:
     """The capacity violations alone, as ``validate`` finds them (the schedule's names are
     the instance's): what a solver's feasibility tolerance can let through
-    (``offline/report.py``, ``within_capacity``)."""
+    (``offline/report.py``, ``solved_again``)."""
     v: list[Violation] = []
     _check_capacity(instance, schedule, [instance.job_index[jr.id] for jr in schedule.jobs],
                     _Entries.collect(instance, schedule, "workers"),

@@ -9,7 +9,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import SolverError
-from ..formulations.highs import mip_options, new_highs, quiet_stdout, threads_for
+from ..formulations.highs import (
+    feasibility_tolerance,
+    mip_options,
+    new_highs,
+    quiet_stdout,
+    threads_for,
+    tolerance_options,
+)
 from ..formulations.result import SolveResult
 from ..formulations.status import pyomo_status
 from ..model import REL_TOL, Schedule
@@ -19,21 +26,6 @@ from .report import SolveStatus
 #: HiGHS threads: the machine's cores are shared with other work, and HiGHS's MIP search is
 #: essentially serial; one thread avoids oversubscription.
 THREADS = 1
-
-#: HiGHS's feasibility tolerances (``mip_feasibility_tolerance``,
-#: ``primal_feasibility_tolerance``) on a second solve where its defaults let a schedule
-#: overfill a server (``report.within_capacity``): they are absolute (1e-6 on a MIP's rows),
-#: and demands such as 0.33333334 or 1e-8 sum past a capacity by less. 1e-10 is the least
-#: HiGHS takes; the validator allows 1e-9·C.
-TIGHT_TOLERANCE = 1e-10
-
-
-def tolerance_options(tolerance: float | None) -> dict[str, float]:
-    """HiGHS's options for feasibility ``tolerance`` (None: its defaults)."""
-    if tolerance is None:
-        return {}
-    return {"mip_feasibility_tolerance": tolerance, "primal_feasibility_tolerance": tolerance}
-
 
 def highs_budget(clock: Clock, prep: Any) -> float | None:
     """HiGHS's share of the time left: all but a reserve for extraction and validation
@@ -112,7 +104,8 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
     ``watch``; ``on_values(objective, values)`` gets every improving incumbent's values.
     ``lp``: the model to hold instead of ``m.lp()`` (the same columns; ``ps_relax.whole_lp``);
     without ``incumbents`` (a relaxation) neither the tracker nor ``on_values`` hears of
-    incumbents. ``tolerance``: HiGHS's feasibility tolerances (``tolerance_options``).
+    incumbents. ``tolerance``: HiGHS's feasibility tolerance (None: the instance's,
+    ``feasibility_tolerance``).
     ``benchmarks/seed_alone.py`` times its ``run`` (issue 22)."""
     import highspy
     import numpy as np
@@ -124,7 +117,8 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
     h.setOptionValue("threads", THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("random_seed", int(random_seed))
-    for key, value in {**mip_options(prep), **tolerance_options(tolerance)}.items():
+    tight = tolerance_options(tolerance or feasibility_tolerance(prep.instance))
+    for key, value in {**mip_options(prep), **tight}.items():
         h.setOptionValue(key, value)
     budget = highs_budget(clock, prep)
     if budget is not None:
@@ -266,6 +260,7 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                 # vector worth 1.0: the vector is what is returned, so it is what counts,
                 # and its optimality is not proven
                 incumbent = worth
+                extras["disagreed"] = True  # compact.py solves it again, tightly
                 if status is SolveStatus.OPTIMAL:
                     status = SolveStatus.FEASIBLE
     return SolveResult(status, incumbent, bound, values, build_seconds=build,
@@ -281,7 +276,7 @@ def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     takes no callbacks: the history has the end points only, and the deadline rests on the
     predicted build (``plan_route``) and HiGHS's own time limit. ``customize(model)`` runs after
     the build (``solve_custom``); the values then carry ``c`` as a fifth dict. ``tolerance``:
-    HiGHS's feasibility tolerances (``tolerance_options``)."""
+    HiGHS's feasibility tolerance (None: the instance's, ``feasibility_tolerance``)."""
     from pyomo.common.timing import HierarchicalTimer
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus
@@ -301,7 +296,8 @@ def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
         res = opt.solve(m, time_limit=highs_budget(clock, prep), rel_gap=mip_gap,
                         threads=THREADS, raise_exception_on_nonoptimal_result=False,
                         load_solutions=False, timer=timer,
-                        solver_options=tolerance_options(tolerance))
+                        solver_options=tolerance_options(
+                            tolerance or feasibility_tolerance(prep.instance)))
     highs_seconds = float(res.timing_info.highs_time)
     tc = res.termination_condition
     status = pyomo_status(tc, res.solution_status in (SolutionStatus.optimal,
@@ -342,7 +338,8 @@ def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     build = time.perf_counter() - t0
     problem = m.problem
     solver = pulp.HiGHS(msg=False, timeLimit=highs_budget(clock, prep), gapRel=mip_gap,
-                        threads=THREADS, **tolerance_options(tolerance))
+                        threads=THREADS, **tolerance_options(
+                            tolerance or feasibility_tolerance(prep.instance)))
     t1 = time.perf_counter()
     with quiet_stdout():  # the first Highs() of a process prints a banner on stdout
         solver.createAndConfigureSolver(problem)

@@ -73,7 +73,7 @@ class Tracker:
 
     def retract(self, incumbent: float | None) -> None:
         """Withdraw every incumbent above ``incumbent`` (the best schedule known valid, None
-        for none): the solver reported one the validator refused (``report.within_capacity``).
+        for none): the solver reported one the validator refused (``report.solved_again``).
         The history keeps what was reported then, and gains a point with the withdrawn one."""
         with self.lock:
             if self.incumbent is None or (incumbent is not None and

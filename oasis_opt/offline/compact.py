@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import SolverError
+from ..formulations import highs
 from ..formulations.result import SolveResult
 from ..model import REL_TOL, Instance, Schedule
 from . import backends, race
@@ -34,7 +35,7 @@ from .plan import (
     routes_race,
     settle_fallback,
 )
-from .report import SolveReport, SolveStatus, extract, finish, within_capacity
+from .report import SolveReport, SolveStatus, extract, finish, solved_again
 
 
 def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Tracker,
@@ -107,21 +108,26 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     prep_seconds = time.perf_counter() - t0 - raw.build_seconds - raw.handover_seconds \
         - raw.solve_seconds
     schedule = extract(prep, raw)
-    if raw.values and overfilled(instance, schedule):  # within the solver's tolerance
-        raw, schedule = within_capacity(
-            instance, raw, tracker, None if floor is None else floor.total_utility,
-            lambda: backends.ROUTES.get(raw.solver, backends.solve_highspy)(
-                prep, solving, tracker, mip_gap, start=floor,
-                tolerance=backends.TIGHT_TOLERANCE),
-            lambda r: extract(prep, r))
+
+    def again() -> SolveResult:  # HiGHS's defaults failed the model: tight tolerances
+        return backends.ROUTES.get(raw.solver, backends.solve_highspy)(
+            prep, solving, tracker, mip_gap, start=floor, tolerance=highs.TIGHT_TOLERANCE)
+    retried = bool(raw.values) and (overfilled(instance, schedule)
+                                    or bool(raw.extras.get("disagreed")))
+    if retried:  # a schedule over capacity, or HiGHS's objective not its vector's worth
+        raw, schedule = solved_again(instance, raw, tracker, None if floor is None
+                                     else floor.total_utility, again, lambda r: extract(prep, r))
     if lazy is not None:  # a proven optimum is ≥ every online schedule (floor.py)
         floor = lazy.settle(raw.status is SolveStatus.OPTIMAL and mip_gap == 0)
+    if not retried and _below(floor, schedule) and raw.status is SolveStatus.OPTIMAL \
+            and mip_gap == 0:  # a proven optimum below an online schedule: once more
+        raw, schedule = solved_again(instance, raw, tracker, floor.total_utility, again,
+                                     lambda r: extract(prep, r))
     status = raw.status
     tracker.update(incumbent=schedule.total_utility if raw.values or not prep.active else None,
                    bound=raw.bound)
     chosen = None
-    if floor is not None and floor.total_utility > schedule.total_utility + REL_TOL * max(
-            1.0, abs(floor.total_utility)):
+    if _below(floor, schedule):
         schedule, chosen = floor, str(floor.algorithm)
         if status is SolveStatus.OPTIMAL and mip_gap == 0:  # a wrong model: say so
             raise SolverError(f"the proven optimum of {instance.name} "
@@ -141,6 +147,12 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                   extras={"solver": solver, "packing": prep.packing})
     return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(),
                   medium if solver == "highs" else modeler, "compact", route, chosen)
+
+
+def _below(floor: Schedule | None, schedule: Schedule) -> bool:
+    """``schedule`` earns less than ``floor`` (beyond the 1e-6 relative tolerance)."""
+    return floor is not None and floor.total_utility > schedule.total_utility + REL_TOL * max(
+        1.0, abs(floor.total_utility))
 
 
 def route_prep(instance: Instance, options: Any, floor: Schedule | None,

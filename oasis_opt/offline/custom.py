@@ -10,12 +10,13 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError, SolverError
+from ..formulations import highs
 from ..formulations.result import SolveResult
 from ..model import REL_TOL, Instance, Schedule
-from .backends import ROUTES, TIGHT_TOLERANCE
+from .backends import ROUTES
 from .clock import Clock, Tracker
 from .plan import build_bytes
-from .report import SolveReport, SolveStatus, finish, within_capacity
+from .report import SolveReport, SolveStatus, finish, solved_again
 
 # --- your own constraints (customize) -----------------------------------------------------
 
@@ -78,11 +79,16 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
     prep_seconds = time.perf_counter() - t0 - raw.build_seconds - raw.handover_seconds \
         - raw.solve_seconds
     schedule = _as_solved(prep, raw)
-    if raw.values and overfilled(instance, schedule):  # within the solver's tolerance
-        raw, schedule = within_capacity(
-            instance, raw, tracker, kept[0].total_utility if kept else None,
+    best = kept[0].total_utility if kept else None
+    if raw.values and (overfilled(instance, schedule) or (
+            best is not None and raw.status is SolveStatus.OPTIMAL and mip_gap == 0
+            and best > schedule.total_utility + REL_TOL * max(1.0, abs(best)))):
+        # over capacity, or a proven optimum below a schedule that keeps the rows: HiGHS's
+        # default tolerances failed the model (report.solved_again)
+        raw, schedule = solved_again(
+            instance, raw, tracker, best,
             lambda: ROUTES[modeler](prep, clock, tracker, mip_gap, customize=hook,
-                                    tolerance=TIGHT_TOLERANCE),
+                                    tolerance=highs.TIGHT_TOLERANCE),
             lambda r: _as_solved(prep, r))
     if not raw.values and not kept:
         raise SolverError(f"no schedule that keeps the rows of {_name_of(customize)} was "

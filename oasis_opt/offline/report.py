@@ -143,17 +143,19 @@ def extract(prep: Any, result: SolveResult) -> Schedule:
     return schedule_from_values(prep, y, z, lw, lz)
 
 
-def within_capacity(instance: Instance, raw: SolveResult, tracker: Tracker,
-                    best: float | None, again: Callable[[], SolveResult],
-                    read: Callable[[SolveResult], Schedule]) -> tuple[SolveResult, Schedule]:
-    """The result and schedule of a solve whose schedule (``read(raw)``) overfills a server
-    within the solver's feasibility tolerance: HiGHS holds a MIP's rows to 1e-6 absolute, so
-    demands such as 0.33333334, or 1e-8 beside 1, sum past a capacity by more than the
-    validator's 1e-9·C and less than that. Its incumbents are withdrawn down to ``best``
-    (the best schedule known valid; None for none), and ``again()`` solves the model once
-    more with tight tolerances (``backends.TIGHT_TOLERANCE``). The bound is the least of the
-    two (each is a relaxation's). Where that schedule overfills too, or none came, the
-    result has no values (the solver gives no schedule) and is not optimal."""
+def solved_again(instance: Instance, raw: SolveResult, tracker: Tracker,
+                 best: float | None, again: Callable[[], SolveResult],
+                 read: Callable[[SolveResult], Schedule]) -> tuple[SolveResult, Schedule]:
+    """The result and schedule of a solve that HiGHS's default tolerances failed (``raw``,
+    its schedule ``read(raw)``), solved once more by ``again()`` with tight ones
+    (``formulations.highs.TIGHT_TOLERANCE``). Its callers' signs: the schedule overfills a
+    server (HiGHS holds a MIP's rows to 1e-6 absolute, so demands such as 0.33333334, or
+    1e-8 beside 1, sum past a capacity by more than the validator's 1e-9·C and less than
+    that); HiGHS's objective is not its vector's worth; a proven optimum below an online
+    schedule. The incumbents reported are withdrawn down to ``best`` (the best schedule
+    known valid; None for none) first. The bound is the least of the two (each is a
+    relaxation's). Where the second schedule overfills too, or none came, the result has no
+    values (the solver gives no schedule) and is not optimal."""
     from ..validate import overfilled
 
     tracker.retract(best)
