@@ -113,40 +113,38 @@ def mip_options(prep: Any) -> dict[str, Any]:
     return out
 
 
-#: HiGHS's feasibility tolerances (``mip_feasibility_tolerance``,
-#: ``primal_feasibility_tolerance``) where its defaults do not serve: they are absolute (1e-6
-#: on a MIP's rows), so demands of 1e-8 beside 1, or 0.33333334 three times, sum past a
-#: capacity by less, and its presolve, given a PS demand of 1e-8 beside demands of 1 and
-#: 0.33333334, called 1.0 optimal where 2.0 is (tests/test_tolerance.py). 1e-10 is the least
-#: HiGHS takes; the validator allows 1e-9·C.
-TIGHT_TOLERANCE = 1e-10
+#: HiGHS's options for a careful solve of the compact MILP, where its defaults do not serve.
+#: Its feasibility tolerances are absolute (1e-6 on a MIP's rows), so demands of 1e-8 beside 1,
+#: or 0.33333334 three times, sum past a capacity by less: 1e-10, the least it takes (the
+#: validator allows 1e-9·C). Its presolve, at those tolerances too, proved 12 optimal where
+#: 13 is, on a PS row holding 1, 0.33333333 and 1e-6 (tests/test_tolerance.py): off.
+CAREFUL: dict[str, Any] = {"mip_feasibility_tolerance": 1e-10,
+                           "primal_feasibility_tolerance": 1e-10, "presolve": "off"}
 #: A positive demand below this share of the largest capacity of its pool and resource makes
-#: the compact MILP's tolerances tight from the start (``feasibility_tolerance``).
+#: the compact MILP's solve careful from the start (``fine_demands``).
 FINE_DEMAND = 1e-4
 
 
-def tolerance_options(tolerance: float | None) -> dict[str, float]:
-    """HiGHS's options for feasibility ``tolerance`` (None: its defaults)."""
-    if tolerance is None:
-        return {}
-    return {"mip_feasibility_tolerance": tolerance, "primal_feasibility_tolerance": tolerance}
+def care_options(careful: bool) -> dict[str, Any]:
+    """HiGHS's options for a careful solve (``CAREFUL``), or none (its defaults)."""
+    return dict(CAREFUL) if careful else {}
 
 
-def feasibility_tolerance(instance: Any) -> float | None:
-    """The feasibility tolerance of the compact MILP of ``instance`` (an ``Instance``):
-    ``TIGHT_TOLERANCE`` where some job's positive demand is below ``FINE_DEMAND`` of the
-    largest capacity of its pool and resource (its capacity rows hold entries HiGHS reads
-    as nearly 0), else None: HiGHS's defaults, which the benchmark's instances and the
-    shipped ones all keep. A schedule that overfills a server anyway is solved again
-    tightly (``offline/report.py``, ``solved_again``)."""
+def fine_demands(instance: Any) -> bool:
+    """Whether some job's positive demand in ``instance`` (an ``Instance``) is below
+    ``FINE_DEMAND`` of the largest capacity of its pool and resource: its capacity rows hold
+    entries HiGHS reads as nearly 0, and its compact MILP is solved carefully
+    (``care_options``). The benchmark's instances, the shipped ones and the imported traces
+    have none. A schedule that overfills a server anyway is solved again carefully
+    (``offline/report.py``, ``solved_again``)."""
     for demand, capacity in ((instance.worker_demand, instance.worker_capacity),
                              (instance.ps_demand, instance.ps_capacity)):
         if demand.size == 0 or capacity.size == 0:
             continue
         most = capacity.max(axis=0)  # per resource
         if ((demand > 0) & (demand < FINE_DEMAND * most[None, :])).any():
-            return TIGHT_TOLERANCE
-    return None
+            return True
+    return False
 
 
 def new_highs(threads: int | None = None) -> Any:

@@ -2,11 +2,12 @@
 rows) do not serve. Demands of 1e-8 beside 1, or 0.33333334 three times, sum past a capacity
 by less than that and more than the validator's 1e-9·C, so ``solve`` ended "algorithm error"
 (exit 1) on valid instances; and HiGHS's presolve, given a PS demand of 1e-8 beside demands
-of 1 and 0.33333334, called 1.0 optimal where 2.0 is. Demands below
-``highs.FINE_DEMAND`` of their capacity are now solved at ``highs.TIGHT_TOLERANCE`` from the
-start, and a schedule that overfills a server anyway (or whose worth is not HiGHS's
-objective, or a proven optimum below an online schedule) is solved again tightly
-(``offline/report.py``, ``solved_again``); where that fails too, the floor stands."""
+of 1 and 0.33333334, called 1.0 optimal where 2.0 is (and 12 where 13 is at tight
+tolerances). Demands below ``highs.FINE_DEMAND`` of their capacity are now solved carefully
+from the start (``highs.CAREFUL``: tolerances 1e-10, no presolve), and a schedule that
+overfills a server anyway (or whose worth is not HiGHS's objective, or a proven optimum below
+an online schedule) is solved again carefully (``offline/report.py``, ``solved_again``);
+where that fails too, the floor stands."""
 
 from __future__ import annotations
 
@@ -79,8 +80,26 @@ def presolved() -> dict:
                      one_slot_job("j2", 0.66666667, 1e-8, [2], 2, 2)]}
 
 
+def presolved_tightly() -> dict:
+    """Brute force 13 (j0 in slot 0, j1 in slot 1); HiGHS's presolve at tolerances 1e-10
+    proved 12 optimal (the PS row holds 1, 0.33333333 and 1e-6), its defaults 15 (over
+    capacity by 1e-6)."""
+    def job(i, arrival, workers, ps_ratio, w, p, values):
+        return {"id": i, "arrival": arrival, "workload": 1, "max_workers": workers,
+                "ps_ratio": ps_ratio, "worker_demand": [w], "ps_demand": [p],
+                "utility": {"kind": "table", "values": values}}
+    return {"format": "oasis-instance/1", "name": "presolved-tightly", "horizon": 2,
+            "resources": ["r0"], "worker_servers": [{"name": "w0", "capacity": [1]},
+                                                    {"name": "w1", "capacity": [2]}],
+            "ps_servers": [{"name": "p0", "capacity": [1]}],
+            "jobs": [job("j0", 0, 2, 2, 0.33333334, 1e-6, [8, 5]),
+                     job("j1", 1, 2, 4, 0.33333333, 0.33333333, [5, 1]),
+                     job("j2", 0, 1, 1, 0.5, 1, [2])]}
+
+
 CASES = {"overshoot-worker": lambda: overshoot("worker"),
-         "overshoot-PS": lambda: overshoot("PS"), "thirds": thirds, "presolved": presolved}
+         "overshoot-PS": lambda: overshoot("PS"), "thirds": thirds, "presolved": presolved,
+         "presolved-tightly": presolved_tightly}
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -94,17 +113,17 @@ def test_the_optimum_of_fine_demands_is_brute_forces(case, modeler):
     assert report.bound >= report.objective
 
 
-def test_fine_demands_are_solved_tightly_from_the_start():
-    assert highs.feasibility_tolerance(instance_from_dict(overshoot("PS"))) == 1e-10
-    assert highs.feasibility_tolerance(instance_from_dict(presolved())) == 1e-10
-    assert highs.feasibility_tolerance(instance_from_dict(thirds())) is None
-    # every shipped instance and the generator's presets keep HiGHS's defaults: the tight
-    # tolerances change no timing of theirs
+def test_fine_demands_are_solved_carefully_from_the_start():
+    assert highs.fine_demands(instance_from_dict(overshoot("PS")))
+    assert highs.fine_demands(instance_from_dict(presolved()))
+    assert not highs.fine_demands(instance_from_dict(thirds()))
+    # every shipped instance and the generator's presets keep HiGHS's defaults: the careful
+    # solve changes no timing of theirs
     shipped = [load_instance(p) for p in sorted(INSTANCES.glob("*.json"))
                if p.name != "manifest.json"]
     generated = [generate(preset, seed=seed) for preset in PRESETS for seed in range(3)]
     assert len(shipped) > 10
-    assert all(highs.feasibility_tolerance(i) is None for i in shipped + generated)
+    assert not any(highs.fine_demands(i) for i in shipped + generated)
 
 
 @pytest.mark.parametrize("case", ["overshoot-worker", "thirds"])
@@ -136,10 +155,10 @@ def test_the_overfilling_incumbents_are_withdrawn_from_the_progress():
     assert all(p[1] is None or p[1] <= p[2] for p in report.history[withdrawn:])
 
 
-def test_where_tight_tolerances_do_not_help_the_floor_stands(monkeypatch):
-    # the second solve at HiGHS's default tolerances fails again: the solver gives no
-    # schedule, the floor's is the answer, and nothing is called optimal
-    monkeypatch.setattr(highs, "TIGHT_TOLERANCE", None)
+def test_where_care_does_not_help_the_floor_stands(monkeypatch):
+    # the second solve at HiGHS's defaults fails again: the solver gives no schedule, the
+    # floor's is the answer, and nothing is called optimal
+    monkeypatch.setattr(highs, "CAREFUL", {})
     instance = instance_from_dict(thirds())
     schedule, report = solve(instance, time_limit=20, floor=("fifo",))
     assert validate(instance, schedule).feasible
@@ -173,12 +192,13 @@ def test_cli_solve_of_fine_demands_exits_0(tmp_path, case):
 
 #: Demands whose sums land just past a capacity: thirds rounded to eight digits, tenths
 #: (inexact in binary), and 1e-8 beside whole units.
-FINE = [0.33333334, 0.66666667, 0.33333333, 0.1, 0.3, 0.7, 1e-8, 0.5, 1]
+FINE = [0.33333334, 0.66666667, 0.33333333, 0.1, 0.3, 0.7, 1e-8, 1e-6, 0.5, 1]
 
 
 @st.composite
 def fine_demands(draw):
-    """Tiny instances (brute force) whose demands are ``FINE`` on capacities of 1 or 2."""
+    """Tiny instances (brute force) whose demands are ``FINE`` on capacities of 1 or 2, one
+    or two worker servers."""
     n_jobs = draw(st.integers(2, 3))
     vec = st.lists(st.sampled_from(FINE), min_size=1, max_size=1)
 
@@ -191,7 +211,8 @@ def fine_demands(draw):
                     draw(st.lists(st.integers(1, 20), min_size=1, max_size=2)), reverse=True)}}
     return {"format": "oasis-instance/1", "name": "fine", "horizon": draw(st.integers(1, 2)),
             "resources": ["gpu"],
-            "worker_servers": [{"name": "w", "capacity": [draw(st.sampled_from([1, 2]))]}],
+            "worker_servers": [{"name": f"w{k}", "capacity": [draw(st.sampled_from([1, 2]))]}
+                               for k in range(draw(st.integers(1, 2)))],
             "ps_servers": [{"name": "p", "capacity": [draw(st.sampled_from([1, 2]))]}],
             "jobs": [job(i) for i in range(n_jobs)]}
 

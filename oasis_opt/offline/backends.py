@@ -10,12 +10,12 @@ from typing import Any
 
 from ..errors import SolverError
 from ..formulations.highs import (
-    feasibility_tolerance,
+    care_options,
+    fine_demands,
     mip_options,
     new_highs,
     quiet_stdout,
     threads_for,
-    tolerance_options,
 )
 from ..formulations.result import SolveResult
 from ..formulations.status import pyomo_status
@@ -96,7 +96,7 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
                 start: Schedule | None = None,
                 on_values: Callable[[float, tuple[dict, ...]], None] | None = None,
                 lp: Any = None, incumbents: bool = True,
-                tolerance: float | None = None) -> Any:
+                careful: bool = False) -> Any:
     """A quiet ``Highs`` holding the built compact MILP ``m`` (``compact_highspy.build``) as
     every highspy solve of the route runs it, ready to run: one thread (``THREADS``), gap
     ``mip_gap``, ``random_seed``, ``mip_options`` of its formulation, HiGHS's share of the
@@ -104,8 +104,8 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
     ``watch``; ``on_values(objective, values)`` gets every improving incumbent's values.
     ``lp``: the model to hold instead of ``m.lp()`` (the same columns; ``ps_relax.whole_lp``);
     without ``incumbents`` (a relaxation) neither the tracker nor ``on_values`` hears of
-    incumbents. ``tolerance``: HiGHS's feasibility tolerance (None: the instance's,
-    ``feasibility_tolerance``).
+    incumbents. ``careful``: HiGHS's ``care_options`` (tight tolerances, no presolve), as
+    where the instance has ``fine_demands``.
     ``benchmarks/seed_alone.py`` times its ``run`` (issue 22)."""
     import highspy
     import numpy as np
@@ -117,8 +117,8 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
     h.setOptionValue("threads", THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("random_seed", int(random_seed))
-    tight = tolerance_options(tolerance or feasibility_tolerance(prep.instance))
-    for key, value in {**mip_options(prep), **tight}.items():
+    care = care_options(careful or fine_demands(prep.instance))
+    for key, value in {**mip_options(prep), **care}.items():
         h.setOptionValue(key, value)
     budget = highs_budget(clock, prep)
     if budget is not None:
@@ -182,7 +182,7 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                   random_seed: int = 0, start: Schedule | None = None,
                   on_values: Callable[[float, tuple[dict, ...]], None] | None = None,
                   inbox: Callable[[], Schedule | None] | None = None,
-                  tolerance: float | None = None) -> SolveResult:
+                  careful: bool = False) -> SolveResult:
     """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
     callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start
     (``highspy_mip``); ``on_values(objective, values)`` gets every improving incumbent's
@@ -210,7 +210,7 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
         nonlocal handover, seconds, shared
         t1 = time.perf_counter()
         h = highspy_mip(m, clock, tracker, mip_gap, random_seed, start, on_values, lp, report,
-                        tolerance)
+                        careful)
         if inbox is not None and report:  # a relaxation's incumbent is not comparable
             shared = take_schedules(h, m, inbox)
         handover += time.perf_counter() - t1
@@ -271,12 +271,12 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
 def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                 start: Schedule | None = None,
                 customize: Callable[[Any], None] | None = None,
-                tolerance: float | None = None) -> SolveResult:
+                careful: bool = False) -> SolveResult:
     """Pyomo model → ``pyomo.contrib.solver`` HiGHS (persistent interface). Pyomo's interface
     takes no callbacks: the history has the end points only, and the deadline rests on the
     predicted build (``plan_route``) and HiGHS's own time limit. ``customize(model)`` runs after
-    the build (``solve_custom``); the values then carry ``c`` as a fifth dict. ``tolerance``:
-    HiGHS's feasibility tolerance (None: the instance's, ``feasibility_tolerance``)."""
+    the build (``solve_custom``); the values then carry ``c`` as a fifth dict. ``careful``:
+    HiGHS's ``care_options``, as where the instance has ``fine_demands``."""
     from pyomo.common.timing import HierarchicalTimer
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus
@@ -296,8 +296,8 @@ def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
         res = opt.solve(m, time_limit=highs_budget(clock, prep), rel_gap=mip_gap,
                         threads=THREADS, raise_exception_on_nonoptimal_result=False,
                         load_solutions=False, timer=timer,
-                        solver_options=tolerance_options(
-                            tolerance or feasibility_tolerance(prep.instance)))
+                        solver_options=care_options(
+                            careful or fine_demands(prep.instance)))
     highs_seconds = float(res.timing_info.highs_time)
     tc = res.termination_condition
     status = pyomo_status(tc, res.solution_status in (SolutionStatus.optimal,
@@ -320,12 +320,12 @@ def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
 def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                start: Schedule | None = None,
                customize: Callable[[Any], None] | None = None,
-               tolerance: float | None = None) -> SolveResult:
+               careful: bool = False) -> SolveResult:
     """PuLP problem → ``pulp.HiGHS`` (highspy). The steps of ``HiGHS.actualSolve`` are run one
     by one to time the hand-over and to put callbacks on PuLP's ``Highs`` object; status and
     bound come from HiGHS itself, not ``LpStatus`` (which says "Optimal" after a time limit).
     PuLP hands HiGHS ``min −objective``, so objective and dual bound come back negated.
-    ``customize(model)`` runs after the build, and ``tolerance`` is taken, as in
+    ``customize(model)`` runs after the build, and ``careful`` is taken, as in
     ``solve_pyomo``."""
     import pulp
 
@@ -338,8 +338,8 @@ def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     build = time.perf_counter() - t0
     problem = m.problem
     solver = pulp.HiGHS(msg=False, timeLimit=highs_budget(clock, prep), gapRel=mip_gap,
-                        threads=THREADS, **tolerance_options(
-                            tolerance or feasibility_tolerance(prep.instance)))
+                        threads=THREADS, **care_options(
+                            careful or fine_demands(prep.instance)))
     t1 = time.perf_counter()
     with quiet_stdout():  # the first Highs() of a process prints a banner on stdout
         solver.createAndConfigureSolver(problem)
@@ -373,7 +373,7 @@ def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                        handover_seconds=handover, solve_seconds=highs_seconds, solver="pulp")
 
 
-#: (prep, clock, tracker, mip_gap, start=, tolerance=) → the compact MILP's result
+#: (prep, clock, tracker, mip_gap, start=, careful=) → the compact MILP's result
 ROUTES: dict[str, Callable[..., SolveResult]] = {
   "highspy": solve_highspy, "pyomo": solve_pyomo, "pulp": solve_pulp,
 }

@@ -10,7 +10,6 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import SolverError
-from ..formulations import highs
 from ..formulations.result import SolveResult
 from ..model import REL_TOL, Instance, Schedule
 from . import backends, race
@@ -109,9 +108,9 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         - raw.solve_seconds
     schedule = extract(prep, raw)
 
-    def again() -> SolveResult:  # HiGHS's defaults failed the model: tight tolerances
+    def again() -> SolveResult:  # HiGHS's defaults failed the model: carefully
         return backends.ROUTES.get(raw.solver, backends.solve_highspy)(
-            prep, solving, tracker, mip_gap, start=floor, tolerance=highs.TIGHT_TOLERANCE)
+            prep, solving, tracker, mip_gap, start=floor, careful=True)
     retried = bool(raw.values) and (overfilled(instance, schedule)
                                     or bool(raw.extras.get("disagreed")))
     if retried:  # a schedule over capacity, or HiGHS's objective not its vector's worth

@@ -10,7 +10,6 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError, SolverError
-from ..formulations import highs
 from ..formulations.result import SolveResult
 from ..model import REL_TOL, Instance, Schedule
 from .backends import ROUTES
@@ -84,11 +83,11 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
             best is not None and raw.status is SolveStatus.OPTIMAL and mip_gap == 0
             and best > schedule.total_utility + REL_TOL * max(1.0, abs(best)))):
         # over capacity, or a proven optimum below a schedule that keeps the rows: HiGHS's
-        # default tolerances failed the model (report.solved_again)
+        # defaults failed the model (report.solved_again)
         raw, schedule = solved_again(
             instance, raw, tracker, best,
             lambda: ROUTES[modeler](prep, clock, tracker, mip_gap, customize=hook,
-                                    tolerance=highs.TIGHT_TOLERANCE),
+                                    careful=True),
             lambda r: _as_solved(prep, r))
     if not raw.values and not kept:
         raise SolverError(f"no schedule that keeps the rows of {_name_of(customize)} was "

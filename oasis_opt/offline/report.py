@@ -146,9 +146,9 @@ def extract(prep: Any, result: SolveResult) -> Schedule:
 def solved_again(instance: Instance, raw: SolveResult, tracker: Tracker,
                  best: float | None, again: Callable[[], SolveResult],
                  read: Callable[[SolveResult], Schedule]) -> tuple[SolveResult, Schedule]:
-    """The result and schedule of a solve that HiGHS's default tolerances failed (``raw``,
-    its schedule ``read(raw)``), solved once more by ``again()`` with tight ones
-    (``formulations.highs.TIGHT_TOLERANCE``). Its callers' signs: the schedule overfills a
+    """The result and schedule of a solve that HiGHS's defaults failed (``raw``, its
+    schedule ``read(raw)``), solved once more by ``again()`` carefully: tight tolerances,
+    no presolve (``formulations.highs.CAREFUL``). Its callers' signs: the schedule overfills a
     server (HiGHS holds a MIP's rows to 1e-6 absolute, so demands such as 0.33333334, or
     1e-8 beside 1, sum past a capacity by more than the validator's 1e-9·C and less than
     that); HiGHS's objective is not its vector's worth; a proven optimum below an online
