@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oasis_opt.formulations import highs
 
+from oasis_opt.errors import InputError
 from oasis_opt.generator import PRESETS, generate
 from oasis_opt.io import instance_from_dict, load_instance
 from oasis_opt.model import Schedule
@@ -225,3 +227,60 @@ def test_fine_demands_match_bruteforce(d):
     assert report.status is SolveStatus.OPTIMAL
     assert abs(report.objective - best_utility(instance)) <= 1e-9
     assert validate(instance, schedule).feasible
+
+
+def test_a_proven_optimum_its_schedule_does_not_earn_is_solved_again(monkeypatch):
+    # HiGHS's integrality tolerance times a large workload counts work that was not done:
+    # the MILP's "optimum" then exceeds what its schedule earns. Simulated: the first solve
+    # claims one more than it has; the careful one is believed.
+    from oasis_opt.offline import backends
+    real, calls = backends.solve_highspy, []
+
+    def claims_more(*args, careful=False, **kwargs):
+        calls.append(careful)
+        raw = real(*args, careful=careful, **kwargs)
+        return raw if careful else replace(raw, objective=raw.objective + 1.0)
+    monkeypatch.setitem(backends.ROUTES, "highspy", claims_more)
+    monkeypatch.setattr(backends, "solve_highspy", claims_more)
+    instance = instance_from_dict(thirds())
+    schedule, report = solve(instance, floor=())
+    assert calls == [False, True]
+    assert report.status is SolveStatus.OPTIMAL and report.objective == 4.0
+
+
+def test_solve_refuses_workloads_its_milp_cannot_resolve(tmp_path):
+    d = overshoot("worker")
+    d["worker_servers"][0]["capacity"] = [1e15]
+    d["jobs"][0].update(workload=10**9, max_workers=10**9, ps_ratio=10**6)
+    with pytest.raises(InputError, match=r"jobs\[0\]\.workload: 1000000000 worker-slots"):
+        solve(instance_from_dict(d))
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps(d))
+    r = subprocess.run([sys.executable, "-m", "oasis_opt", "solve", str(path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "more than the exact solver resolves" in r.stderr
+    # a job that cannot finish does not count: the solve goes on without it
+    d["jobs"][0].update(max_workers=1)
+    _, report = solve(instance_from_dict(d))
+    assert report.status is SolveStatus.OPTIMAL and report.objective == 10.0
+
+
+def test_oasis_refuses_a_huge_dp_before_building_its_tables():
+    # the PS table of 1e7 + 1 worker counts (80 MB and more) was built before the check
+    import tracemalloc
+
+    from oasis_opt.algorithms import run
+    d = overshoot("worker")
+    d["worker_servers"][0]["capacity"] = [1e15]
+    d["ps_servers"][0]["capacity"] = [1e15]
+    d["jobs"][0].update(workload=10**7, max_workers=10**7, ps_ratio=10**6)
+    instance = instance_from_dict(d)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="dynamic programme"):
+            run("oasis", instance)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20e6

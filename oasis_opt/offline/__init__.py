@@ -110,6 +110,7 @@ from .plan import (
 from .report import SolveReport, SolveStatus, relative_gap
 from .route_race import solve_race
 from .scale import (
+    check_counts,
     objective_scale,
     scaled_given,
     scaled_instance,
@@ -184,6 +185,7 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     """
     clock = Clock(time_limit)
     check_settings(modeler, time_limit, mip_gap, method)
+    check_counts(instance)
     names = floor_names(floor)
     given = given_schedules(instance, floor_schedules)
     # small utilities and capacities are solved at a scale the solvers' absolute tolerances

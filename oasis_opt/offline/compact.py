@@ -112,8 +112,9 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         return backends.ROUTES.get(raw.solver, backends.solve_highspy)(
             prep, solving, tracker, mip_gap, start=floor, careful=True)
     retried = bool(raw.values) and (overfilled(instance, schedule)
-                                    or bool(raw.extras.get("disagreed")))
-    if retried:  # a schedule over capacity, or HiGHS's objective not its vector's worth
+                                    or bool(raw.extras.get("disagreed"))
+                                    or _short(raw, schedule))
+    if retried:  # a schedule over capacity, or HiGHS's objective not what it is worth
         raw, schedule = solved_again(instance, raw, tracker, None if floor is None
                                      else floor.total_utility, again, lambda r: extract(prep, r))
     if lazy is not None:  # a proven optimum is ≥ every online schedule (floor.py)
@@ -146,6 +147,14 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                   extras={"solver": solver, "packing": prep.packing})
     return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(),
                   medium if solver == "highs" else modeler, "compact", route, chosen)
+
+
+def _short(raw: SolveResult, schedule: Schedule) -> bool:
+    """A proven optimum whose schedule earns less than the solver's objective (SPEC §2: they
+    are equal, 1e-6 rel.): work the MILP counted within its integrality tolerance was not
+    done."""
+    return raw.status is SolveStatus.OPTIMAL and raw.objective is not None and \
+        schedule.total_utility < raw.objective - REL_TOL * max(1.0, abs(raw.objective))
 
 
 def _below(floor: Schedule | None, schedule: Schedule) -> bool:

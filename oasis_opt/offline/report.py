@@ -151,11 +151,11 @@ def solved_again(instance: Instance, raw: SolveResult, tracker: Tracker,
     no presolve (``formulations.highs.CAREFUL``). Its callers' signs: the schedule overfills a
     server (HiGHS holds a MIP's rows to 1e-6 absolute, so demands such as 0.33333334, or
     1e-8 beside 1, sum past a capacity by more than the validator's 1e-9·C and less than
-    that); HiGHS's objective is not its vector's worth; a proven optimum below an online
-    schedule. The incumbents reported are withdrawn down to ``best`` (the best schedule
-    known valid; None for none) first. The bound is the least of the two (each is a
-    relaxation's). Where the second schedule overfills too, or none came, the result has no
-    values (the solver gives no schedule) and is not optimal."""
+    that); HiGHS's objective is not its vector's worth, or more than its schedule earns; a
+    proven optimum below an online schedule. The incumbents reported are withdrawn down to
+    ``best`` (the best schedule known valid; None for none) first. The bound is the least of
+    the two (each is a relaxation's). Where the second schedule overfills too, or none came,
+    the result has no values (the solver gives no schedule) and is not optimal."""
     from ..validate import overfilled
 
     tracker.retract(best)

@@ -75,6 +75,31 @@ def alone_values(instance: Instance) -> np.ndarray:
     return out
 
 
+#: The largest workload (worker-slots) of a job that can finish that ``solve`` takes. The
+#: MILPs' rows carry it, and the most workers a slot (at most it), as coefficients: at 1e9
+#: HiGHS proved 3 optimal where 13 is (one job of 1e9 workers beside a small one), at 1e12 it
+#: died of SIGFPE, and its integrality tolerance (1e-6, 1e-10 when careful) times such a
+#: coefficient is work counted that was not done.
+MAX_EXACT_WORKLOAD = 1e8
+
+
+def check_counts(instance: Instance) -> None:
+    """Refuse (``InputError`` naming ``jobs[i].workload``) an instance a job of which could
+    finish alone (``alone_values``) with a workload above ``MAX_EXACT_WORKLOAD``: no route of
+    ``solve`` computes its optimum exactly. The online algorithms take it (``run``)."""
+    big = np.flatnonzero(instance.workload > MAX_EXACT_WORKLOAD)
+    if not big.size:
+        return
+    finish = alone_values(instance) > 0
+    for i in big:
+        if finish[i]:
+            raise InputError(f"jobs[{i}].workload",
+                             f"{int(instance.workload[i])} worker-slots is more than the exact "
+                             f"solver resolves (limit {MAX_EXACT_WORKLOAD:.0e}): its MILP "
+                             f"would count work that was not done; measure the workload in "
+                             f"coarser units (longer slots), or use the online algorithms")
+
+
 def objective_scale(instance: Instance) -> float:
     """The power of two ``k`` that ``solve`` multiplies the utilities by: 1 where the most a
     job earns alone (``alone_values``) is at least ``SCALE_BELOW`` or 0, else the one that

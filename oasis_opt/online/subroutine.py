@@ -305,6 +305,8 @@ def best_schedule(
     wmax = int(min(N, V, fw.sum(axis=1).max(initial=0)))
     if wmax == 0 or wmax * S_all < V:
         return none  # nothing fits, or the work cannot be done by the horizon
+    # the tables' size is checked before anything of size wmax is built
+    _check_size(job, S, wmax, int(ps_needed(wmax, job.ps_ratio)), V, H, K)
     # PSs per worker count; for a few counts by the scalar ps_needed (the same arithmetic as
     # its array form, without numpy's call overhead).
     if wmax <= 64:
@@ -312,7 +314,6 @@ def best_schedule(
     else:
         psn = np.asarray(ps_needed(np.arange(wmax + 1), job.ps_ratio), dtype=np.int64)
     zmax = int(psn[-1])
-    _check_size(job, S, wmax, zmax, V, H, K)
 
     # Step 1: per-slot cost tables, all classes at once, then one row per slot.
     cw = np.maximum(wprice @ job.worker_demand, 0.0)  # (classes, H)
