@@ -11,10 +11,14 @@ variable ``OASIS_MAX_MEMORY`` (bytes, or with a K/M/G/T suffix), which child pro
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
 import os
 import re
+import time
+from collections.abc import Iterator
 
 from .errors import InputError
 
@@ -88,3 +92,36 @@ def check_count(place: str, count: float, limit: float, what: str) -> None:
     what double precision represents exactly)."""
     if not count <= limit:
         raise InputError(place, f"{what} {count:g} is too large (limit {limit:g})")
+
+
+# --- time: the instant past which the online algorithms stop --------------------------------
+
+#: The ``time.perf_counter()`` instant set by ``deadline`` (None: no limit), per context.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("oasis_deadline",
+                                                                         default=None)
+
+
+class OutOfTime(RuntimeError):
+    """An online algorithm ran past the instant ``deadline`` set (a time-limited solve's
+    floor, ``offline/floor.py``): its schedule is not wanted any more."""
+
+
+@contextlib.contextmanager
+def deadline(at: float | None) -> Iterator[None]:
+    """Within it, the simulator's slots, the placement loops of Tetris and DRF and OASiS's
+    arrivals raise ``OutOfTime`` once ``time.perf_counter()`` passes ``at`` (None: never).
+    A policy that places one worker at a time took minutes for a job of 1e7 workers, so a
+    solve's floor overran its time limit (SPEC §6) before any of its own checks."""
+    token = _DEADLINE.set(at)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def on_time() -> None:
+    """Raise ``OutOfTime`` past the instant of ``deadline``; cheap (one lookup, one clock
+    read): the placement loops call it once per worker."""
+    at = _DEADLINE.get()
+    if at is not None and time.perf_counter() > at:
+        raise OutOfTime("past the deadline")

@@ -16,7 +16,7 @@ from conftest import INSTANCES
 from oasis_opt import algorithms, offline
 from oasis_opt.errors import SolverError
 from oasis_opt.generator import generate
-from oasis_opt.io import load_instance, load_schedule, save_instance
+from oasis_opt.io import instance_from_dict, load_instance, load_schedule, save_instance
 from oasis_opt.offline import SolveStatus, solve
 from oasis_opt.validate import validate
 
@@ -747,3 +747,38 @@ def test_compact_index_sets_past_max_memory_are_refused_up_front(monkeypatch) ->
     with pytest.raises(InputError, match=r"compact MILP's index sets \(\d+ allocation cells\)"
                                          r" is too large"):
         solve(instance, method="compact")
+
+
+def many_units(workers: int, ps_ratio: float) -> dict:
+    """One job of ``workers`` workers (γ = ``ps_ratio``) on servers with room for all."""
+    return {"format": "oasis-instance/1", "name": "many-units", "horizon": 3,
+            "resources": ["gpu"], "worker_servers": [{"name": "w", "capacity": [1e15]}],
+            "ps_servers": [{"name": "p", "capacity": [1e7]}],
+            "jobs": [{"id": "a", "arrival": 0, "workload": workers, "max_workers": workers,
+                      "ps_ratio": ps_ratio, "worker_demand": [1000], "ps_demand": [1],
+                      "utility": {"kind": "table", "values": [10, 5, 1]}}]}
+
+
+@pytest.mark.parametrize("workers,ps_ratio", [(10**6, 1e6), (1, 1e-6)])
+def test_the_floor_stops_a_policy_that_places_one_unit_at_a_time(workers, ps_ratio):
+    # Tetris placed a million workers (or PSs) one per pass: 15 s of a 1 s limit, before the
+    # floor's estimates could skip it (it ran first); it now stops at the floor's time
+    instance = instance_from_dict(many_units(workers, ps_ratio))
+    start = time.perf_counter()
+    schedule, report = solve(instance, time_limit=1.0)
+    assert time.perf_counter() - start <= 1.1 * 1.0 + 10
+    assert report.floor_runs["tetris"] == "skipped: time budget"
+    assert report.objective == 10.0 and validate(instance, schedule).feasible
+
+
+def test_a_deadline_stops_the_online_algorithms_and_no_deadline_does_not():
+    from oasis_opt.algorithms import run
+    from oasis_opt.limits import OutOfTime, deadline
+
+    instance = load_instance(INSTANCES / "small-s0.json")
+    for name in ("fifo", "rrh", "tetris", "drf", "oasis"):
+        with pytest.raises(OutOfTime), deadline(time.perf_counter() - 1.0):
+            run(name, instance)
+        with deadline(None):
+            assert validate(instance, run(name, instance)).feasible
+    assert validate(instance, run("tetris", instance)).feasible  # the deadline is gone

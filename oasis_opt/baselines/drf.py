@@ -24,6 +24,7 @@ import heapq
 
 import numpy as np
 
+from ..limits import on_time
 from ..model import Instance, Schedule
 from .sim import ClusterState, Placement, Policy, simulate
 
@@ -71,6 +72,7 @@ class DrfPolicy(Policy):
                 heap.append((0.0, rank, i))
         heapq.heapify(heap)
         while heap:
+            on_time()  # one worker a pass: a time-limited solve's floor stops it
             _, rank, i = heapq.heappop(heap)
             pl = out[i]
             if not packer.grow(pl, inst.worker_demand[i], inst.ps_demand[i], inst.ps_ratio[i]):

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from ..limits import on_time
 from ..model import Instance, Schedule, SlotCounts, ps_needed
 from ..validate import CAP_TOL
 
@@ -87,6 +88,7 @@ def units_fit(free: np.ndarray, threshold: np.ndarray, demand: np.ndarray,
     placed = 0
     for f in free:
         while placed < count and (f >= threshold).all():
+            on_time()  # one unit a pass (a PS ratio below 1 asks for many)
             f = f - demand
             placed += 1
     return placed >= count
@@ -189,6 +191,7 @@ class Packer:
                                        room_threshold(beta), beta, extra):
             return False
         for _ in range(max(0, extra)):
+            on_time()
             k = self._first_room(self.free_ps, beta, self._start_ps)
             if k is None:
                 return False
@@ -319,6 +322,7 @@ def simulate(instance: Instance, policy: Policy) -> Schedule:
     for i, a in enumerate(instance.arrival.tolist()):
         by_arrival.setdefault(a, []).append(i)
     for t in range(instance.horizon):
+        on_time()  # a time-limited solve's floor (limits.deadline)
         state.t = t
         arrive(state, by_arrival.get(t, []))
         admit(state, policy)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..limits import on_time
 from ..model import Instance, Schedule, ps_needed
 from .sim import ClusterState, Placement, Policy, room_threshold, simulate, units_fit
 
@@ -117,6 +118,7 @@ class TetrisPolicy(Policy):
         a_best, b_best = a_m[rows, best_h], b_m[rows, best_k]
         need = ps_needed(w + 1, ratio) > p  # (n,) does the next worker bring a PS?
         while True:
+            on_time()  # one worker a pass: a time-limited solve's floor stops it
             total = a_best + np.where(need, b_best, 0.0) + bias  # -inf: nothing fits
             total[w >= limit] = -np.inf
             i = int(total.argmax())
@@ -137,6 +139,7 @@ class TetrisPolicy(Policy):
             best_h[stale] = a_m[stale].argmax(axis=1)
             a_best[stale] = a_m[stale, best_h[stale]]
             for _ in range(max(0, extra)):  # one PS each, to the best server with room
+                on_time()
                 k = int(best_k[i])
                 z[i, k] += 1
                 p[i] += 1

@@ -31,19 +31,27 @@ COLGEN_EXTRAS = ("lp_proven", "lp_value", "iterations", "columns", "lp_seconds",
                  "pricing_seconds", "mip_seconds", "mip_status", "bound_seconds")
 
 
-def colgen_inputs(instance: Instance, seeds: bool = True) -> dict[str, Any]:
+def colgen_inputs(instance: Instance, seeds: bool = True,
+                  until: float | None = None) -> dict[str, Any]:
     """What ``colgen.solve`` takes from outside ``formulations/`` (which imports neither the
     algorithm registry nor the validator): ``seeds``, the ``COLGEN_SEEDS`` heuristics'
     schedules (OASiS without its dual certificate: only the schedule is wanted), and
     ``check``, the validator as a predicate. ``colgen.solve(instance, **colgen_inputs(instance),
-    …)``; without ``seeds`` the heuristics do not run (the caller has a schedule)."""
+    …)``; without ``seeds`` the heuristics do not run (the caller has a schedule). ``until``:
+    the ``perf_counter`` instant the heuristics stop at (``limits.deadline``); those not
+    done by then are left out."""
     from .. import algorithms
+    from ..limits import OutOfTime, deadline
     from ..validate import validate
-    names = COLGEN_SEEDS if instance.num_jobs and seeds else ()
-    return {"seeds": [algorithms.get(name)(instance, **({"certificate": False}
-                                                        if name == "oasis" else {}))
-                      for name in names],
-            "check": lambda schedule: validate(instance, schedule).feasible}
+    made = []
+    try:
+        with deadline(until):
+            for name in COLGEN_SEEDS if instance.num_jobs and seeds else ():
+                made.append(algorithms.get(name)(instance, **({"certificate": False}
+                                                             if name == "oasis" else {})))
+    except OutOfTime:
+        pass
+    return {"seeds": made, "check": lambda schedule: validate(instance, schedule).feasible}
 
 
 def trace_seeds(schedules: Sequence[Schedule], best: Schedule | None) -> list[Schedule]:
@@ -97,7 +105,9 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     given = list(floor_schedules) or ([floor] if floor is not None else [])
     if bound_only:
         given = trace_seeds(given, floor)
-    inputs = colgen_inputs(instance, seeds=not given)
+    left = clock.remaining()  # the heuristics take at most half of it
+    inputs = colgen_inputs(instance, seeds=not given,
+                           until=None if left is None else time.perf_counter() + 0.5 * left)
     if given:
         inputs["seeds"] = given
     kwargs: dict[str, Any] = {"mip_gap": max(mip_gap, 1e-4), "bound_only": bound_only,

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import math
 import numbers
+import time
 from collections.abc import Mapping, Sequence
 
 from ..errors import InputError
+from ..limits import OutOfTime, deadline
 from ..model import Instance, Schedule
 from .clock import Clock, Tracker
 
@@ -157,11 +159,13 @@ class Floor:
     run cheapest first (``FLOOR_COST_ORDER``; those of ``first`` among ``names`` before all,
     in that order), and one starts only while the floor stays
     within ``share`` of the time limit (at least ``FLOOR_MIN_SECONDS``) by the estimate
-    above; the first always runs. An algorithm that fails (its bug, or its own size guard) is
-    left out: the floor is a safety net for the exact answer, not a test of the algorithms
-    (their own tests are). What each one gave, or why nothing, goes to
-    ``tracker.floor_runs`` (the report's ``floor_runs``). With ``report`` the best utility
-    goes to the tracker as soon as it is known.
+    above; the first always starts. Each run stops (``limits.deadline``: ``OutOfTime``,
+    "skipped: time budget" for it and the rest) at the floor's budget's end, the first at
+    half of the call's time left where that is later (``_stop_at``). An algorithm that
+    fails (its bug, or its own size guard) is left out: the floor is a safety net for the
+    exact answer, not a test of the algorithms (their own tests are). What each one gave,
+    or why nothing, goes to ``tracker.floor_runs`` (the report's ``floor_runs``). With
+    ``report`` the best utility goes to the tracker as soon as it is known.
 
     ``given``: schedules already made (``given_schedules``, validated), by algorithm name:
     they count as runs of the floor (``floor_runs`` their utility; ties after the named
@@ -223,8 +227,12 @@ class Floor:
                 break
             t0 = self._elapsed()
             try:
-                self.ran.append((name, algorithms.run(name, self.instance)))
+                with deadline(self._stop_at(start, left)):
+                    self.ran.append((name, algorithms.run(name, self.instance)))
                 runs[name] = self.ran[-1][1].total_utility
+            except OutOfTime:  # its placement loops or slots passed the floor's time
+                runs.update({n: "skipped: time budget" for n in todo[k:]})
+                break
             except Exception as err:  # noqa: BLE001 — see the class docstring
                 runs[name] = f"failed: {str(err)[:300] or type(err).__name__}"
                 continue
@@ -236,6 +244,20 @@ class Floor:
         if best is not None and self.report:
             self.tracker.update(incumbent=best.total_utility)
         return best
+
+    def _stop_at(self, start: float, left: float | None) -> float | None:
+        """The ``perf_counter`` instant a run of the floor stops at (``limits.deadline``):
+        the floor's budget's end (``left`` seconds from ``start``, on the clock); the first
+        run, which the estimates cannot skip, may take half of the call's time left instead
+        where that is more. None without a time limit."""
+        if self.clock is None or left is None:
+            return None
+        at = self.clock.start + start + left
+        if not self.ran:
+            remaining = self.clock.remaining()
+            if remaining is not None:
+                at = max(at, time.perf_counter() + 0.5 * remaining)
+        return at
 
     def _next_seconds(self, name: str) -> float:
         """What ``name`` is expected to take after the last run: twice the last run's

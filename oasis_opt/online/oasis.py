@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..limits import on_time
 from ..model import Instance, Schedule, SlotCounts
 from . import prices as pr
 from .subroutine import TIE_TOL, JobSpec, UnitPricer, best_schedule, payoff_upper_bound
@@ -87,6 +88,7 @@ def run(
     # best_schedule, without rebuilding the per-slot tables at every decision.
     unit: UnitPricer | None = None
     for i in map(int, order):
+        on_time()  # a time-limited solve's floor (limits.deadline)
         job = instance.jobs[i]
         spec = JobSpec.from_instance(instance, i)
         start = time.perf_counter()
