@@ -160,8 +160,8 @@ class Floor:
     in that order), and one starts only while the floor stays
     within ``share`` of the time limit (at least ``FLOOR_MIN_SECONDS``) by the estimate
     above; the first always starts. Each run stops (``limits.deadline``: ``OutOfTime``,
-    "skipped: time budget" for it and the rest) at the floor's budget's end, the first at
-    half of the call's time left where that is later (``_stop_at``). An algorithm that
+    "skipped: time budget" for it and the rest) at the floor's budget's end or half of the
+    call's time left, the later (``_stop_at``). An algorithm that
     fails (its bug, or its own size guard) is left out: the floor is a safety net for the
     exact answer, not a test of the algorithms (their own tests are). What each one gave,
     or why nothing, goes to ``tracker.floor_runs`` (the report's ``floor_runs``). With
@@ -247,17 +247,16 @@ class Floor:
 
     def _stop_at(self, start: float, left: float | None) -> float | None:
         """The ``perf_counter`` instant a run of the floor stops at (``limits.deadline``):
-        the floor's budget's end (``left`` seconds from ``start``, on the clock); the first
-        run, which the estimates cannot skip, may take half of the call's time left instead
-        where that is more. None without a time limit."""
+        the floor's budget's end (``left`` seconds from ``start``, on the clock), or half of
+        the call's time left where that is later. The estimates decide which runs start (at
+        trace scale they let OASiS, Tetris and RRH all finish); this only keeps a run that
+        places a million workers one by one from taking the whole limit. None without a time
+        limit."""
         if self.clock is None or left is None:
             return None
         at = self.clock.start + start + left
-        if not self.ran:
-            remaining = self.clock.remaining()
-            if remaining is not None:
-                at = max(at, time.perf_counter() + 0.5 * remaining)
-        return at
+        remaining = self.clock.remaining()
+        return at if remaining is None else max(at, time.perf_counter() + 0.5 * remaining)
 
     def _next_seconds(self, name: str) -> float:
         """What ``name`` is expected to take after the last run: twice the last run's
