@@ -225,6 +225,7 @@ def compare(instance: Instance,
     names = list(table)
     offline = _offline()
     offline.check_settings(modeler, time_limit, method=method)
+    offline.check_counts(instance)  # before the algorithms run: they take long on such jobs
     if solver != "highs":  # as offline.solve would, but before the algorithms run
         from . import solvers
         solvers.check(solver)

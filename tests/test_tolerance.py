@@ -284,3 +284,16 @@ def test_oasis_refuses_a_huge_dp_before_building_its_tables():
     finally:
         tracemalloc.stop()
     assert peak < 20e6
+
+
+def test_ratio_refuses_such_a_workload_before_the_algorithms_run(monkeypatch):
+    from oasis_opt import algorithms
+    from oasis_opt.ratio import compare
+    d = overshoot("worker")
+    d["worker_servers"][0]["capacity"] = [1e15]
+    d["jobs"][0].update(workload=10**9, max_workers=10**9, ps_ratio=10**6)
+    ran = []
+    monkeypatch.setattr(algorithms, "run", lambda *a, **k: ran.append(a))
+    with pytest.raises(InputError, match=r"jobs\[0\]\.workload"):
+        compare(instance_from_dict(d))
+    assert ran == []

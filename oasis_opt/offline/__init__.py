@@ -129,8 +129,8 @@ __all__ = [
     "GUARD_MIN_NONZEROS", "MAX_TIME_LIMIT", "METHODS", "MODELERS", "PORTFOLIO",
     "PORTFOLIO_LONG_BUDGET", "PORTFOLIO_MIN_NONZEROS", "THREADS", "Progress", "SolveReport",
     "SolveStatus",
-    "check_settings", "colgen_inputs", "floor_first", "floor_time_share", "instance_features",
-    "relative_gap", "route_options",
+    "check_counts", "check_settings", "colgen_inputs", "floor_first", "floor_time_share",
+    "instance_features", "relative_gap", "route_options",
     "solve",
 ]
 
