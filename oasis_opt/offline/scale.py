@@ -78,7 +78,7 @@ def alone_values(instance: Instance) -> np.ndarray:
 #: The largest workload (worker-slots) of a job that can finish that ``solve`` takes. The
 #: MILPs' rows carry it, and the most workers a slot (at most it), as coefficients: at 1e9
 #: HiGHS proved 3 optimal where 13 is (one job of 1e9 workers beside a small one), at 1e12 it
-#: died of SIGFPE, and its integrality tolerance (1e-6, 1e-10 when careful) times such a
+#: died of SIGFPE, and its integrality tolerance (1e-6, 1e-9 when careful) times such a
 #: coefficient is work counted that was not done.
 MAX_EXACT_WORKLOAD = 1e8
 
