@@ -127,9 +127,11 @@ CAREFUL: dict[str, Any] = {"mip_feasibility_tolerance": 1e-9,
 FINE_DEMAND = 1e-4
 
 
-def care_options(careful: bool) -> dict[str, Any]:
-    """HiGHS's options for a careful solve (``CAREFUL``), or none (its defaults)."""
-    return dict(CAREFUL) if careful else {}
+def care_options(instance: Any, careful: bool = False) -> dict[str, Any]:
+    """HiGHS's options for the compact MILP of ``instance``: ``CAREFUL`` where asked
+    (``careful``, a second solve) or where it has ``fine_demands``, else none (its
+    defaults)."""
+    return dict(CAREFUL) if careful or fine_demands(instance) else {}
 
 
 def fine_demands(instance: Any) -> bool:

@@ -303,10 +303,9 @@ def test_the_careful_solve_proves_the_same_optimum_on_ordinary_instances(monkeyp
     # tolerances of 1e-10 without presolve made HiGHS 1.16 prove 181.9 "optimal" on this
     # instance in 0.02 s (391.5 is): the careful options must not break what they do not fix
     from oasis_opt.generator import generate
-    from oasis_opt.offline import backends
     instance = generate("mixed", seed=0)
     _, plain = solve(instance, floor=())
-    monkeypatch.setattr(backends, "fine_demands", lambda instance: True)
+    monkeypatch.setattr(highs, "fine_demands", lambda instance: True)
     _, careful = solve(instance, floor=())
     assert plain.status is careful.status is SolveStatus.OPTIMAL
     assert abs(careful.objective - plain.objective) <= 1e-6 * plain.objective

@@ -11,7 +11,6 @@ from typing import Any
 from ..errors import SolverError
 from ..formulations.highs import (
     care_options,
-    fine_demands,
     mip_options,
     new_highs,
     quiet_stdout,
@@ -26,6 +25,7 @@ from .report import SolveStatus
 #: HiGHS threads: the machine's cores are shared with other work, and HiGHS's MIP search is
 #: essentially serial; one thread avoids oversubscription.
 THREADS = 1
+
 
 def highs_budget(clock: Clock, prep: Any) -> float | None:
     """HiGHS's share of the time left: all but a reserve for extraction and validation
@@ -117,8 +117,7 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
     h.setOptionValue("threads", THREADS)
     h.setOptionValue("mip_rel_gap", float(mip_gap))
     h.setOptionValue("random_seed", int(random_seed))
-    care = care_options(careful or fine_demands(prep.instance))
-    for key, value in {**mip_options(prep), **care}.items():
+    for key, value in {**mip_options(prep), **care_options(prep.instance, careful)}.items():
         h.setOptionValue(key, value)
     budget = highs_budget(clock, prep)
     if budget is not None:
@@ -296,8 +295,7 @@ def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
         res = opt.solve(m, time_limit=highs_budget(clock, prep), rel_gap=mip_gap,
                         threads=THREADS, raise_exception_on_nonoptimal_result=False,
                         load_solutions=False, timer=timer,
-                        solver_options=care_options(
-                            careful or fine_demands(prep.instance)))
+                        solver_options=care_options(prep.instance, careful))
     highs_seconds = float(res.timing_info.highs_time)
     tc = res.termination_condition
     status = pyomo_status(tc, res.solution_status in (SolutionStatus.optimal,
@@ -338,8 +336,7 @@ def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     build = time.perf_counter() - t0
     problem = m.problem
     solver = pulp.HiGHS(msg=False, timeLimit=highs_budget(clock, prep), gapRel=mip_gap,
-                        threads=THREADS, **care_options(
-                            careful or fine_demands(prep.instance)))
+                        threads=THREADS, **care_options(prep.instance, careful))
     t1 = time.perf_counter()
     with quiet_stdout():  # the first Highs() of a process prints a banner on stdout
         solver.createAndConfigureSolver(problem)

@@ -34,7 +34,7 @@ from .plan import (
     routes_race,
     settle_fallback,
 )
-from .report import SolveReport, SolveStatus, extract, finish, solved_again
+from .report import SolveReport, SolveStatus, below, extract, finish, solved_again
 
 
 def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Tracker,
@@ -119,7 +119,7 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                                      else floor.total_utility, again, lambda r: extract(prep, r))
     if lazy is not None:  # a proven optimum is ≥ every online schedule (floor.py)
         floor = lazy.settle(raw.status is SolveStatus.OPTIMAL and mip_gap == 0)
-    if not retried and _below(floor, schedule) and raw.status is SolveStatus.OPTIMAL \
+    if not retried and below(floor, schedule) and raw.status is SolveStatus.OPTIMAL \
             and mip_gap == 0:  # a proven optimum below an online schedule: once more
         raw, schedule = solved_again(instance, raw, tracker, floor.total_utility, again,
                                      lambda r: extract(prep, r))
@@ -127,7 +127,7 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     tracker.update(incumbent=schedule.total_utility if raw.values or not prep.active else None,
                    bound=raw.bound)
     chosen = None
-    if _below(floor, schedule):
+    if below(floor, schedule):
         schedule, chosen = floor, str(floor.algorithm)
         if status is SolveStatus.OPTIMAL and mip_gap == 0:  # a wrong model: say so
             raise SolverError(f"the proven optimum of {instance.name} "
@@ -155,12 +155,6 @@ def _short(raw: SolveResult, schedule: Schedule) -> bool:
     done."""
     return raw.status is SolveStatus.OPTIMAL and raw.objective is not None and \
         schedule.total_utility < raw.objective - REL_TOL * max(1.0, abs(raw.objective))
-
-
-def _below(floor: Schedule | None, schedule: Schedule) -> bool:
-    """``schedule`` earns less than ``floor`` (beyond the 1e-6 relative tolerance)."""
-    return floor is not None and floor.total_utility > schedule.total_utility + REL_TOL * max(
-        1.0, abs(floor.total_utility))
 
 
 def route_prep(instance: Instance, options: Any, floor: Schedule | None,

@@ -11,11 +11,11 @@ from typing import Any
 
 from ..errors import InputError, SolverError
 from ..formulations.result import SolveResult
-from ..model import REL_TOL, Instance, Schedule
+from ..model import Instance, Schedule
 from .backends import ROUTES
 from .clock import Clock, Tracker
 from .plan import build_bytes
-from .report import SolveReport, SolveStatus, finish, solved_again
+from .report import SolveReport, SolveStatus, below, finish, solved_again
 
 # --- your own constraints (customize) -----------------------------------------------------
 
@@ -78,14 +78,13 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
     prep_seconds = time.perf_counter() - t0 - raw.build_seconds - raw.handover_seconds \
         - raw.solve_seconds
     schedule = _as_solved(prep, raw)
-    best = kept[0].total_utility if kept else None
+    best = kept[0] if kept else None
     if raw.values and (overfilled(instance, schedule) or (
-            best is not None and raw.status is SolveStatus.OPTIMAL and mip_gap == 0
-            and best > schedule.total_utility + REL_TOL * max(1.0, abs(best)))):
+            raw.status is SolveStatus.OPTIMAL and mip_gap == 0 and below(best, schedule))):
         # over capacity, or a proven optimum below a schedule that keeps the rows: HiGHS's
         # defaults failed the model (report.solved_again)
         raw, schedule = solved_again(
-            instance, raw, tracker, best,
+            instance, raw, tracker, None if best is None else best.total_utility,
             lambda: ROUTES[modeler](prep, clock, tracker, mip_gap, customize=hook,
                                     careful=True),
             lambda r: _as_solved(prep, r))
@@ -94,9 +93,9 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
                           f"found for {instance.name} within the time limit")
     tracker.update(incumbent=schedule.total_utility if raw.values else None, bound=raw.bound)
     chosen = None
-    if kept and kept[0].total_utility > schedule.total_utility + REL_TOL * max(
-            1.0, abs(kept[0].total_utility)):
-        schedule, chosen = kept[0], str(kept[0].algorithm)
+    best = kept[0] if kept else None  # the second solve's build may have found one
+    if below(best, schedule):
+        schedule, chosen = best, str(best.algorithm)
         if raw.status is SolveStatus.OPTIMAL and mip_gap == 0:  # a wrong model: say so
             raise SolverError(f"the proven optimum of the customized {instance.name} "
                               f"({raw.objective}) is below {chosen}'s schedule "

@@ -160,14 +160,20 @@ def solved_again(instance: Instance, raw: SolveResult, tracker: Tracker,
 
     tracker.retract(best)
     second = again()
-    bounds = [b for b in (raw.bound, second.bound) if b is not None]
+    bound = min((b for b in (raw.bound, second.bound) if b is not None), default=None)
     seconds = {f: getattr(raw, f) + getattr(second, f)
                for f in ("build_seconds", "handover_seconds", "solve_seconds")}
     schedule = read(second)
     if second.values and not overfilled(instance, schedule):
-        return replace(second, bound=min(bounds, default=None), **seconds), schedule
-    tracker.retract(best)
+        return replace(second, bound=bound, **seconds), schedule
+    tracker.retract(best)  # the second solve's incumbents too
     status = SolveStatus.FEASIBLE if second.status is SolveStatus.OPTIMAL else second.status
-    none = replace(second, status=status, objective=None, bound=min(bounds, default=None),
-                   values=(), **seconds)
+    none = replace(second, status=status, objective=None, bound=bound, values=(), **seconds)
     return none, read(none)
+
+
+def below(better: Schedule | None, schedule: Schedule) -> bool:
+    """``schedule`` earns less than ``better`` (beyond the 1e-6 relative tolerance): the
+    floor, or a schedule that keeps a customized model's rows, beats the solver's."""
+    return better is not None and better.total_utility > schedule.total_utility + REL_TOL * max(
+        1.0, abs(better.total_utility))
