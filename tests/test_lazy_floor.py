@@ -17,7 +17,8 @@ from oasis_opt.generator import generate
 from oasis_opt.io import instance_from_dict, load_instance
 from oasis_opt.model import REL_TOL
 from oasis_opt.offline import FLOOR_FIRST, SolveStatus, backends, solve
-from oasis_opt.offline.floor import NOT_NEEDED
+from oasis_opt.offline.clock import Clock, Tracker
+from oasis_opt.offline.floor import NOT_NEEDED, Floor
 from oasis_opt.validate import validate
 
 EVERY = tuple(algorithms.REGISTRY)  # named: the floor runs whole, as before round 7
@@ -122,3 +123,17 @@ def test_without_a_limit_and_without_a_proof_the_rest_runs(monkeypatch):
     assert set(report.floor_runs) == set(EVERY)
     assert NOT_NEEDED not in report.floor_runs.values()
     assert close(report.objective, best) and validate(instance, schedule).feasible
+
+
+def test_the_floor_runs_oasis_without_its_certificate():
+    """Only the floor's schedules are wanted: OASiS and oasis-adaptive run without their dual
+    certificate (``FLOOR_PARAMS``) and give the schedules their plain runs give."""
+    instance = generate("mixed", seed=1)
+    floor = Floor(instance, Tracker(Clock(None), None), ["oasis", "oasis-adaptive"])
+    floor.run()
+    for name, schedule in floor.ran:
+        alone = algorithms.run(name, instance)
+        assert alone.extras["D_cert"] is not None
+        assert schedule.extras["D_cert"] is None and schedule.extras["certificate_seconds"] == 0
+        assert schedule.jobs == alone.jobs
+        assert schedule.total_utility == alone.total_utility
