@@ -334,7 +334,7 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
             schedule = fn(instance, **params)
     except (InputError, AlgorithmError):
         raise
-    except Exception as err:
+    except (Exception, SystemExit) as err:  # sys.exit() in a scheduler is a failure, not exit 0
         if builtin:
             raise
         raise AlgorithmError(f"algorithm {name!r} failed on {instance.name}: "
@@ -343,7 +343,11 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
     if not isinstance(schedule, Schedule):
         raise AlgorithmError(f"algorithm {name!r} returned {type(schedule).__name__}, not a "
                              f"Schedule (build one with Schedule.from_arrays)")
-    report = validate(instance, schedule)
+    try:
+        report = validate(instance, schedule)
+    except InputError as err:  # unknown job or server, a negative count: the algorithm's bug
+        raise InvalidScheduleError(f"algorithm {name!r} produced a malformed schedule on "
+                                   f"{instance.name}: {err}") from None
     if not report.feasible:
         raise InvalidScheduleError(
             f"algorithm {name!r} produced an infeasible schedule on {instance.name}: "

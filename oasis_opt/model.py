@@ -363,15 +363,36 @@ class Schedule:
         """Build a schedule from per-job count arrays.
 
         ``workers[i]`` is a (T, H) integer array of job i's workers per slot and server,
-        ``ps[i]`` a (T, K) array; jobs absent from ``workers`` did not run. Completion slot and
-        utility are derived from the work done. With ``trim``, everything after the completion
-        slot is dropped (the MILP lets work continue past completion, SPEC §2).
+        ``ps[i]`` a (T, K) array; i is the job's position in ``instance.jobs`` (not its id).
+        Jobs absent from ``workers`` did not run; a job absent from ``ps`` holds no PS.
+        Completion slot and utility are derived from the work done. With ``trim``, everything
+        after the completion slot is dropped (the MILP lets work continue past completion,
+        SPEC §2).
+
+        Raises ``ValueError`` naming the entry for a key that is not a job's position, an
+        array of another shape, or a count that is not a non-negative integer: a job keyed by
+        its id, a transposed array or half a worker would otherwise be dropped or rounded
+        without a word.
         """
+        shape = {"workers": (instance.horizon, len(instance.worker_names)),
+                 "ps": (instance.horizon, len(instance.ps_names))}
+        dense: dict[str, dict[int, np.ndarray]] = {}
+        for pool, table in (("workers", workers), ("ps", ps)):
+            dense[pool] = {}
+            for i, counts in table.items():
+                if isinstance(i, bool | np.bool_) or not isinstance(i, int | np.integer) \
+                        or not 0 <= i < instance.num_jobs:
+                    raise ValueError(f"{pool}: key {i!r:.40} is not a job's position in "
+                                     f"instance.jobs (0 … {instance.num_jobs - 1})")
+                dense[pool][int(i)] = _counts_array(counts, shape[pool], f"{pool}[{i}]")
+        extra = sorted(set(dense["ps"]) - set(dense["workers"]))
+        if extra:
+            raise ValueError(f"ps[{extra[0]}]: job {extra[0]} has PSs but no entry in workers")
         # The same schedule as from the arrays' sparse entries (memory O(T·servers) per job
         # while converting, not kept).
         return cls.from_counts(instance, algorithm,
-                               {i: SlotCounts.from_dense(y) for i, y in workers.items()},
-                               {i: SlotCounts.from_dense(ps[i]) for i in workers},
+                               {i: SlotCounts.from_dense(y) for i, y in dense["workers"].items()},
+                               {i: SlotCounts.from_dense(z) for i, z in dense["ps"].items()},
                                extras, trim=trim)
 
     @classmethod
@@ -425,6 +446,23 @@ class Schedule:
                 for name, n in a.ps.items():
                     z[i, a.slot, instance.ps_index[name]] += n
         return y, z
+
+
+def _counts_array(counts: Any, shape: tuple[int, int], where: str) -> np.ndarray:
+    """``counts`` as an int64 array of ``shape`` (slots, servers); ``ValueError`` naming
+    ``where`` for another shape or a value that is not a non-negative integer."""
+    a = np.asarray(counts)
+    if a.shape != shape:
+        raise ValueError(f"{where}: expected an array of shape {shape} (slots, servers), got "
+                         f"{a.shape}")
+    if a.dtype.kind not in "biuf":
+        raise ValueError(f"{where}: expected integer counts, got an array of {a.dtype}")
+    bad = ~np.isfinite(a) | (a < 0) | (a != np.round(a)) if a.dtype.kind == "f" else a < 0
+    if bad.any():
+        t, s = (int(x) for x in np.argwhere(bad)[0])
+        raise ValueError(f"{where}: slot {t}, server {s} holds {a[t, s].item()!r}; counts are "
+                         f"non-negative integers")
+    return a.astype(np.int64)
 
 
 def _sparse_allocations(instance: Instance, y: SlotCounts,

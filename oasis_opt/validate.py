@@ -8,6 +8,7 @@ utility is recomputed from the instance (exit 0).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,19 +57,44 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= REL_TOL * max(1.0, abs(a), abs(b))
 
 
+def _is_count(x: object) -> bool:
+    """A non-negative integer (an integral float counts, as in a file; a bool does not)."""
+    if isinstance(x, bool | np.bool_):
+        return False
+    if isinstance(x, numbers.Integral):
+        return x >= 0
+    return isinstance(x, float | np.floating) and math.isfinite(x) and x >= 0 \
+        and float(x).is_integer()
+
+
 def check_names(instance: Instance, schedule: Schedule) -> None:
-    """Raise ``InputError`` for a job or server the instance does not have."""
+    """Raise ``InputError`` for a job or server the instance does not have, a job listed
+    twice, or a slot or count that is not a non-negative integer: what ``load_schedule``
+    refuses in a file (SPEC §5), refused here too for a schedule built in memory (a negative
+    count would free capacity for another job, a job listed twice would earn twice)."""
+    seen: dict[str, int] = {}
     for n, jr in enumerate(schedule.jobs):
         if jr.id not in instance.job_index:
             raise InputError(f"jobs[{n}].id", f"unknown job {jr.id!r}")
+        if jr.id in seen:
+            raise InputError(f"jobs[{n}].id",
+                             f"duplicate job id {jr.id!r} (also jobs[{seen[jr.id]}])")
+        seen[jr.id] = n
         for m, a in enumerate(jr.allocations):
-            for pool, names, known in (("workers", a.workers, instance.worker_index),
-                                       ("ps", a.ps, instance.ps_index)):
-                for name in names:
+            if not _is_count(a.slot):
+                raise InputError(f"jobs[{n}].allocations[{m}].slot",
+                                 f"expected a non-negative integer, got {a.slot!r:.40}")
+            for pool, counts, known in (("workers", a.workers, instance.worker_index),
+                                        ("ps", a.ps, instance.ps_index)):
+                for name, count in counts.items():
                     if name not in known:
                         kind = "worker" if pool == "workers" else "PS"
                         raise InputError(f"jobs[{n}].allocations[{m}].{pool}",
                                          f"unknown {kind} server {name!r}")
+                    if not _is_count(count):
+                        raise InputError(f"jobs[{n}].allocations[{m}].{pool}.{name}",
+                                         f"expected a non-negative integer count, got "
+                                         f"{count!r:.40}")
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ CLI = str(Path(sys.executable).with_name("oasis-opt"))
 MODULE = '''
 import numpy as np  # the legacy global generator is what the registry seeds
 from oasis_opt import algorithms
-from oasis_opt.model import Schedule
+from oasis_opt.model import Allocation, JobResult, Schedule
 
 
 def scaled(instance, u_scale=1.0):
@@ -51,6 +51,63 @@ def cheat(instance):
     """Claims utility it did not earn: the validator must refuse it."""
     s = algorithms.run("fifo", instance)
     return Schedule(s.instance, "cheat", s.total_utility + 1.0, s.jobs, {})
+
+
+def _fifo_arrays(instance):
+    s = algorithms.run("fifo", instance)
+    y, z = s.to_arrays(instance)
+    return [i for i, jr in enumerate(s.jobs) if jr.completed], y, z
+
+
+def by_id(instance):
+    """Keys the arrays by job id, not position: every job was dropped, utility 0, no error."""
+    done, y, z = _fifo_arrays(instance)
+    jid = [j.id for j in instance.jobs]
+    return Schedule.from_arrays(instance, "by-id", {jid[i]: y[i] for i in done},
+                                {jid[i]: z[i] for i in done})
+
+
+def transposed(instance):
+    done, y, z = _fifo_arrays(instance)
+    return Schedule.from_arrays(instance, "t", {i: y[i].T for i in done},
+                                {i: z[i].T for i in done})
+
+
+def halves(instance):
+    """Half a worker per slot was rounded down to none without a word."""
+    done, y, z = _fifo_arrays(instance)
+    return Schedule.from_arrays(instance, "h", {i: y[i] * 0.5 for i in done},
+                                {i: z[i] for i in done})
+
+
+def lender(instance):
+    """A job lends its workers to the others as negative counts: capacity summed to the
+    limit, so the validator passed a schedule that runs more work than the cluster holds."""
+    s = algorithms.run("fifo", instance)
+    jobs = list(s.jobs)
+    n = next(n for n, jr in enumerate(jobs) if jr.allocations)
+    a = jobs[n].allocations[0]
+    jobs[n] = JobResult(jobs[n].id, False, None, 0.0,
+                        (Allocation(a.slot, {w: -5 for w in a.workers}, {}),))
+    return Schedule(s.instance, "lender", s.total_utility, tuple(jobs), {})
+
+
+def twice(instance):
+    """Lists a completed job twice: its utility counted twice."""
+    s = algorithms.run("fifo", instance)
+    done = next(jr for jr in s.jobs if jr.completed)
+    return Schedule(s.instance, "twice", s.total_utility, s.jobs + (done,), {})
+
+
+def elsewhere(instance):
+    """A schedule for another instance: unknown servers were exit 2 without a name."""
+    import oasis_opt
+    return algorithms.run("fifo", oasis_opt.generate("small", seed=9, servers=6))
+
+
+def quits(instance):
+    import sys
+    sys.exit(0)
 '''
 
 
@@ -131,6 +188,21 @@ def test_names_that_do_not_resolve(mysched, small, name, message) -> None:
     ("mysched:broken", "algorithm 'mysched:broken' failed on small-s1: ZeroDivisionError: oops"),
     ("mysched:not_a_schedule", "returned int, not a Schedule"),
     ("mysched:cheat", "algorithm 'mysched:cheat' produced an infeasible schedule"),
+    ("mysched:by_id", r"failed on small-s1: ValueError: workers: key 'j\d' is not a job's "
+                      r"position in instance.jobs \(0 … 6\)"),
+    ("mysched:transposed", r"ValueError: workers\[\d\]: expected an array of shape \(10, 2\) "
+                           r"\(slots, servers\), got \(2, 10\)"),
+    ("mysched:halves", r"ValueError: workers\[\d\]: slot \d+, server \d holds 0.5; counts are "
+                       "non-negative integers"),
+    ("mysched:lender", r"produced a malformed schedule on small-s1: "
+                       r"jobs\[1\].allocations\[0\].workers.w\d: expected a non-negative "
+                       "integer count, got -5"),
+    ("mysched:twice", r"produced a malformed schedule on small-s1: jobs\[7\].id: duplicate "
+                      r"job id 'j\d' \(also jobs\[\d\]\)"),
+    ("mysched:elsewhere", r"algorithm 'mysched:elsewhere' produced a malformed schedule on "
+                          r"small-s1: jobs\[\d\].allocations\[0\].workers: unknown worker "
+                          "server"),
+    ("mysched:quits", "algorithm 'mysched:quits' failed on small-s1: SystemExit: 0"),
 ])
 def test_runs_that_fail_name_the_algorithm(mysched, small, name, message) -> None:
     with pytest.raises(AlgorithmError, match=message):
@@ -206,6 +278,10 @@ def test_cli_run_ratio_and_errors(mysched, small, tmp_path) -> None:
     assert "algorithm error: algorithm 'mysched:broken' failed" in r.stderr
     r = _cli("run", inst, "--algorithm", "mysched:cheat", cwd=tmp_path)
     assert r.returncode == 1 and "infeasible schedule" in r.stderr
+    for name in ("mysched:elsewhere", "mysched:quits", "mysched:by_id"):  # were 2, 0, 0
+        r = _cli("run", inst, "--algorithm", name, "-o", "out.json", cwd=tmp_path)
+        assert r.returncode == 1 and f"algorithm error: algorithm '{name}'" in r.stderr, name
+        assert "Traceback" not in r.stderr and not (tmp_path / "out.json").exists()
     r = _cli("run", inst, "--algorithm", "nomodule_abc:run", cwd=tmp_path)
     assert r.returncode == 2 and "--algorithm: 'nomodule_abc:run': cannot import" in r.stderr
     r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "u_scale=NaN",

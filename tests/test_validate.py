@@ -4,6 +4,7 @@ SPEC §1/§5 is caught on a schedule that breaks only it; all violations are lis
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import pytest
@@ -128,3 +129,30 @@ def test_other_instance_name_is_a_warning(tiny):
     rep = _check(tiny, _broken(lambda d: d.update(instance="other")))
     assert rep.feasible
     assert rep.warnings and "other" in rep.warnings[0]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda a: a.workers.update(big=-2), r"^jobs\[0\]\.allocations\[0\]\.workers\.big: expected "
+                                         "a non-negative integer count, got -2"),
+    (lambda a: a.ps.update(p0=1.5), r"^jobs\[0\]\.allocations\[0\]\.ps\.p0: expected a "
+                                    "non-negative integer count, got 1.5"),
+    (lambda a: a.workers.update(big=True), r"^jobs\[0\]\.allocations\[0\]\.workers\.big: "
+                                           "expected a non-negative integer count, got True"),
+])
+def test_schedules_built_in_memory_are_held_to_the_files_rules(tiny, change, message):
+    """``load_schedule`` refuses these in a file; a ``Schedule`` built in Python (a
+    researcher's scheduler) went through with a negative count freeing capacity for others."""
+    s = schedule_from_dict(copy.deepcopy(VALID))
+    change(s.jobs[0].allocations[0])
+    with pytest.raises(InputError, match=message):
+        validate(tiny, s)
+
+
+def test_a_job_listed_twice_in_memory_is_malformed(tiny):
+    """Listed twice, j1's utility was summed twice (the file loader refuses a duplicate id;
+    where the cluster has room for both copies, the schedule passed)."""
+    s = schedule_from_dict(copy.deepcopy(VALID))
+    doubled = dataclasses.replace(s, jobs=s.jobs + (s.jobs[1],), total_utility=45.0)
+    with pytest.raises(InputError, match=r"^jobs\[2\]\.id: duplicate job id 'j1' "
+                                         r"\(also jobs\[1\]\)"):
+        validate(tiny, doubled)
