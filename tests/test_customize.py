@@ -300,3 +300,25 @@ def test_rows_that_replace_the_models_own_components_are_refused(modeler):
     name = "c" if modeler == "pyomo" else "workers"
     with pytest.raises(InputError, match=f"replaced or removed the model's '{name}'"):
         solve(instance, modeler=modeler, customize=clobber)
+
+
+@pytest.mark.parametrize("modeler", MODELERS)
+def test_rows_that_drop_the_models_own_rows_are_refused(modeler):
+    """Deactivating the capacity rows (Pyomo) or deleting them (PuLP) gave, on Pyomo, status
+    'feasible' with utility 0 and no word why (the solution broke capacity, the validator
+    refused it); now one message names the function and a row."""
+    instance = load_instance(INSTANCES / "small-s0.json")
+
+    def no_capacity(m):
+        if modeler == "pyomo":
+            for c in m.component_objects(pyo.Constraint, active=True):
+                if c.local_name.endswith("capacity"):
+                    c.deactivate()
+        else:
+            for name in [n for n in m.constraints if "capacity" in n]:
+                del m.constraints[name]
+
+    with pytest.raises(InputError, match=r"^customize: customize function '.*no_capacity' "
+                                         r"deactivated or removed \d+ of the model's own rows "
+                                         r"\(e\.g\. '.*capacity.*'\); add rows or bounds only"):
+        solve(instance, modeler=modeler, customize=no_capacity)

@@ -126,6 +126,7 @@ def _user_rows(customize: Callable[[Any], Any], modeler: str, candidates: list[S
         target = model.problem if modeler == "pulp" else model
         objective = _objective_of(target, modeler)
         before = _components_of(target, modeler)
+        rows = _rows_of(target, modeler)
         try:
             customize(target)
         except Exception as exc:  # the user's code: any failure is named, not a traceback
@@ -141,6 +142,11 @@ def _user_rows(customize: Callable[[Any], Any], modeler: str, candidates: list[S
             raise InputError("customize", f"{_name_of(customize)} replaced or removed the "
                                           f"model's {', '.join(map(repr, replaced))}; give "
                                           f"your own rows names the model does not use")
+        dropped = rows - _rows_of(target, modeler)
+        if dropped:  # the capacity rows deactivated: the solution would break the model
+            raise InputError("customize", f"{_name_of(customize)} deactivated or removed "
+                                          f"{len(dropped)} of the model's own rows (e.g. "
+                                          f"{min(dropped)!r}); add rows or bounds only")
         satisfies = compact_pulp.satisfies if modeler == "pulp" else compact_pyomo.satisfies
         for schedule in sorted(candidates, key=lambda s: -s.total_utility):
             values = point(model.prep, schedule)
@@ -159,6 +165,15 @@ def _components_of(target: Any, modeler: str) -> dict[str, int]:
         own = set(vars(pulp.LpProblem()))
         return {k: id(v) for k, v in vars(target).items() if k not in own}
     return {c.local_name: id(c) for c in target.component_objects(descend_into=False)}
+
+
+def _rows_of(target: Any, modeler: str) -> set[str]:
+    """The names of the model's active rows (PuLP's constraints; Pyomo's active
+    constraints)."""
+    if modeler == "pulp":
+        return set(target.constraints)
+    import pyomo.environ as pyo
+    return {c.name for c in target.component_data_objects(pyo.Constraint, active=True)}
 
 
 def _objective_of(target: Any, modeler: str) -> tuple[Any, ...]:
