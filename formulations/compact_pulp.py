@@ -11,6 +11,7 @@ job i completes in slot t, ``s_it ∈ [0,1]`` still running in slot t (``s_it = 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulp
 
@@ -50,12 +51,16 @@ def _add(m: PulpModel, family: str, key: tuple[int, ...] | int,
     m.problem.addConstraint(row, f"{family}__{tail}")
 
 
+def row_names(problem: Any) -> list[str]:
+    """The names of a PuLP problem's rows."""
+    rows = problem.constraints  # PuLP ≥ 3.3: call it for the list (the mapping is deprecated)
+    return [c.name for c in rows()] if callable(rows) else list(rows)
+
+
 def row_counts(m: PulpModel) -> dict[str, int]:
     """Rows per family (``Prep.row_counts`` predicts them)."""
     out: dict[str, int] = {}
-    rows = m.problem.constraints  # PuLP ≥ 3.3: call it for the list (the mapping is deprecated)
-    names = [c.name for c in rows()] if callable(rows) else list(rows)
-    for name in names:
+    for name in row_names(m.problem):
         family = name.split("__")[0]
         out[family] = out.get(family, 0) + 1
     return out

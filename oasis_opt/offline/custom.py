@@ -171,7 +171,8 @@ def _rows_of(target: Any, modeler: str) -> set[str]:
     """The names of the model's active rows (PuLP's constraints; Pyomo's active
     constraints)."""
     if modeler == "pulp":
-        return set(target.constraints)
+        from ..formulations.compact_pulp import row_names
+        return set(row_names(target))
     import pyomo.environ as pyo
     return {c.name for c in target.component_data_objects(pyo.Constraint, active=True)}
 
