@@ -53,7 +53,10 @@ class ValidationReport:
 
 
 def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= REL_TOL * max(1.0, abs(a), abs(b))
+    """``a`` equals ``b`` up to REL_TOL, relative only: an absolute floor of REL_TOL (it was
+    ``max(1, |a|, |b|)``) let a schedule report twice the utility of its instance when
+    utilities are near 1e-9, which the same instance scaled by 1e9 refuses (as ``ratio``)."""
+    return abs(a - b) <= REL_TOL * max(abs(a), abs(b))
 
 
 def check_names(instance: Instance, schedule: Schedule) -> None:

@@ -4,6 +4,7 @@ SPEC §1/§5 is caught on a schedule that breaks only it; all violations are lis
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import pytest
@@ -128,3 +129,32 @@ def test_other_instance_name_is_a_warning(tiny):
     rep = _check(tiny, _broken(lambda d: d.update(instance="other")))
     assert rep.feasible
     assert rep.warnings and "other" in rep.warnings[0]
+
+
+def test_misreported_tiny_utilities_are_caught(tiny):
+    """Utilities of any size are checked relatively: at 2^-30 of the SPEC example, a schedule
+    that reports twice its utility (or some for an unfinished job) breaks the utility rule,
+    as it does at full size; the honest report is accepted."""
+    k = 2.0**-30  # a power of two: every utility scales exactly
+    small = dataclasses.replace(tiny, jobs=tuple(dataclasses.replace(j, utility=j.utility.scaled(k))
+                                                 for j in tiny.jobs))
+    honest = copy.deepcopy(VALID)
+    honest["total_utility"] *= k
+    for jr in honest["jobs"]:
+        jr["utility"] *= k
+    rep = _check(small, honest)
+    assert rep.feasible, rep.violations
+    assert rep.total_utility == pytest.approx(35.0 * k, rel=1e-12)
+
+    doubled = copy.deepcopy(honest)
+    doubled["total_utility"] *= 2
+    _j(doubled, 0)["utility"] *= 2
+    rep = _check(small, doubled)
+    assert {v.place for v in rep.violations} == {"jobs[0].utility", "total_utility"}
+
+    unfinished = _broken(lambda d: _j(d, 0)["allocations"].pop())  # j0 does 4 of 6
+    _j(unfinished, 0).update(completed=False, completion_slot=None, utility=5e-7)
+    unfinished["total_utility"] = 5e-7 + 10 * k
+    _j(unfinished, 1)["utility"] = 10 * k
+    rep = _check(small, unfinished)
+    assert {v.place for v in rep.violations} == {"jobs[0].utility", "total_utility"}
