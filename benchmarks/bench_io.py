@@ -1,7 +1,8 @@
 """Files and the validator at the largest shipped size: loading ``instances/paper-s1.json``
 (200 jobs, 100 slots, 40 + 40 servers), loading an OASiS schedule of it, and validating that
 schedule. Every schedule any code produces goes through ``validate``, so its cost is part of
-every run.
+every run. And a hostile schedule: 20 of its jobs on every worker server in every slot (4 000
+overfilled cells, each naming its 20 holders; 80 000 entries).
 
     pytest benchmarks/bench_io.py --benchmark-only
 """
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from oasis_opt.io import load_instance, load_schedule, save_schedule
-from oasis_opt.model import Instance, Schedule
+from oasis_opt.model import Allocation, Instance, JobResult, Schedule
 from oasis_opt.online import oasis
 from oasis_opt.validate import validate
 
@@ -57,3 +58,15 @@ def test_validate(benchmark, paper: Instance, schedule_file: Path) -> None:
     report = benchmark.pedantic(validate, args=(paper, sched), rounds=5, iterations=1)
     assert report.feasible, report.violations[:3]
     benchmark.extra_info.update(_size(paper, sched), total_utility=report.total_utility)
+
+
+def test_validate_crowded(benchmark, paper: Instance) -> None:
+    every = {name: 1 for name in paper.worker_names}
+    sched = Schedule(paper.name, "crowd", 0.0, tuple(
+        JobResult(job.id, False, None, 0.0, tuple(Allocation(t, every, {})
+                                                  for t in range(paper.horizon)))
+        for job in paper.jobs[:20]))
+    report = benchmark.pedantic(validate, args=(paper, sched), rounds=3, iterations=1)
+    over = [v for v in report.violations if v.rule == "capacity"]
+    assert len(over) >= paper.horizon * len(paper.worker_names)
+    benchmark.extra_info.update(_size(paper, sched), violations=len(report.violations))

@@ -54,7 +54,10 @@ class ValidationReport:
 
 
 def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= REL_TOL * max(1.0, abs(a), abs(b))
+    """``a`` equals ``b`` up to REL_TOL, relative only: an absolute floor of REL_TOL (it was
+    ``max(1, |a|, |b|)``) let a schedule report twice the utility of its instance when
+    utilities are near 1e-9, which the same instance scaled by 1e9 refuses (as ``ratio``)."""
+    return abs(a - b) <= REL_TOL * max(abs(a), abs(b))
 
 
 def _is_count(x: object) -> bool:
@@ -260,8 +263,16 @@ def _check_capacity(instance: Instance, schedule: Schedule, jobs: list[int], ew:
         used = np.zeros((T, cap.shape[0], cap.shape[1]))  # (T, S, R)
         np.add.at(used, (e.slot, e.server), e.count[:, None] * demand[job_rows])
         over = used > cap[None] * (1.0 + CAP_TOL)
+        if not over.any():
+            continue
+        # Entries sorted by (slot, server), so that each overfilled cell finds its holders by
+        # bisection: a scan of all entries per cell took minutes on a hostile file of many.
+        cell = e.slot * cap.shape[0] + e.server
+        order = np.argsort(cell, kind="stable")
+        cell = cell[order]
         for t, s, r in zip(*np.nonzero(over), strict=True):
-            here = (e.slot == t) & (e.server == s)
+            key = t * cap.shape[0] + s
+            here = order[np.searchsorted(cell, key):np.searchsorted(cell, key, side="right")]
             holders = ", ".join(f"{schedule.jobs[n].id}:{c:.0f}"
                                 for n, c in zip(e.job[here], e.count[here], strict=True))
             v.append(Violation(

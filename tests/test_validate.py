@@ -156,3 +156,78 @@ def test_a_job_listed_twice_in_memory_is_malformed(tiny):
     with pytest.raises(InputError, match=r"^jobs\[2\]\.id: duplicate job id 'j1' "
                                          r"\(also jobs\[1\]\)"):
         validate(tiny, doubled)
+
+
+def test_misreported_tiny_utilities_are_caught(tiny):
+    """Utilities of any size are checked relatively: at 2^-30 of the SPEC example, a schedule
+    that reports twice its utility (or some for an unfinished job) breaks the utility rule,
+    as it does at full size; the honest report is accepted."""
+    k = 2.0**-30  # a power of two: every utility scales exactly
+    small = dataclasses.replace(tiny, jobs=tuple(dataclasses.replace(j, utility=j.utility.scaled(k))
+                                                 for j in tiny.jobs))
+    honest = copy.deepcopy(VALID)
+    honest["total_utility"] *= k
+    for jr in honest["jobs"]:
+        jr["utility"] *= k
+    rep = _check(small, honest)
+    assert rep.feasible, rep.violations
+    assert rep.total_utility == pytest.approx(35.0 * k, rel=1e-12)
+
+    doubled = copy.deepcopy(honest)
+    doubled["total_utility"] *= 2
+    _j(doubled, 0)["utility"] *= 2
+    rep = _check(small, doubled)
+    assert {v.place for v in rep.violations} == {"jobs[0].utility", "total_utility"}
+
+    unfinished = _broken(lambda d: _j(d, 0)["allocations"].pop())  # j0 does 4 of 6
+    _j(unfinished, 0).update(completed=False, completion_slot=None, utility=5e-7)
+    unfinished["total_utility"] = 5e-7 + 10 * k
+    _j(unfinished, 1)["utility"] = 10 * k
+    rep = _check(small, unfinished)
+    assert {v.place for v in rep.violations} == {"jobs[0].utility", "total_utility"}
+
+
+def test_every_capacity_violation_names_its_holders():
+    """A hostile schedule overfills every (slot, server) cell with many jobs: each violation
+    names exactly the jobs that hold that cell (found by bisection over the sorted entries;
+    the time of a large such file is in benchmarks/bench_io.py)."""
+    from oasis_opt.model import Allocation, JobResult
+
+    horizon, servers, jobs = 30, 7, 5
+    inst, sched = _crowded(horizon, servers, jobs)
+    # job j holds every server but w{j} in slot j: that cell has one holder fewer
+    sched = dataclasses.replace(sched, jobs=tuple(
+        JobResult(jr.id, False, None, 0.0, tuple(
+            Allocation(a.slot, {n: c for n, c in a.workers.items() if n != f"w{k}"
+                                or a.slot != k}, a.ps) for a in jr.allocations))
+        for k, jr in enumerate(sched.jobs)))
+    rep = validate(inst, sched)
+    over = [v for v in rep.violations if v.rule == "capacity"]
+    assert len(over) == horizon * servers
+    for v in over:
+        t = int(v.place.split()[1])
+        h = int(v.message.split("'")[1][1:])
+        holders = [f"j{i}:1" for i in range(jobs) if not (i == t and i == h)]
+        assert v.message == (f"worker server 'w{h}', resource gpu: used {len(holders)} > "
+                             f"capacity 1 (jobs {', '.join(holders)})")
+
+
+def _crowded(horizon: int, servers: int, jobs: int):
+    """An instance of ``servers`` one-GPU servers and a schedule that puts each of ``jobs``
+    jobs on every server in every slot."""
+    from oasis_opt.io import instance_from_dict
+    from oasis_opt.model import Allocation, JobResult, Schedule
+
+    inst = instance_from_dict({
+        "format": "oasis-instance/1", "name": "crowd", "horizon": horizon, "resources": ["gpu"],
+        "worker_servers": [{"name": "w", "count": servers, "capacity": [1]}],
+        "ps_servers": [{"name": "p", "capacity": [0]}],
+        "jobs": [{"id": f"j{i}", "arrival": 0, "workload": 10**9, "max_workers": 10**6,
+                  "ps_ratio": 10**6, "worker_demand": [1], "ps_demand": [0],
+                  "utility": {"kind": "table", "values": [1]}} for i in range(jobs)]})
+    every = {f"w{h}": 1 for h in range(servers)}
+    sched = Schedule("crowd", "hand", 0.0, tuple(
+        JobResult(f"j{i}", False, None, 0.0,
+                  tuple(Allocation(t, every, {"p": 1}) for t in range(horizon)))
+        for i in range(jobs)))
+    return inst, sched
