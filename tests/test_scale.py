@@ -216,6 +216,30 @@ def test_one_pool_of_tiny_servers_beside_a_pool_of_large_ones():
     assert rep.status is SolveStatus.OPTIMAL and rep.objective == 5.0  # one job, two slots
 
 
+@pytest.mark.parametrize("demand", [1e-9, 3e-8, 2.0 ** -21])
+@pytest.mark.parametrize("modeler", ["auto", "pyomo", "pulp"])
+def test_a_tiny_demand_beside_a_whole_server_is_not_read_as_none(demand, modeler):
+    """A job of ten workers of ``demand`` GPUs beside one that fills the 4-GPU server alone:
+    they cannot share the slot, OPT is 7. HiGHS drops matrix entries of 1e-9 or less, and a
+    demand of 1e-9 read as none let the MILP run both (12); the careful solve saw the same
+    model, so ``solve`` ended "feasible" with the floor's 5. Such a resource is measured in
+    a unit that brings the least demand to 2^-20 (``scale.TINY``)."""
+    data = {"format": "oasis-instance/1", "name": "wide", "horizon": 1, "resources": ["gpu"],
+            "worker_servers": [{"name": "w", "capacity": [4]}],
+            "ps_servers": [{"name": "p", "capacity": [1]}],
+            "jobs": [{"id": "a", "arrival": 0, "workload": 10, "max_workers": 10,
+                      "ps_ratio": 100, "worker_demand": [demand], "ps_demand": [0],
+                      "utility": {"kind": "table", "values": [5]}},
+                     {"id": "b", "arrival": 0, "workload": 4, "max_workers": 4,
+                      "ps_ratio": 100, "worker_demand": [1], "ps_demand": [0],
+                      "utility": {"kind": "table", "values": [7]}}]}
+    inst = instance_from_dict(data)
+    assert best_utility(inst) == 7.0
+    schedule, rep = solve(inst, modeler=modeler)
+    assert validate(inst, schedule).feasible
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 7.0
+
+
 def test_the_validator_tolerance_is_relative_to_the_capacity():
     """Three workers of 1e-9 GPUs on a server of 2e-9: over capacity by half of it (the
     tolerance was an absolute 1e-9 below a capacity of 1, and accepted them)."""

@@ -127,6 +127,11 @@ def _power_up(top: float) -> float:
 #: than this (more units than any job's workers, ``io.MAX_COUNT``) is measured in units of
 #: that demand (``unit_scales``).
 WIDE = float(1 << 40)
+#: A pool's resource whose smallest positive demand lies below this (and not ``WIDE``) is
+#: measured in a unit that brings it into [TINY, 2·TINY): HiGHS drops matrix entries of
+#: 1e-9 or less (``small_matrix_value``), so a demand of 1e-9 beside a capacity of 4 read
+#: as none, and a job of ten such workers beside one filling the server gave 12 for 7.
+TINY = 2.0**-20
 
 
 def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -134,8 +139,9 @@ def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     where the pool's largest capacity C of the resource exceeds its smallest positive
     demand d below 1 by more than ``WIDE``, the one that brings d into [1, 2) (a capacity
     of 1e15 over demands of 1e-8: column generation's master read duals of such rows so
-    badly that it called a schedule 12 % under the optimum optimal); else, where C lies
-    below 1, the one that brings C into [1, 2) (capacities are at least 1e-9, SPEC §5);
+    badly that it called a schedule 12 % under the optimum optimal); else the larger of the
+    one that brings d into [``TINY``, 2·``TINY``) where d lies below ``TINY`` and the one
+    that brings C into [1, 2) where C lies below 1 (capacities are at least 1e-9, SPEC §5);
     else 1. Where a row's capacity ends above 1e20 HiGHS drops it: it holds more units
     than any job's workers."""
     R = len(instance.resources)
@@ -148,8 +154,11 @@ def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
             least = float(d.min()) if d.size else 0.0
             if 0.0 < least < 1.0 and top[r] > WIDE * least:
                 out[r] = _power_up(least)
-            elif 0.0 < top[r] < SCALE_BELOW:
-                out[r] = _power_up(float(top[r]))
+                continue
+            if 0.0 < least < TINY:
+                out[r] = _power_up(least / TINY)
+            if 0.0 < top[r] < SCALE_BELOW:
+                out[r] = max(out[r], _power_up(float(top[r])))
         return out
     return (pool(instance.worker_capacity, instance.worker_demand),
             pool(instance.ps_capacity, instance.ps_demand))
