@@ -49,6 +49,11 @@ FREE_JOBS = 40
 MAX_JOBS = 400
 #: Seconds one move's MILP may take at most (and less when the deadline is nearer).
 MOVE_SECONDS = 5.0
+#: HiGHS's presolve on a move's MILP: off. On e5k (5 000 Philly jobs in 5-minute slots,
+#: one move of 145 jobs and 2 293 columns) HiGHS 1.16's MIP presolve did not return for
+#: minutes (``HPresolve::strengthenInequalities``, whose cover loop checks no time limit),
+#: and the whole solve ran past its time limit, which nothing in this process can stop.
+MOVE_PRESOLVE = "off"
 #: Seconds kept at the end for the fill and the compaction of the moved jobs.
 RESERVE = 3.0
 #: The search ends (before the deadline, or without one) after as many moves in a row
@@ -174,6 +179,7 @@ def _choose(inst: Instance, cands: dict[int, list[Column]], placed: _Placed,
     h.passModel(lp)
     h.setOptionValue("mip_rel_gap", 1e-6)
     h.setOptionValue("time_limit", float(seconds))
+    h.setOptionValue("presolve", MOVE_PRESOLVE)
     base = {i: k for k, (i, n) in enumerate(owner) if n == 0}  # each job's first column
     x0 = np.zeros(n_cols)
     for i, n in start.items():
