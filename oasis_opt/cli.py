@@ -12,6 +12,7 @@ import contextlib
 import math
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -436,9 +437,8 @@ def _pricing_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from .io import check_output, load_instance, save_schedule
+    from .io import check_output, load_instance
     from .offline import solve
-    from .offline.floor import NOT_NEEDED
     from .tasks import make_executor
     if not 0 <= args.mip_gap < 1:
         raise InputError("--mip-gap", f"must be in [0, 1), got {args.mip_gap}")
@@ -447,14 +447,61 @@ def cmd_solve(args: argparse.Namespace) -> int:
         _not_an_input(args.output, ("instance", args.instance))
     inst = load_instance(args.instance)
     floor = None if args.floor is None else _names(args.floor, "--floor", empty_ok=True)
+    progress = _solve_progress() if _progress_wanted(args) else None
+    lifeline = None
+    if args.time_limit is not None and math.isfinite(args.time_limit) and args.time_limit > 0:
+        # the promise holds where a solver does not return (oasis_opt/lifeline.py)
+        from .algorithms import builtin_names
+        from .lifeline import Lifeline
+        lifeline = Lifeline.for_limit(
+            args.time_limit, _started, inst, builtin_names() if floor is None else floor,
+            lambda s, bound, history: _solve_output(args, inst,
+                                                    *_stopped(args, s, bound, history))).start()
+        progress = _both(progress, lifeline.on_progress)
     with make_executor(args.workers, args.dask) as ex:
-        sched, report = solve(inst, modeler=args.modeler, time_limit=args.time_limit,
-                              mip_gap=args.mip_gap, method=args.method, solver=args.solver,
-                              on_progress=_solve_progress() if _progress_wanted(args) else None,
-                              floor=floor, executor=ex,
-                              on_round=_round_progress() if _progress_wanted(args) else None)
+        try:
+            sched, report = solve(
+                inst, modeler=args.modeler, time_limit=args.time_limit, mip_gap=args.mip_gap,
+                method=args.method, solver=args.solver, on_progress=progress, floor=floor,
+                executor=ex, on_round=_round_progress() if _progress_wanted(args) else None,
+                on_schedule=None if lifeline is None else lifeline.on_schedule)
+        finally:  # returned or failed: the lifeline writes nothing
+            if lifeline is not None:
+                lifeline.close()
     if report.status.value == "error":  # never exit 0 on a solver failure (SPEC §6)
         raise SolverError(f"the solver failed on {inst.name} without a usable result")
+    _solve_output(args, inst, sched, report)
+    return 0
+
+
+def _both(first: Callable[..., None] | None, second: Callable[..., None]
+          ) -> Callable[..., None]:
+    """A progress callback that tells ``first`` (if any) and ``second``."""
+    if first is None:
+        return second
+    told = first
+    return lambda *point: (told(*point), second(*point))[-1]
+
+
+def _stopped(args: argparse.Namespace, schedule: Any, bound: float,
+             history: list[tuple[float, float | None, float]]) -> tuple[Any, Any]:
+    """The lifeline's answer as ``solve``'s: the floor's best ``schedule`` and the least
+    ``bound`` told, status ``time_limit``, route ``lifeline``."""
+    import time
+
+    from .offline import SolveReport, SolveStatus, relative_gap
+    utility = schedule.total_utility
+    report = SolveReport(SolveStatus.TIME_LIMIT, utility, bound, relative_gap(bound, utility),
+                         0.0, 0.0, 0.0, time.perf_counter() - _started, args.modeler,
+                         args.method, history=tuple(history), route="lifeline",
+                         floor=str(schedule.algorithm))
+    return schedule, report
+
+
+def _solve_output(args: argparse.Namespace, inst: Any, sched: Any, report: Any) -> None:
+    """``solve``'s schedule file and report (the solve's answer or the lifeline's)."""
+    from .io import save_schedule
+    from .offline.floor import NOT_NEEDED
     if args.output is not None:
         save_schedule(sched, args.output)
     data = {**report.to_dict(), "solver": args.solver}
@@ -471,7 +518,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if missing:  # the floor is the best of fewer algorithms than a user may assume
             print("  floor without: " + "; ".join(f"{n} ({v})" for n, v in missing.items()))
     _emit(args, data, human)
-    return 0
+    if _json_out is not None:
+        _json_out.flush()
 
 
 def _progress_wanted(args: argparse.Namespace) -> bool:
@@ -976,6 +1024,8 @@ def _as_flag(err: InputError, command: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global _started
+    _started = time.perf_counter()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -1027,6 +1077,7 @@ def _memory_limit(size: str | None):
 
 
 _json_out: Any = None  # the real stdout while --json redirects everything else
+_started = time.perf_counter()  # the command's start (main); the lifeline counts from it
 
 
 @contextlib.contextmanager

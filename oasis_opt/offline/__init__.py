@@ -119,6 +119,7 @@ from .scale import (
     unscaled_progress,
     unscaled_report,
     unscaled_rounds,
+    unscaled_schedules,
 )
 
 __all__ = [
@@ -143,7 +144,9 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
           floor: Sequence[str] | None = None,
           floor_schedules: Mapping[str, Schedule] | None = None,
           executor: Executor | None = None,
-          on_round: Callable[[Any], None] | None = None) -> tuple[Schedule, SolveReport]:
+          on_round: Callable[[Any], None] | None = None,
+          on_schedule: Callable[[Schedule], None] | None = None
+          ) -> tuple[Schedule, SolveReport]:
     """Solve the offline problem of ``instance`` exactly, or within ``time_limit`` seconds of
     wall time for the whole call (module docstring), and return the validated schedule and
     its report.
@@ -179,7 +182,10 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
 
     ``executor`` (``tasks.make_executor``: a process pool or Dask) prices column generation's
     jobs in parallel at trace scale (the same bound); ``on_round(colgen.Round)`` reports its
-    rounds (docs/offline.md, "A certified bound at trace scale").
+    rounds (docs/offline.md, "A certified bound at trace scale"). ``on_schedule(schedule)``
+    is told each better schedule the floor makes, validated, in the instance's units while
+    the solve goes on: what ``oasis-opt solve`` writes should the solver not return by the
+    command's time limit (``cli``'s lifeline).
 
     Errors name the parameter (``InputError("time_limit", …)``), not a command-line flag.
     """
@@ -194,12 +200,13 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
         (objective_scale(instance), unit_scales(instance))
     if k == 1.0 and all(u is None or (u == 1.0).all() for u in (workers, ps)):
         return _solve(instance, modeler, time_limit, mip_gap, method, options, solver,
-                      on_progress, customize, floor, names, given, executor, on_round, clock)
+                      on_progress, customize, floor, names, given, executor, on_round, clock,
+                      on_schedule)
     schedule, report = _solve(scaled_instance(instance, k, workers, ps), modeler, time_limit,
                               mip_gap, method, options, solver,
                               unscaled_progress(on_progress, k), customize, floor, names,
                               scaled_given(given, k), executor, unscaled_rounds(on_round, k),
-                              clock)
+                              clock, unscaled_schedules(on_schedule, k))
     return scaled_schedule(schedule, 1.0 / k), unscaled_report(report, k)
 
 
@@ -207,8 +214,9 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
            method: str, options: Any, solver: str, on_progress: Progress | None,
            customize: Callable[[Any], Any] | None, floor: Sequence[str] | None,
            names: Sequence[str], given: Mapping[str, Schedule], executor: Executor | None,
-           on_round: Callable[[Any], None] | None,
-           clock: Clock) -> tuple[Schedule, SolveReport]:
+           on_round: Callable[[Any], None] | None, clock: Clock,
+           on_schedule: Callable[[Schedule], None] | None = None
+           ) -> tuple[Schedule, SolveReport]:
     """``solve`` once its settings and given schedules are checked and its utilities and
     units scaled (``scale.objective_scale``, ``scale.unit_scales``)."""
     if customize is not None:
@@ -216,7 +224,7 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
     elif solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)
         from .. import solvers
         modeler, method = solvers.check(solver), "compact"
-    tracker = Tracker(clock, on_progress)
+    tracker = Tracker(clock, on_progress, on_schedule=on_schedule)
     # f_i is non-increasing: no job earns more than f_i(1), the bound until a better one
     # (per job: the dense (J, T) utility table is 1.8 GB on the whole Philly trace)
     tracker.update(bound=math.fsum(max(0.0, j.utility.at(1)) for j in instance.jobs))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..formulations.deadline import Deadline
-from ..model import REL_TOL
+from ..model import REL_TOL, Schedule
 
 #: The longest time limit taken (seconds); waits and solver options overflow far beyond it.
 MAX_TIME_LIMIT = 1e7
@@ -66,6 +66,14 @@ class Tracker:
 
     #: two routes update one tracker from two threads (``route_race``)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: told each schedule of the floor, validated (``offer``)
+    on_schedule: Callable[[Schedule], None] | None = None
+
+    def offer(self, schedule: Schedule) -> None:
+        """``schedule`` passed the validator (one of the floor's): tell ``on_schedule``."""
+        if self.on_schedule is not None:
+            with self.lock:
+                self.on_schedule(schedule)
 
     def update(self, incumbent: float | None = None, bound: float | None = None) -> None:
         with self.lock:

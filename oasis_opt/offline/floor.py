@@ -194,6 +194,7 @@ class Floor:
         self.budget = None if clock is None or clock.limit is None else \
             max(share * clock.limit, FLOOR_MIN_SECONDS)
         self.ran: list[tuple[str, Schedule]] = []
+        self.offered = 0  # how many of ``ran`` the tracker was offered (``Tracker.offer``)
         self.spent = 0.0  # seconds the floor's runs have taken
         self.last = 0.0  # seconds of the last run
         #: (name, seconds) of every run timed: the floor's own and the given ones that say
@@ -252,6 +253,10 @@ class Floor:
         best = self.best()
         if best is not None and self.report:
             self.tracker.update(incumbent=best.total_utility)
+        if self.report:  # every schedule so far, the given ones too, once
+            for _, schedule in self.ran[self.offered:]:
+                self.tracker.offer(schedule)
+            self.offered = len(self.ran)
         return best
 
     def _stop_at(self, start: float, left: float | None) -> float | None:

@@ -218,6 +218,15 @@ def unscaled_progress(on_progress: Progress | None, k: float) -> Progress | None
     return lambda s, inc, b: told(s, _over(inc, k), _over(b, k))
 
 
+def unscaled_schedules(on_schedule: Callable[[Schedule], None] | None,
+                       k: float) -> Callable[[Schedule], None] | None:
+    """``on_schedule`` told the scaled solve's schedules in the given instance's units."""
+    if on_schedule is None:
+        return None
+    told = on_schedule
+    return lambda schedule: told(scaled_schedule(schedule, 1.0 / k))
+
+
 def unscaled_rounds(on_round: Callable[[Any], None] | None,
                     k: float) -> Callable[[Any], None] | None:
     """``on_round`` hearing column generation's rounds (``colgen.Round``) in the given

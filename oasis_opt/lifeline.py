@@ -1,0 +1,152 @@
+"""The last resort of ``oasis-opt solve --time-limit S``: it returns within ``1.1·S + 10``
+seconds with the best schedule found and a valid bound (SPEC §6) even where a solver does
+not. Every loop of the package watches the deadline and HiGHS stops at its ``time_limit``,
+but not in every phase: HiGHS 1.16's MIP presolve (``HPresolve::strengthenInequalities``)
+was seen looping for minutes on one small MILP of the trace-scale search, and nothing in the
+process can stop a call into the solver.
+
+``Lifeline`` keeps what the solve has told so far — the schedules the floor made, already
+validated (``offline.solve(on_schedule=)``), the least bound and the progress points
+(``on_progress``) — and a daemon thread. Where the solve has not returned by 1.05·S + 5 s,
+the thread runs the floor's algorithms the solve had not run yet (until ``WRITE`` seconds
+before the promise ends at the latest), then writes the best schedule and the least bound as
+the answer (status ``time_limit``, route ``lifeline``; with no floor the empty schedule)
+through the command's own writer, stops this process's child processes and ends the process
+(``os._exit``: the solver's thread cannot be interrupted; highspy lets other threads run
+while HiGHS works). Only the command line holds one: a library call cannot end its caller's
+process.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from .model import Instance, Schedule
+
+#: The promise of SPEC §6: ``SLACK_FACTOR·S + SLACK_SECONDS``.
+SLACK_FACTOR = 1.1
+SLACK_SECONDS = 10.0
+#: Seconds before the promise's end by which the lifeline writes: the schedule file (tens of
+#: MB at trace scale) and the report must be out by then.
+WRITE = 3.0
+#: The lifeline wakes at ``(1 + WAKE_FACTOR)·S + WAKE_SECONDS`` (1.05·S + 5; a solve returns
+#: by about S): from then to the write it runs the floor's algorithms that the solve had not
+#: run (the lazy floor leaves OASiS, oasis-adaptive and DRF until after the solve), each
+#: stopped at the write (``limits.deadline``).
+WAKE_FACTOR = 0.05
+WAKE_SECONDS = 5.0
+
+Write = Callable[[Schedule, float, list[tuple[float, float | None, float]]], None]
+
+
+class Lifeline:
+    """What the solve has told so far, and the thread that wakes at ``wake`` and writes the
+    answer by ``write_at`` (``time.perf_counter`` instants) unless ``close()`` came first.
+    ``names``: the floor's algorithms (the command's ``--floor``, or the built-in ones);
+    ``instance``: theirs to run; ``write(schedule, bound, history)`` writes the answer, on
+    the lifeline's thread."""
+
+    def __init__(self, wake: float, write_at: float, instance: Instance,
+                 names: Sequence[str], write: Write) -> None:
+        self.wake, self.write_at = wake, write_at
+        self.instance, self.names, self.write = instance, tuple(names), write
+        self.schedule: Schedule | None = None
+        self.seen: set[str] = set()
+        self.bound = math.inf
+        self.history: list[tuple[float, float | None, float]] = []
+        self.lock = threading.Lock()
+        self.done = False
+        self.thread = threading.Thread(target=self._wait, name="oasis-lifeline", daemon=True)
+
+    @classmethod
+    def for_limit(cls, time_limit: float, start: float, instance: Instance,
+                  names: Sequence[str], write: Write) -> Lifeline:
+        """The lifeline of a command that started at ``start`` with ``--time-limit``."""
+        end = start + SLACK_FACTOR * time_limit + SLACK_SECONDS
+        wake = start + (1.0 + WAKE_FACTOR) * time_limit + WAKE_SECONDS
+        return cls(min(wake, end - WRITE), end - WRITE, instance, names, write)
+
+    def start(self) -> Lifeline:
+        self.thread.start()
+        return self
+
+    def on_schedule(self, schedule: Schedule) -> None:
+        """``offline.solve``'s ``on_schedule``: a schedule of the floor, validated."""
+        self.seen.add(str(schedule.algorithm))
+        if self.schedule is None or schedule.total_utility > self.schedule.total_utility:
+            self.schedule = schedule
+
+    def on_progress(self, seconds: float, incumbent: float | None, bound: float) -> None:
+        """``offline.solve``'s ``on_progress``: the least bound, and the points."""
+        self.bound = min(self.bound, bound)
+        self.history.append((seconds, incumbent, bound))
+
+    def close(self) -> None:
+        """The solve returned: the lifeline writes nothing (if it is writing already, this
+        waits, and the process ends with it)."""
+        with self.lock:
+            self.done = True
+
+    def _sleep_until(self, at: float) -> bool:
+        """Sleep until ``at``; False if the solve returned meanwhile."""
+        while (left := at - time.perf_counter()) > 0:
+            if self.done:
+                return False
+            time.sleep(min(left, 0.5))
+        return not self.done
+
+    def _wait(self) -> None:
+        if not self._sleep_until(self.wake):
+            return
+        self._rest()  # stops by ``write_at``; then the answer goes out at once
+        with self.lock:
+            if self.done:
+                return
+            self.done = True
+            status = 0
+            try:
+                # no floor (``--floor ''``) and nothing found: the empty schedule is valid
+                schedule = self.schedule or Schedule.from_counts(self.instance, "none", {}, {})
+                self.write(schedule, max(self.bound, schedule.total_utility),
+                           list(self.history))
+            except BaseException as err:  # noqa: BLE001 — the process ends either way
+                sys.stderr.write(f"oasis-opt solve: error: {err}\n")
+                status = 1
+            finally:
+                _end(status)
+
+    def _rest(self) -> None:
+        """Run the floor's algorithms the solve had not run, each until the write."""
+        from . import algorithms
+        from .limits import OutOfTime, deadline
+        for name in self.names:
+            if name in self.seen or self.done or time.perf_counter() >= self.write_at:
+                continue
+            try:
+                with deadline(self.write_at):
+                    schedule = algorithms.run(name, self.instance)
+            except OutOfTime:
+                return
+            except Exception:  # noqa: BLE001 — as the floor: a failing algorithm is left out
+                continue
+            if not self.done:
+                self.on_schedule(schedule)
+
+
+def _end(status: int) -> None:
+    """Stop this process's children (racers, guarded solves, pricing workers), flush the
+    output and end the process now."""
+    import multiprocessing
+    for child in multiprocessing.active_children():
+        child.kill()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)

@@ -1,0 +1,79 @@
+"""The time limit's last resort (``oasis_opt/lifeline.py``): where the solver never returns,
+``oasis-opt solve --time-limit S`` still answers within ``1.1·S + 10`` seconds with the best
+schedule of every online algorithm of the floor (those the lazy floor leaves until after the
+solve included) and a valid bound (SPEC §6). The solver is made to hang in a child process
+(every HiGHS route replaced by a loop); the lifeline ends the process, so it cannot run in
+pytest's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from oasis_opt import algorithms
+from oasis_opt.io import load_instance, load_schedule
+from oasis_opt.offline import SolveStatus, solve
+from oasis_opt.validate import validate
+
+SMALL = Path(__file__).resolve().parents[1] / "instances" / "small-s1.json"
+#: ``oasis-opt`` with every route of the compact MILP hanging, as HiGHS 1.16's presolve did
+HANGING = """
+import sys, time
+from oasis_opt.offline import backends
+def hang(*args, **kwargs):
+    while True:
+        time.sleep(0.05)
+for name in list(backends.ROUTES):
+    backends.ROUTES[name] = hang
+backends.solve_highspy = hang
+from oasis_opt.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _opt(inst) -> float:
+    schedule, report = solve(inst)
+    assert report.status is SolveStatus.OPTIMAL
+    return report.objective
+
+
+def _hanging_solve(out: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", HANGING, "solve", str(SMALL), "--time-limit", "1", "--json",
+         "-o", str(out), *extra],
+        env={**os.environ, "OASIS_PORTFOLIO": "0"}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+
+
+def test_a_solver_that_never_returns_still_answers_in_time(tmp_path):
+    """small-s1's best online schedule is OASiS's (218.3; the lazy floor's FIFO, RRH and
+    Tetris reach 173.8 before the solve): the lifeline runs the rest and writes it. With no
+    floor (``--floor ''``) it writes the empty schedule. Both commands run at once."""
+    inst = load_instance(SMALL)
+    start = time.perf_counter()
+    runs = [_hanging_solve(tmp_path / "floor.json"),
+            _hanging_solve(tmp_path / "none.json", "--floor", "")]
+    (out, err), (out_none, err_none) = (p.communicate(timeout=120) for p in runs)
+    seconds = time.perf_counter() - start
+    assert [p.returncode for p in runs] == [0, 0], (err, err_none)
+    assert seconds <= 1.1 * 1 + 10
+    opt = _opt(inst)
+
+    data = json.loads(out)
+    best = max(algorithms.run(n, inst).total_utility for n in algorithms.builtin_names())
+    assert data["status"] == "time_limit" and data["route"] == "lifeline"
+    assert data["floor"] == "oasis" and data["total_utility"] == pytest.approx(best, rel=1e-9)
+    assert data["bound"] >= opt * (1 - 1e-9)  # a valid bound
+    report = validate(inst, load_schedule(tmp_path / "floor.json"))
+    assert report.feasible and report.total_utility == pytest.approx(best, rel=1e-9)
+
+    data = json.loads(out_none)
+    assert data["route"] == "lifeline" and data["total_utility"] == 0.0
+    assert data["bound"] >= opt * (1 - 1e-9)
+    assert validate(inst, load_schedule(tmp_path / "none.json")).feasible
