@@ -7,14 +7,14 @@ process can stop a call into the solver.
 
 ``Lifeline`` keeps what the solve has told so far — the schedules the floor made, already
 validated (``offline.solve(on_schedule=)``), the least bound and the progress points
-(``on_progress``) — and a daemon thread. Where the solve has not returned by 1.05·S + 5 s,
-the thread runs the floor's algorithms the solve had not run yet (until ``WRITE`` seconds
-before the promise ends at the latest), then writes the best schedule and the least bound as
-the answer (status ``time_limit``, route ``lifeline``; with no floor the empty schedule)
-through the command's own writer, stops this process's child processes and ends the process
-(``os._exit``: the solver's thread cannot be interrupted; highspy lets other threads run
-while HiGHS works). Only the command line holds one: a library call cannot end its caller's
-process.
+(``on_progress``) — and a daemon thread. Where the solve has not returned ``WRITE + REST``
+(5) seconds before the promise ends, the thread runs the floor's algorithms the solve had
+not run yet (until ``WRITE`` seconds before the promise ends at the latest), then writes
+the best schedule and the least bound as the answer (status ``time_limit``, route
+``lifeline``; with no floor the empty schedule) through the command's own writer, stops this
+process's child processes and ends the process (``os._exit``: the solver's thread cannot be
+interrupted; highspy lets other threads run while HiGHS works). Only the command line holds
+one: a library call cannot end its caller's process.
 """
 
 from __future__ import annotations
@@ -34,12 +34,11 @@ SLACK_SECONDS = 10.0
 #: Seconds before the promise's end by which the lifeline writes: the schedule file (tens of
 #: MB at trace scale) and the report must be out by then.
 WRITE = 3.0
-#: The lifeline wakes at ``(1 + WAKE_FACTOR)·S + WAKE_SECONDS`` (1.05·S + 5; a solve returns
-#: by about S): from then to the write it runs the floor's algorithms that the solve had not
-#: run (the lazy floor leaves OASiS, oasis-adaptive and DRF until after the solve), each
-#: stopped at the write (``limits.deadline``).
-WAKE_FACTOR = 0.05
-WAKE_SECONDS = 5.0
+#: Seconds before that at which the lifeline wakes, to run the floor's algorithms that the
+#: solve had not run (the lazy floor leaves OASiS, oasis-adaptive and DRF until after the
+#: solve), each stopped by the write (``limits.deadline``). As late as it can be: a solve
+#: with Pyomo or PuLP may legitimately come back seconds past S (docs/offline.md).
+REST = 2.0
 
 Write = Callable[[Schedule, float, list[tuple[float, float | None, float]]], None]
 
@@ -68,8 +67,7 @@ class Lifeline:
                   names: Sequence[str], write: Write) -> Lifeline:
         """The lifeline of a command that started at ``start`` with ``--time-limit``."""
         end = start + SLACK_FACTOR * time_limit + SLACK_SECONDS
-        wake = start + (1.0 + WAKE_FACTOR) * time_limit + WAKE_SECONDS
-        return cls(min(wake, end - WRITE), end - WRITE, instance, names, write)
+        return cls(end - WRITE - REST, end - WRITE, instance, names, write)
 
     def start(self) -> Lifeline:
         self.thread.start()
