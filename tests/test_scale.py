@@ -441,3 +441,24 @@ def test_a_tiny_demand_beside_large_ones_keeps_the_rows_in_highs_range(modeler):
     assert rep.status is SolveStatus.OPTIMAL and rep.objective == 12.0
     schedule, rep = solve(inst, method="colgen", time_limit=3)
     assert validate(inst, schedule).feasible and rep.bound >= 12.0 - 1e-9
+
+
+@pytest.mark.parametrize("modeler", ["auto", "pyomo", "pulp"])
+def test_a_demand_of_1e15_on_a_server_it_fills(modeler):
+    """A worker of 1e15 GPUs (the largest demand docs/model.md allows) on a server of 1e15
+    beside jobs of 5e14 that cannot join it: OPT 7. HiGHS refuses a matrix entry of 1e15
+    (the solve crashed, PuLP's reader failed, Pyomo proved 15); a capacity that may bind
+    above ``BIG`` is measured in a unit below 1."""
+    data = {"format": "oasis-instance/1", "name": "top", "horizon": 1, "resources": ["gpu"],
+            "worker_servers": [{"name": "w", "capacity": [1e15]}],
+            "ps_servers": [{"name": "p", "capacity": [1]}],
+            "jobs": [{"id": i, "arrival": 0, "workload": n, "max_workers": n,
+                      "ps_ratio": n, "worker_demand": [d], "ps_demand": [0],
+                      "utility": {"kind": "table", "values": [v]}}
+                     for i, n, d, v in (("a", 1, 1e15, 7), ("b", 2, 5e14, 5),
+                                        ("c", 1, 5e14, 3))]}
+    inst = instance_from_dict(data)
+    assert best_utility(inst) == 7.0
+    schedule, rep = solve(inst, modeler=modeler)
+    assert validate(inst, schedule).feasible
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 7.0

@@ -133,8 +133,8 @@ WIDE = float(1 << 40)
 #: as none, and a job of ten such workers beside one filling the server gave 12 for 7.
 TINY = 2.0**-20
 #: The most a capacity that can bind becomes in its unit (``unit_scales``): HiGHS refuses a
-#: matrix entry above 1e15 (``large_matrix_value``) and takes a row bound of 1e20 for none,
-#: and such a row holds entries (demands, and column generation's α·y) up to its capacity.
+#: matrix entry of 1e15 or more (``large_matrix_value``) and takes a row bound of 1e20 for
+#: none, and such a row holds entries (demands, column generation's α·y) up to its capacity.
 BIG = 2.0**49
 
 
@@ -146,11 +146,13 @@ def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     badly that it called a schedule 12 % under the optimum optimal); else the larger of the
     one that brings d into [``TINY``, 2·``TINY``) where d lies below ``TINY`` and the one
     that brings C into [1, 2) where C lies below 1 (capacities are at least 1e-9, SPEC §5);
-    else 1. None of them brings a capacity that may bind (below what every job's most units
-    a slot hold together) above ``BIG``: 1e-9 GPUs beside 1e12 on a server of 4e12 were
-    measured in units of 2^-30 GPUs, HiGHS refused the entries of 1e21 (the solve crashed)
-    or took the row bound of 4e21 for none (15 proven where OPT is 12). A row that cannot
-    bind is not built, so where its capacity ends above 1e20 nothing is lost."""
+    else 1. But a capacity that may bind (below what every job's most units a slot hold
+    together) is brought to ``BIG`` at most, by a unit below 1 where it is larger: 1e-9
+    GPUs beside 1e12 on a server of 4e12 were measured in units of 2^-30 GPUs, HiGHS
+    refused the entries of 1e21 (the solve crashed) or took the row bound of 4e21 for none
+    (15 proven where OPT is 12); and it refuses an entry of 1e15 (a demand of 1e15 on a
+    server of 1e15 beside others), the largest SPEC §5 allows. A row that cannot bind is
+    not built, so where its capacity ends above 1e20 nothing is lost."""
     R = len(instance.resources)
     most = (instance.max_workers.astype(float),
             np.asarray(ps_needed(instance.max_workers, instance.ps_ratio), dtype=float))
@@ -172,8 +174,8 @@ def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
                     out[r] = max(out[r], _power_up(float(top[r])))
             c = capacity[:, r] if len(capacity) else top[:0]
             binds = c[(c > 0) & (c < held[r])]
-            if out[r] > 1.0 and binds.size:
-                out[r] = max(1.0, min(out[r], _power_down(BIG / float(binds.max()))))
+            if binds.size:
+                out[r] = min(out[r], _power_down(BIG / float(binds.max())))
         return out
     return (pool(instance.worker_capacity, instance.worker_demand, most[0]),
             pool(instance.ps_capacity, instance.ps_demand, most[1]))
