@@ -462,3 +462,21 @@ def test_a_demand_of_1e15_on_a_server_it_fills(modeler):
     schedule, rep = solve(inst, modeler=modeler)
     assert validate(inst, schedule).feasible
     assert rep.status is SolveStatus.OPTIMAL and rep.objective == 7.0
+
+
+def test_a_linear_decay_that_overflows_when_scaled_keeps_the_first_value():
+    """A job worth 9e-20 at once and nothing after (decay 1e300): the utilities are
+    multiplied by 2^64, the decay overflowed to inf, f(1) = max(0, v − inf·0) was 0 and
+    ``solve`` proved 0 optimal."""
+    data = {"format": "oasis-instance/1", "name": "decay", "horizon": 2, "resources": ["gpu"],
+            "worker_servers": [{"name": "w", "capacity": [1]}],
+            "ps_servers": [{"name": "p", "capacity": [1]}],
+            "jobs": [{"id": "a", "arrival": 0, "workload": 1, "max_workers": 1,
+                      "ps_ratio": 1, "worker_demand": [1], "ps_demand": [1],
+                      "utility": {"kind": "linear", "value": 9e-20, "decay": 1e300}}]}
+    inst = instance_from_dict(data)
+    assert Linear(9e-20, 1e300).scaled(2.0**64).at(1) == 9e-20 * 2.0**64
+    assert best_utility(inst) == 9e-20
+    schedule, rep = solve(inst)
+    assert validate(inst, schedule).feasible
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 9e-20
