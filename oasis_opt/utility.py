@@ -6,6 +6,7 @@ Every family is non-negative and non-increasing in d (SPEC §1). ``values(n)`` r
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -107,8 +108,10 @@ class Linear:
 
     def scaled(self, k: float) -> Linear:
         """``k·f`` (exactly ``k`` times every value where ``k`` is a power of two: the
-        product and the difference of ``at`` scale without rounding)."""
-        return Linear(self.value * k, self.decay * k)
+        product and the difference of ``at`` scale without rounding). A decay that overflows
+        is held at the largest double: every f(d ≥ 2) is 0 either way, and an infinite one
+        made f(1) = max(0, value − inf·0) = 0 (NaN)."""
+        return Linear(self.value * k, min(self.decay * k, sys.float_info.max))
 
 
 Utility = Sigmoid | Table | Deadline | Linear

@@ -417,3 +417,66 @@ def test_an_overshoot_finer_than_six_digits_is_shown_with_its_digits():
     v = validate(inst, Schedule.from_arrays(inst, "hand", {0: y}, {0: z}, trim=True))
     assert not v.feasible
     assert any("used 1.00000004 > capacity 1 " in str(x) for x in v.violations), v.violations
+
+
+@pytest.mark.parametrize("modeler", ["auto", "pyomo", "pulp"])
+def test_a_tiny_demand_beside_large_ones_keeps_the_rows_in_highs_range(modeler):
+    """1e-9 GPUs beside workers of 1e12 on a server of 4e12: b's four workers and c's one do
+    not fit together, OPT is 12 (a and b). The unit that brings 1e-9 to 1 (``WIDE``) made
+    the demands 1e21 and the capacity 4e21: HiGHS refused the model ("Empty"), PuLP's
+    reader failed, and through Pyomo the row bound above 1e20 counted as none (15 "proven",
+    an error). A capacity that may bind is kept at most ``BIG`` in its unit."""
+    data = {"format": "oasis-instance/1", "name": "span", "horizon": 1, "resources": ["gpu"],
+            "worker_servers": [{"name": "w", "capacity": [4e12]}],
+            "ps_servers": [{"name": "p", "capacity": [1]}],
+            "jobs": [{"id": i, "arrival": 0, "workload": n, "max_workers": n,
+                      "ps_ratio": 100, "worker_demand": [d], "ps_demand": [0],
+                      "utility": {"kind": "table", "values": [v]}}
+                     for i, n, d, v in (("a", 1, 1e-9, 5), ("b", 4, 1e12, 7),
+                                        ("c", 1, 1e12, 3))]}
+    inst = instance_from_dict(data)
+    assert best_utility(inst) == 12.0
+    schedule, rep = solve(inst, modeler=modeler)
+    assert validate(inst, schedule).feasible
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 12.0
+    schedule, rep = solve(inst, method="colgen", time_limit=3)
+    assert validate(inst, schedule).feasible and rep.bound >= 12.0 - 1e-9
+
+
+@pytest.mark.parametrize("modeler", ["auto", "pyomo", "pulp"])
+def test_a_demand_of_1e15_on_a_server_it_fills(modeler):
+    """A worker of 1e15 GPUs (the largest demand docs/model.md allows) on a server of 1e15
+    beside jobs of 5e14 that cannot join it: OPT 7. HiGHS refuses a matrix entry of 1e15
+    (the solve crashed, PuLP's reader failed, Pyomo proved 15); a capacity that may bind
+    above ``BIG`` is measured in a unit below 1."""
+    data = {"format": "oasis-instance/1", "name": "top", "horizon": 1, "resources": ["gpu"],
+            "worker_servers": [{"name": "w", "capacity": [1e15]}],
+            "ps_servers": [{"name": "p", "capacity": [1]}],
+            "jobs": [{"id": i, "arrival": 0, "workload": n, "max_workers": n,
+                      "ps_ratio": n, "worker_demand": [d], "ps_demand": [0],
+                      "utility": {"kind": "table", "values": [v]}}
+                     for i, n, d, v in (("a", 1, 1e15, 7), ("b", 2, 5e14, 5),
+                                        ("c", 1, 5e14, 3))]}
+    inst = instance_from_dict(data)
+    assert best_utility(inst) == 7.0
+    schedule, rep = solve(inst, modeler=modeler)
+    assert validate(inst, schedule).feasible
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 7.0
+
+
+def test_a_linear_decay_that_overflows_when_scaled_keeps_the_first_value():
+    """A job worth 9e-20 at once and nothing after (decay 1e300): the utilities are
+    multiplied by 2^64, the decay overflowed to inf, f(1) = max(0, v − inf·0) was 0 and
+    ``solve`` proved 0 optimal."""
+    data = {"format": "oasis-instance/1", "name": "decay", "horizon": 2, "resources": ["gpu"],
+            "worker_servers": [{"name": "w", "capacity": [1]}],
+            "ps_servers": [{"name": "p", "capacity": [1]}],
+            "jobs": [{"id": "a", "arrival": 0, "workload": 1, "max_workers": 1,
+                      "ps_ratio": 1, "worker_demand": [1], "ps_demand": [1],
+                      "utility": {"kind": "linear", "value": 9e-20, "decay": 1e300}}]}
+    inst = instance_from_dict(data)
+    assert Linear(9e-20, 1e300).scaled(2.0**64).at(1) == 9e-20 * 2.0**64
+    assert best_utility(inst) == 9e-20
+    schedule, rep = solve(inst)
+    assert validate(inst, schedule).feasible
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 9e-20

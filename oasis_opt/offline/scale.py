@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..model import Instance, Schedule
+from ..model import Instance, Schedule, ps_needed
 from .clock import Progress
 from .report import SolveReport
 
@@ -132,6 +132,10 @@ WIDE = float(1 << 40)
 #: 1e-9 or less (``small_matrix_value``), so a demand of 1e-9 beside a capacity of 4 read
 #: as none, and a job of ten such workers beside one filling the server gave 12 for 7.
 TINY = 2.0**-20
+#: The most a capacity that can bind becomes in its unit (``unit_scales``): HiGHS refuses a
+#: matrix entry of 1e15 or more (``large_matrix_value``) and takes a row bound of 1e20 for
+#: none, and such a row holds entries (demands, column generation's α·y) up to its capacity.
+BIG = 2.0**49
 
 
 def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
@@ -142,26 +146,44 @@ def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     badly that it called a schedule 12 % under the optimum optimal); else the larger of the
     one that brings d into [``TINY``, 2·``TINY``) where d lies below ``TINY`` and the one
     that brings C into [1, 2) where C lies below 1 (capacities are at least 1e-9, SPEC §5);
-    else 1. Where a row's capacity ends above 1e20 HiGHS drops it: it holds more units
-    than any job's workers."""
+    else 1. But a capacity that may bind (below what every job's most units a slot hold
+    together) is brought to ``BIG`` at most, by a unit below 1 where it is larger: 1e-9
+    GPUs beside 1e12 on a server of 4e12 were measured in units of 2^-30 GPUs, HiGHS
+    refused the entries of 1e21 (the solve crashed) or took the row bound of 4e21 for none
+    (15 proven where OPT is 12); and it refuses an entry of 1e15 (a demand of 1e15 on a
+    server of 1e15 beside others), the largest SPEC §5 allows. A row that cannot bind is
+    not built, so where its capacity ends above 1e20 nothing is lost."""
     R = len(instance.resources)
+    most = (instance.max_workers.astype(float),
+            np.asarray(ps_needed(instance.max_workers, instance.ps_ratio), dtype=float))
 
-    def pool(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    def pool(capacity: np.ndarray, demand: np.ndarray, units: np.ndarray) -> np.ndarray:
         top = capacity.max(axis=0) if len(capacity) else np.zeros(R)
+        # what every job's most units a slot hold together: a capacity below it may bind
+        held = demand.T @ units if len(demand) else np.zeros(R)
         out = np.ones(R)
         for r in range(R):
             d = demand[:, r][demand[:, r] > 0] if len(demand) else demand[:0, r]
             least = float(d.min()) if d.size else 0.0
             if 0.0 < least < 1.0 and top[r] > WIDE * least:
                 out[r] = _power_up(least)
-                continue
-            if 0.0 < least < TINY:
-                out[r] = _power_up(least / TINY)
-            if 0.0 < top[r] < SCALE_BELOW:
-                out[r] = max(out[r], _power_up(float(top[r])))
+            else:
+                if 0.0 < least < TINY:
+                    out[r] = _power_up(least / TINY)
+                if 0.0 < top[r] < SCALE_BELOW:
+                    out[r] = max(out[r], _power_up(float(top[r])))
+            c = capacity[:, r] if len(capacity) else top[:0]
+            binds = c[(c > 0) & (c < held[r])]
+            if binds.size:
+                out[r] = min(out[r], _power_down(BIG / float(binds.max())))
         return out
-    return (pool(instance.worker_capacity, instance.worker_demand),
-            pool(instance.ps_capacity, instance.ps_demand))
+    return (pool(instance.worker_capacity, instance.worker_demand, most[0]),
+            pool(instance.ps_capacity, instance.ps_demand, most[1]))
+
+
+def _power_down(x: float) -> float:
+    """The largest power of two at most ``x`` (> 0)."""
+    return math.ldexp(1.0, math.frexp(x)[1] - 1)
 
 
 def scaled_instance(instance: Instance, k: float, worker_units: np.ndarray | None = None,
