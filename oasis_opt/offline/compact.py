@@ -128,11 +128,11 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                    bound=raw.bound)
     chosen = None
     if below(floor, schedule):
-        schedule, chosen = floor, str(floor.algorithm)
+        earned, schedule, chosen = schedule.total_utility, floor, str(floor.algorithm)
         if status is SolveStatus.OPTIMAL and mip_gap == 0:  # a wrong model: say so
-            raise SolverError(f"the proven optimum of {instance.name} "
-                              f"({raw.objective}) is below {chosen}'s schedule "
-                              f"({floor.total_utility})")
+            raise SolverError(f"the proven optimum of {instance.name} (the solver's "
+                              f"objective {raw.objective}, its schedule {earned}) is below "
+                              f"{chosen}'s schedule ({floor.total_utility})")
     medium = raw.solver
     raced = raw.extras.get("racers", 1) > 1
     o = prep.options

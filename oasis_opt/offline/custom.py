@@ -95,11 +95,11 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
     chosen = None
     best = kept[0] if kept else None  # the second solve's build may have found one
     if below(best, schedule):
-        schedule, chosen = best, str(best.algorithm)
+        earned, schedule, chosen = schedule.total_utility, best, str(best.algorithm)
         if raw.status is SolveStatus.OPTIMAL and mip_gap == 0:  # a wrong model: say so
-            raise SolverError(f"the proven optimum of the customized {instance.name} "
-                              f"({raw.objective}) is below {chosen}'s schedule "
-                              f"({schedule.total_utility})")
+            raise SolverError(f"the proven optimum of the customized {instance.name} (the "
+                              f"solver's objective {raw.objective}, its schedule {earned}) "
+                              f"is below {chosen}'s schedule ({schedule.total_utility})")
     raw = replace(raw, build_seconds=prep_seconds + raw.build_seconds,
                   extras={"solver": "highs", "customized": _name_of(customize)})
     return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(), modeler,
