@@ -122,12 +122,13 @@ class Lifeline:
         """Run the floor's algorithms the solve had not run, each until the write."""
         from . import algorithms
         from .limits import OutOfTime, deadline
+        from .offline.floor import FLOOR_PARAMS
         for name in self.names:
             if name in self.seen or self.done or time.perf_counter() >= self.write_at:
                 continue
             try:
                 with deadline(self.write_at):
-                    schedule = algorithms.run(name, self.instance)
+                    schedule = algorithms.run(name, self.instance, **FLOOR_PARAMS.get(name, {}))
             except OutOfTime:
                 return
             except Exception:  # noqa: BLE001 — as the floor: a failing algorithm is left out
