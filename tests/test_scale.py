@@ -216,6 +216,28 @@ def test_one_pool_of_tiny_servers_beside_a_pool_of_large_ones():
     assert rep.status is SolveStatus.OPTIMAL and rep.objective == 5.0  # one job, two slots
 
 
+def _one_slot(name: str, capacity: float, jobs, ps_ratio: float | None = 100.0):
+    """One slot, one worker server of ``capacity`` GPUs (and a PS server no job needs), and
+    one job per ``(id, workers, demand, value)``: ``workers`` of ``demand`` GPUs finish it,
+    worth ``value``; ``ps_ratio`` None: each job's own worker count."""
+    return instance_from_dict({
+        "format": "oasis-instance/1", "name": name, "horizon": 1, "resources": ["gpu"],
+        "worker_servers": [{"name": "w", "capacity": [capacity]}],
+        "ps_servers": [{"name": "p", "capacity": [1]}],
+        "jobs": [{"id": i, "arrival": 0, "workload": n, "max_workers": n,
+                  "ps_ratio": n if ps_ratio is None else ps_ratio, "worker_demand": [d],
+                  "ps_demand": [0], "utility": {"kind": "table", "values": [v]}}
+                 for i, n, d, v in jobs]})
+
+
+def _proves(inst, opt: float, modeler: str) -> None:
+    """Brute force finds ``opt``, and ``solve`` through ``modeler`` proves it, validated."""
+    assert best_utility(inst) == opt
+    schedule, rep = solve(inst, modeler=modeler)
+    assert validate(inst, schedule).feasible
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == opt
+
+
 @pytest.mark.parametrize("demand", [1e-9, 3e-8, 2.0 ** -21])
 @pytest.mark.parametrize("modeler", ["auto", "pyomo", "pulp"])
 def test_a_tiny_demand_beside_a_whole_server_is_not_read_as_none(demand, modeler):
@@ -224,20 +246,7 @@ def test_a_tiny_demand_beside_a_whole_server_is_not_read_as_none(demand, modeler
     demand of 1e-9 read as none let the MILP run both (12); the careful solve saw the same
     model, so ``solve`` ended "feasible" with the floor's 5. Such a resource is measured in
     a unit that brings the least demand to 2^-20 (``scale.TINY``)."""
-    data = {"format": "oasis-instance/1", "name": "wide", "horizon": 1, "resources": ["gpu"],
-            "worker_servers": [{"name": "w", "capacity": [4]}],
-            "ps_servers": [{"name": "p", "capacity": [1]}],
-            "jobs": [{"id": "a", "arrival": 0, "workload": 10, "max_workers": 10,
-                      "ps_ratio": 100, "worker_demand": [demand], "ps_demand": [0],
-                      "utility": {"kind": "table", "values": [5]}},
-                     {"id": "b", "arrival": 0, "workload": 4, "max_workers": 4,
-                      "ps_ratio": 100, "worker_demand": [1], "ps_demand": [0],
-                      "utility": {"kind": "table", "values": [7]}}]}
-    inst = instance_from_dict(data)
-    assert best_utility(inst) == 7.0
-    schedule, rep = solve(inst, modeler=modeler)
-    assert validate(inst, schedule).feasible
-    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 7.0
+    _proves(_one_slot("wide", 4, (("a", 10, demand, 5), ("b", 4, 1, 7))), 7.0, modeler)
 
 
 def test_the_validator_tolerance_is_relative_to_the_capacity():
@@ -426,19 +435,8 @@ def test_a_tiny_demand_beside_large_ones_keeps_the_rows_in_highs_range(modeler):
     the demands 1e21 and the capacity 4e21: HiGHS refused the model ("Empty"), PuLP's
     reader failed, and through Pyomo the row bound above 1e20 counted as none (15 "proven",
     an error). A capacity that may bind is kept at most ``BIG`` in its unit."""
-    data = {"format": "oasis-instance/1", "name": "span", "horizon": 1, "resources": ["gpu"],
-            "worker_servers": [{"name": "w", "capacity": [4e12]}],
-            "ps_servers": [{"name": "p", "capacity": [1]}],
-            "jobs": [{"id": i, "arrival": 0, "workload": n, "max_workers": n,
-                      "ps_ratio": 100, "worker_demand": [d], "ps_demand": [0],
-                      "utility": {"kind": "table", "values": [v]}}
-                     for i, n, d, v in (("a", 1, 1e-9, 5), ("b", 4, 1e12, 7),
-                                        ("c", 1, 1e12, 3))]}
-    inst = instance_from_dict(data)
-    assert best_utility(inst) == 12.0
-    schedule, rep = solve(inst, modeler=modeler)
-    assert validate(inst, schedule).feasible
-    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 12.0
+    inst = _one_slot("span", 4e12, (("a", 1, 1e-9, 5), ("b", 4, 1e12, 7), ("c", 1, 1e12, 3)))
+    _proves(inst, 12.0, modeler)
     schedule, rep = solve(inst, method="colgen", time_limit=3)
     assert validate(inst, schedule).feasible and rep.bound >= 12.0 - 1e-9
 
@@ -449,19 +447,8 @@ def test_a_demand_of_1e15_on_a_server_it_fills(modeler):
     beside jobs of 5e14 that cannot join it: OPT 7. HiGHS refuses a matrix entry of 1e15
     (the solve crashed, PuLP's reader failed, Pyomo proved 15); a capacity that may bind
     above ``BIG`` is measured in a unit below 1."""
-    data = {"format": "oasis-instance/1", "name": "top", "horizon": 1, "resources": ["gpu"],
-            "worker_servers": [{"name": "w", "capacity": [1e15]}],
-            "ps_servers": [{"name": "p", "capacity": [1]}],
-            "jobs": [{"id": i, "arrival": 0, "workload": n, "max_workers": n,
-                      "ps_ratio": n, "worker_demand": [d], "ps_demand": [0],
-                      "utility": {"kind": "table", "values": [v]}}
-                     for i, n, d, v in (("a", 1, 1e15, 7), ("b", 2, 5e14, 5),
-                                        ("c", 1, 5e14, 3))]}
-    inst = instance_from_dict(data)
-    assert best_utility(inst) == 7.0
-    schedule, rep = solve(inst, modeler=modeler)
-    assert validate(inst, schedule).feasible
-    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 7.0
+    _proves(_one_slot("top", 1e15, (("a", 1, 1e15, 7), ("b", 2, 5e14, 5), ("c", 1, 5e14, 3)),
+                      ps_ratio=None), 7.0, modeler)
 
 
 def test_a_linear_decay_that_overflows_when_scaled_keeps_the_first_value():
