@@ -480,15 +480,17 @@ def _both(first: Callable[..., None] | None, second: Callable[..., None]
     if first is None:
         return second
     told = first
-    return lambda *point: (told(*point), second(*point))[-1]
+
+    def both(*point: Any) -> None:
+        told(*point)
+        second(*point)
+    return both
 
 
 def _stopped(args: argparse.Namespace, schedule: Any, bound: float,
              history: list[tuple[float, float | None, float]]) -> tuple[Any, Any]:
     """The lifeline's answer as ``solve``'s: the floor's best ``schedule`` and the least
     ``bound`` told, status ``time_limit``, route ``lifeline``."""
-    import time
-
     from .offline import SolveReport, SolveStatus, relative_gap
     utility = schedule.total_utility
     report = SolveReport(SolveStatus.TIME_LIMIT, utility, bound, relative_gap(bound, utility),
