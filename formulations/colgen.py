@@ -43,7 +43,7 @@ import highspy
 import numpy as np
 
 from oasis_opt.limits import check_allocation, max_memory
-from oasis_opt.model import Instance, Schedule, SlotCounts
+from oasis_opt.model import Instance, Schedule, SlotCounts, ps_needed
 from oasis_opt.online.subroutine import BestSchedule, JobSpec
 
 from . import lns, trace_lns
@@ -58,6 +58,7 @@ from .colgen_scale import (
     fixed_rate_columns,
     round_lp,
     schedule_cells,
+    server_fits,
     slot_classes,
     usage_cost,
     with_count_rows,
@@ -117,6 +118,35 @@ def implied_rows(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
             implied = ok & (lhs <= rhs * (1 + 1e-12)).all(axis=1)
             keep[implied, r] = False
     return keep
+
+
+def binding_rows(capacity: np.ndarray, gid: np.ndarray, demand: np.ndarray,
+                 most: np.ndarray) -> np.ndarray:
+    """(G, R) mask of the capacity rows of one pool's server groups (``gid``, (S,)) that can
+    bind: ``C_gr < Σ_i d_ir·min(most_i, Σ_{s∈g} fits_is)``, job i's most units a slot
+    (``most``, (J,)) capped by what the group's servers hold of it. Where every job at its
+    most fits, no sum of columns (each within capacity alone, and within ``most``) exceeds
+    the row: it is not built, as the compact MILP builds no such row. ``solve``'s units
+    (``unit_scales``) bring only capacities that may bind below HiGHS's largest matrix entry;
+    a row of 2.4e19 that could not bind (a PS resource measured in units of its 1e-9 demand)
+    made HiGHS refuse the column of 1.2e19 that entered it, silently, and the master proved
+    0.0094 where OPT is 0.0136."""
+    S, R = capacity.shape
+    G = int(gid.max()) + 1 if S else 0
+    group_cap = np.zeros((G, R))
+    np.add.at(group_cap, gid, capacity)
+    held = np.zeros((G, R))
+    if not len(demand) or not S:
+        return group_cap < held
+    classes, inverse = np.unique(demand, axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    for c, d in enumerate(classes):
+        if not (d > 0).any():
+            continue
+        fits = np.bincount(gid, weights=server_fits(capacity, d).astype(float), minlength=G)
+        units = np.minimum(most[inverse == c][:, None], fits[None, :]).sum(axis=0)  # (G,)
+        held += units[:, None] * d[None, :]
+    return group_cap < held
 
 
 def server_groups(capacity: np.ndarray, pool_all: bool = False) -> np.ndarray:
@@ -256,15 +286,19 @@ class _Master:
         self.n_w = T * self.H * R
         self.n_p = T * self.K * R
         row_of, row_cap, n = [], [], 0
-        for cap, demand in ((instance.worker_capacity, instance.worker_demand),
-                            (instance.ps_capacity, instance.ps_demand)):
+        most = (instance.max_workers.astype(float),
+                np.asarray(ps_needed(instance.max_workers, instance.ps_ratio), dtype=float))
+        for cap, demand, units in ((instance.worker_capacity, instance.worker_demand, most[0]),
+                                   (instance.ps_capacity, instance.ps_demand, most[1])):
             S = len(cap)
             gid = server_groups(cap, pool_all) if aggregate else np.arange(S)
             G = int(gid.max()) + 1 if S else 0
             group_cap = np.zeros((G, R))
             np.add.at(group_cap, gid, cap)
-            # rows implied on the group's total (for alike servers: on any one of them)
-            keep_g = implied_rows(group_cap, demand) if G else np.zeros((0, R), dtype=bool)
+            # rows that can bind, less those implied on the group's total (for alike servers:
+            # on any one of them)
+            keep_g = implied_rows(group_cap, demand) & binding_rows(cap, gid, demand, units) \
+                if G else np.zeros((0, R), dtype=bool)
             code = np.full((T, G, R), -1, dtype=np.int64)
             kept = np.broadcast_to(keep_g, (T, G, R))
             code[kept] = n + np.arange(int(kept.sum()))
@@ -1032,16 +1066,41 @@ def _counts(names: dict[str, int], allocs: Sequence, pool: str) -> SlotCounts:
     return SlotCounts(e[start, 0], e[start, 1], np.add.reduceat(e[:, 2], start))
 
 
+def _needed_ps(ps: SlotCounts, workers: SlotCounts, ratio: float) -> SlotCounts:
+    """``ps`` cut to the PSs each slot's workers need (``ps_needed``), the last servers' first:
+    a schedule may hold more, and the masters build no capacity row that cannot bind when
+    every job holds at most ``ps_needed(N_i)`` (``binding_rows``)."""
+    if not ps.count.size:
+        return ps
+    slots, work = workers.per_slot()
+    need = np.zeros(ps.count.size, dtype=np.int64)
+    at = np.searchsorted(slots, ps.slot)
+    has = (at < slots.size) & (slots[np.minimum(at, max(slots.size - 1, 0))] == ps.slot) \
+        if slots.size else np.zeros(ps.count.size, dtype=bool)
+    need[has] = np.asarray(ps_needed(work[at[has]], ratio), dtype=np.int64).reshape(-1)
+    new_slot = np.r_[True, ps.slot[1:] != ps.slot[:-1]]
+    ahead = np.cumsum(ps.count) - ps.count  # PSs before each entry, all slots
+    ahead -= ahead[np.flatnonzero(new_slot)][np.cumsum(new_slot) - 1]  # ... in its slot
+    count = np.clip(need - ahead, 0, ps.count)
+    if np.array_equal(count, ps.count):
+        return ps
+    keep = count > 0
+    return SlotCounts(ps.slot[keep], ps.server[keep], count[keep])
+
+
 def schedule_columns(inst: Instance, sched: Schedule) -> list[Column]:
-    """The columns of a schedule's jobs, read sparsely (no (J, T, H) array)."""
+    """The columns of a schedule's jobs, read sparsely (no (J, T, H) array), each holding
+    the PSs its workers need and no more (``_needed_ps``)."""
     cols = []
     for jr in sched.jobs:
         allocs = [a for a in jr.allocations if a.slot < inst.horizon]
         if not allocs:
             continue
         i = inst.job_index[jr.id]
-        col = column_of(inst, i, _counts(inst.worker_index, allocs, "workers"),
-                      _counts(inst.ps_index, allocs, "ps"))
+        workers = _counts(inst.worker_index, allocs, "workers")
+        col = column_of(inst, i, workers,
+                        _needed_ps(_counts(inst.ps_index, allocs, "ps"), workers,
+                                   inst.jobs[i].ps_ratio))
         if col is not None:
             cols.append(col)
     return cols

@@ -102,6 +102,9 @@ class _Pool:
     card: list[int]  # per pattern unit: first row of its (t) cardinality block
     width: list[int]  # per unit: C (pattern) or R (capacity)
     lam_base: list[int]  # per pattern unit: first λ column (t, p) of the block
+    #: per unit: (R,) the capacity rows that can bind (``C_r < Σ_i d_ir·fit_i``); the others
+    #: get no entries (``colgen.binding_rows``: HiGHS refuses the entries of a row of 1e19)
+    binds: list[np.ndarray]
 
     @property
     def n_units(self) -> int:
@@ -119,6 +122,7 @@ def _build_pool(capacity: np.ndarray, demand: np.ndarray, cap_count: np.ndarray,
         groups.setdefault(tuple(float(v) for v in capacity[s]), []).append(s)
     units: list[np.ndarray] = []
     pattern: list[bool] = []
+    binds: list[np.ndarray] = []
     classes: list[np.ndarray] = []
     patterns: list[np.ndarray] = []
     for servers in groups.values():
@@ -131,6 +135,7 @@ def _build_pool(capacity: np.ndarray, demand: np.ndarray, cap_count: np.ndarray,
         fit = np.minimum(raw, cap_count).astype(np.int64) if J else np.zeros(0, dtype=np.int64)
         raw = np.minimum(raw, np.iinfo(np.int64).max // 4)
         users = np.flatnonzero(fit > 0)
+        can_bind = c0 < fit.astype(float) @ demand if J else np.zeros(R, dtype=bool)
         pats = None
         cls = np.full(J, -1, dtype=np.int64)
         if len(servers) > 1 and users.size:
@@ -151,12 +156,14 @@ def _build_pool(capacity: np.ndarray, demand: np.ndarray, cap_count: np.ndarray,
         if pats is not None:
             units.append(np.array(servers))
             pattern.append(True)
+            binds.append(can_bind)
             classes.append(cls)
             patterns.append(pats.reshape(len(pats), -1))
         else:
             for s in servers:
                 units.append(np.array([s]))
                 pattern.append(False)
+                binds.append(can_bind)
                 one = np.full(J, -1, dtype=np.int64)
                 one[fit > 0] = 0
                 classes.append(one)
@@ -166,7 +173,7 @@ def _build_pool(capacity: np.ndarray, demand: np.ndarray, cap_count: np.ndarray,
         unit_of[servers] = u
     width = [p.shape[1] if pt else R for p, pt in zip(patterns, pattern, strict=True)]
     return _Pool(capacity, demand, units, unit_of, pattern, classes, patterns, [], [], width,
-                 [])
+                 [], binds)
 
 
 class PatternMaster:
@@ -279,7 +286,7 @@ class PatternMaster:
                     idx.append(np.array([pool.base[uu] + tt * w + pool.classes[uu][i]]))
                     val.append(np.array([n]))
                 else:
-                    r = np.flatnonzero(pool.demand[i] > 0)
+                    r = np.flatnonzero((pool.demand[i] > 0) & pool.binds[uu])
                     idx.append(pool.base[uu] + tt * w + r)
                     val.append(n * pool.demand[i, r])
         rows = np.concatenate(idx).astype(np.int32)

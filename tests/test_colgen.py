@@ -9,14 +9,20 @@ import itertools
 import json
 import math
 
+import highspy
 import numpy as np
 import pulp
 import pytest
+from bruteforce import best_utility
 from conftest import INSTANCES
 from oasis_opt.formulations import colgen, colgen_scale, compact_pulp
 from oasis_opt.formulations.common import SPEC_OPTIONS, Options
+from oasis_opt.formulations.highs import new_highs
 
-from oasis_opt.io import load_instance
+from oasis_opt import solve
+from oasis_opt.errors import SolverError
+from oasis_opt.io import instance_from_dict, load_instance
+from oasis_opt.model import Allocation, JobResult, Schedule
 from oasis_opt.offline import colgen_inputs
 from oasis_opt.online.subroutine import JobSpec, best_schedule
 from oasis_opt.validate import validate
@@ -162,3 +168,68 @@ def test_implied_rows_are_exact():
     demand[1, 2] = 20.0
     assert colgen.implied_rows(cap, demand).tolist() == [[False, False, True]]
     assert colgen.implied_rows(cap, np.zeros((2, 3))).tolist() == [[False, False, False]]
+
+
+#: Seed 25 082 of the numeric-range search (round 22): one worker server whose second
+#: resource holds 9.4e13, a PS pool whose second resource ranges from 1e-9 to 2.3e10.
+WIDE_PS = {
+    "format": "oasis-instance/1", "name": "r25082", "horizon": 3, "resources": ["r0", "r1"],
+    "worker_servers": [{"name": "w0", "capacity": [6.219245850075994e-06, 93926288480390.23]}],
+    "ps_servers": [{"name": "p0", "capacity": [3280.7943764306087, 22562338792.285538]}],
+    "jobs": [
+        {"id": "j0", "arrival": 0, "workload": 7, "max_workers": 1, "ps_ratio": 2,
+         "worker_demand": [1e-09, 93926382406678.7], "ps_demand": [0.0, 0.022562338792285537],
+         "utility": {"kind": "table", "values": [56.12115021864746, 56.12115021864746]}},
+        {"id": "j1", "arrival": 1, "workload": 2, "max_workers": 2, "ps_ratio": 1.5,
+         "worker_demand": [1.5548114656286214e-06, 996644817896.7294],
+         "ps_demand": [0.0, 5640584134.012915],
+         "utility": {"kind": "sigmoid", "gamma1": 0.009391339591133271, "gamma2": 10,
+                     "gamma3": 3}},
+        {"id": "j2", "arrival": 1, "workload": 3, "max_workers": 3, "ps_ratio": 1e12,
+         "worker_demand": [1e-09, 31308731518033.918], "ps_demand": [2197.121517167267, 1e-09],
+         "utility": {"kind": "linear", "value": 0.004216529926030239,
+                     "decay": 0.04216529926030239}}]}
+
+
+def test_a_row_that_cannot_bind_holds_no_column_back():
+    """The PS pool's second resource is measured in units of its 1e-9 demand (2^30), so its
+    capacity became 2.4e19 and j1's column 1.2e19 on it. The row cannot bind (j1's one PS and
+    j2's together take half of it), but both masters built it, and HiGHS refused j1's column
+    (an entry of 1e15 or more) without a word: column generation proved 0.00939 optimal where
+    OPT is 0.01361. Neither master builds a row that cannot bind, and a refused change raises
+    (``formulations.highs``)."""
+    inst = instance_from_dict(WIDE_PS)
+    opt = best_utility(inst)
+    schedule, rep = solve(inst, method="colgen")
+    assert validate(inst, schedule).feasible
+    assert rep.bound >= opt - _tol(opt)
+    assert rep.objective == pytest.approx(opt, rel=1e-9)
+
+
+def test_a_refused_model_change_raises():
+    """HiGHS answers an entry it cannot hold with kError and goes on without the column."""
+    h = new_highs()
+    h.addRows(1, np.array([-highspy.kHighsInf]), np.array([1.0]), 0,
+              np.zeros(1, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+    with pytest.raises(SolverError, match=r"refused a model change \(addCol\)"):
+        h.addCol(-1.0, 0.0, 1.0, 1, np.array([0], dtype=np.int32), np.array([1e19]))
+
+
+def test_seed_columns_hold_the_ps_their_workers_need():
+    """A schedule may give a job more PSs than its workers need (here 3 and 2 for 1); its
+    column holds only those (the masters leave out rows that cannot bind when no job holds
+    more than it needs), taken from the first servers."""
+    inst = instance_from_dict({
+        "format": "oasis-instance/1", "name": "extra-ps", "horizon": 2, "resources": ["gpu"],
+        "worker_servers": [{"name": "w", "capacity": [4]}],
+        "ps_servers": [{"name": "p", "capacity": [4]}, {"name": "q", "capacity": [4]}],
+        "jobs": [{"id": "a", "arrival": 0, "workload": 4, "max_workers": 2, "ps_ratio": 2,
+                  "worker_demand": [1], "ps_demand": [1],
+                  "utility": {"kind": "table", "values": [1, 1]}}]})
+    allocs = (Allocation(slot=0, workers={"w": 2}, ps={"p": 1, "q": 2}),
+              Allocation(slot=1, workers={"w": 2}, ps={"q": 2}))
+    (col,) = colgen.schedule_columns(inst, Schedule(inst.name, "extra-ps", 1.0, (
+        JobResult("a", True, 1, 1.0, allocs),)))
+    assert (col.ps.slot.tolist(), col.ps.server.tolist(), col.ps.count.tolist()) == \
+        ([0, 1], [0, 1], [1, 1])
+    assert col.workers.count.tolist() == [2, 2]
