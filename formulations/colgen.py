@@ -63,6 +63,7 @@ from .colgen_scale import (
     usage_cost,
     with_count_rows,
 )
+from .common import row_capacity
 from .deadline import Deadline, run_limit
 from .highs import new_highs, option
 from .pattern_master import ENTER_TOL, PatternMaster, dive, generate
@@ -288,8 +289,11 @@ class _Master:
         row_of, row_cap, n = [], [], 0
         most = (instance.max_workers.astype(float),
                 np.asarray(ps_needed(instance.max_workers, instance.ps_ratio), dtype=float))
-        for cap, demand, units in ((instance.worker_capacity, instance.worker_demand, most[0]),
-                                   (instance.ps_capacity, instance.ps_demand, most[1])):
+        # the compact MILP's right-hand sides (``row_capacity``): the bound is for its optimum
+        rhs = (row_capacity(instance.worker_capacity, instance.worker_demand),
+               row_capacity(instance.ps_capacity, instance.ps_demand))
+        for cap, demand, units in ((rhs[0], instance.worker_demand, most[0]),
+                                   (rhs[1], instance.ps_demand, most[1])):
             S = len(cap)
             gid = server_groups(cap, pool_all) if aggregate else np.arange(S)
             G = int(gid.max()) + 1 if S else 0
@@ -310,8 +314,8 @@ class _Master:
         self.n_kept = n
         self.row_capacity = np.concatenate(row_cap)
         self.capacity = np.concatenate([  # over all (t, s, r), kept or not
-            np.broadcast_to(instance.worker_capacity, (T, self.H, R)).ravel(),
-            np.broadcast_to(instance.ps_capacity, (T, self.K, R)).ravel(),
+            np.broadcast_to(rhs[0], (T, self.H, R)).ravel(),
+            np.broadcast_to(rhs[1], (T, self.K, R)).ravel(),
         ])
         n_rows = self.n_kept + instance.num_jobs
         ub = np.concatenate([self.row_capacity, np.ones(instance.num_jobs)])

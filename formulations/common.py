@@ -36,6 +36,34 @@ from oasis_opt.model import Instance, Schedule, ps_needed
 
 _EPS = 1e-9
 
+#: The exact solver's capacity rows are ``Σ α·y ≤ C·(1 + ROW_SLACK)`` (``row_capacity``):
+#: what the package's placements may take (``model.FIT_EPS``·α ≤ ``FIT_EPS``·C, float noise
+#: in a free capacity) and less than the validator allows (``validate.CAP_TOL`` = 1e-9·C),
+#: with room left for HiGHS's absolute tolerance. With rows of exactly C, a job whose demand
+#: exceeds a server's by 1e-12 of it was placed by RRH and OASiS and validated, but not by the
+#: MILP, whose optimum (23.3) then lay below RRH's schedule (36.9) and ``solve`` failed.
+ROW_SLACK = 5e-10
+#: A resource whose capacities and demands are all multiples of ``GRAIN`` and whose capacities
+#: lie below ``COARSE_BELOW`` keeps rows of exactly C: its loads differ from C by a grain or
+#: more, far above the slack, so the slack admits nothing (and the benchmark's models stay
+#: as they were).
+GRAIN = 2.0**-10
+COARSE_BELOW = 2.0**19
+
+
+def row_capacity(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
+    """(S, R): the right-hand sides of one pool's capacity rows, ``capacity`` (S, R) times
+    ``1 + ROW_SLACK`` on each resource but the coarse ones (``GRAIN``), for jobs of
+    ``demand`` (J, R)."""
+    out = np.array(capacity, dtype=float)
+    for r in range(out.shape[1]):
+        values = np.concatenate([out[:, r], np.asarray(demand, dtype=float)[:, r]])
+        coarse = bool((out[:, r] < COARSE_BELOW).all()) and \
+            not np.mod(values, GRAIN).any()
+        if not coarse:
+            out[:, r] *= 1.0 + ROW_SLACK
+    return out
+
 #: The patterns of one (unit, slot): demand classes (jobs with equal demand vectors, as tuples
 #: of job indices) and the maximal single-server count vectors over those classes.
 Patterns = tuple[tuple[tuple[int, ...], ...], list[tuple[int, ...]]]
@@ -262,6 +290,16 @@ class Prep:
                 [[int(k) for k in np.flatnonzero(row)] for row in self.ub_z])
 
     @cached_property
+    def worker_rhs(self) -> np.ndarray:
+        """(H, R) right-hand sides of the worker capacity rows (``row_capacity``)."""
+        return row_capacity(self.instance.worker_capacity, self.instance.worker_demand)
+
+    @cached_property
+    def ps_rhs(self) -> np.ndarray:
+        """(K, R) right-hand sides of the PS capacity rows (``row_capacity``)."""
+        return row_capacity(self.instance.ps_capacity, self.instance.ps_demand)
+
+    @cached_property
     def y_index(self) -> list[tuple[int, int, int]]:
         return [(i, h, t) for i in self.active for h in self.worker_servers(i)
                 for t in self.work_slots(i)]
@@ -382,18 +420,19 @@ class Prep:
 
     @cached_property
     def worker_capacity_rows(self) -> list[tuple[int, int, int]]:
-        """(h, r, t) capacity rows that can bind (``Σ_i α_ir·ub_y[i,h] > C_hr``); server mode."""
+        """(h, r, t) capacity rows that can bind (``Σ_i α_ir·ub_y[i,h]`` above the row's
+        right-hand side, ``worker_rhs``); server mode."""
         if self.packing != "server":
             return []
         return _binding_rows(self.jobs_on_worker, self.instance.worker_demand, self.ub_y,
-                             self.instance.worker_capacity)
+                             self.worker_rhs)
 
     @cached_property
     def ps_capacity_rows(self) -> list[tuple[int, int, int]]:
         if self.packing != "server":
             return []
         return _binding_rows(self.jobs_on_ps, self.instance.ps_demand, self.ub_z,
-                             self.instance.ps_capacity)
+                             self.ps_rhs)
 
     @cached_property
     def worker_class_rows(self) -> list[tuple[int, int, tuple[int, ...], int]]:
@@ -877,12 +916,16 @@ def _identical(capacity: np.ndarray) -> tuple[tuple[int, ...], ...]:
 
 
 def _binding_rows(jobs_on: dict[tuple[int, int], list[int]], demand: np.ndarray,
-                  ub: np.ndarray, capacity: np.ndarray) -> list[tuple[int, int, int]]:
+                  ub: np.ndarray, rhs: np.ndarray) -> list[tuple[int, int, int]]:
+    """The rows whose jobs at their most (``ub``) may load past ``rhs``: a row left out
+    holds anyway. (It was ``C·(1 + 1e-9) + 1e-9``, the validator's limit: two workers of
+    C/2·(1 + 1e-13) beside one of 1e-9·C passed the MILP, failed the validator by 1e-13·C,
+    and the careful solve dropped the same row.)"""
     rows = []
     for (s, t), jobs in sorted(jobs_on.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        for r in range(capacity.shape[1]):
+        for r in range(rhs.shape[1]):
             most = sum(demand[i, r] * ub[i, s] for i in jobs)
-            if most > capacity[s, r] * (1 + _EPS) + _EPS:
+            if most > rhs[s, r]:
                 rows.append((s, r, t))
     rows.sort(key=lambda x: (x[0], x[1], x[2]))
     return rows

@@ -260,12 +260,12 @@ def add_capacity_constraints(m: Model, prep: Prep) -> None:
         jobs = [i for i in prep.jobs_on_worker[h, t] if inst.worker_demand[i, r] > 0]
         m.row("worker_capacity", [m.y[i, h, t] for i in jobs],
               [float(inst.worker_demand[i, r]) for i in jobs],
-              -_INF, float(inst.worker_capacity[h, r]))
+              -_INF, float(prep.worker_rhs[h, r]))
     for k, r, t in prep.ps_capacity_rows:
         jobs = [i for i in prep.jobs_on_ps[k, t] if inst.ps_demand[i, r] > 0]
         m.row("ps_capacity", [m.z[i, k, t] for i in jobs],
               [float(inst.ps_demand[i, r]) for i in jobs],
-              -_INF, float(inst.ps_capacity[k, r]))
+              -_INF, float(prep.ps_rhs[k, r]))
 
 
 def add_class_rows(m: Model, prep: Prep) -> None:

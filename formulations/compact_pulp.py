@@ -237,12 +237,12 @@ def add_capacity_constraints(m: PulpModel, prep: Prep) -> None:
         jobs = [i for i in prep.jobs_on_worker[h, t] if inst.worker_demand[i, r] > 0]
         _add(m, "worker_capacity", (h, r, t), _lin(
             [float(inst.worker_demand[i, r]) for i in jobs],
-            [m.y[i, h, t] for i in jobs]) <= float(inst.worker_capacity[h, r]))
+            [m.y[i, h, t] for i in jobs]) <= float(prep.worker_rhs[h, r]))
     for k, r, t in prep.ps_capacity_rows:
         jobs = [i for i in prep.jobs_on_ps[k, t] if inst.ps_demand[i, r] > 0]
         _add(m, "ps_capacity", (k, r, t), _lin(
             [float(inst.ps_demand[i, r]) for i in jobs],
-            [m.z[i, k, t] for i in jobs]) <= float(inst.ps_capacity[k, r]))
+            [m.z[i, k, t] for i in jobs]) <= float(prep.ps_rhs[k, r]))
 
 
 def add_class_rows(m: PulpModel, prep: Prep) -> None:

@@ -205,13 +205,13 @@ def add_capacity_constraints(m: pyo.ConcreteModel, prep: Prep) -> None:
     def worker_row(_m, h, r, t):
         jobs = [i for i in prep.jobs_on_worker[h, t] if inst.worker_demand[i, r] > 0]
         return _lin([float(inst.worker_demand[i, r]) for i in jobs],
-                    [m.y[i, h, t] for i in jobs]) <= float(inst.worker_capacity[h, r])
+                    [m.y[i, h, t] for i in jobs]) <= float(prep.worker_rhs[h, r])
     m.worker_capacity = pyo.Constraint(prep.worker_capacity_rows, rule=worker_row)
 
     def ps_row(_m, k, r, t):
         jobs = [i for i in prep.jobs_on_ps[k, t] if inst.ps_demand[i, r] > 0]
         return _lin([float(inst.ps_demand[i, r]) for i in jobs],
-                    [m.z[i, k, t] for i in jobs]) <= float(inst.ps_capacity[k, r])
+                    [m.z[i, k, t] for i in jobs]) <= float(prep.ps_rhs[k, r])
     m.ps_capacity = pyo.Constraint(prep.ps_capacity_rows, rule=ps_row)
 
 

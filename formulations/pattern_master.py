@@ -47,7 +47,7 @@ import numpy as np
 from oasis_opt.limits import check_allocation
 from oasis_opt.model import Instance, Schedule, ps_needed
 
-from .common import binding_resources, maximal_patterns
+from .common import binding_resources, maximal_patterns, row_capacity
 from .deadline import Deadline, run_limit
 from .highs import new_highs
 from .result import SolveResult
@@ -214,13 +214,14 @@ class PatternMaster:
                          f"pattern master of {n} rows and {n_lam} pattern columns")
         ub = np.ones(n)
         for pool in self.pools:
+            rhs = row_capacity(pool.capacity, pool.demand)  # as the compact MILP's rows
             for u in range(pool.n_units):
                 b = pool.base[u]
                 if pool.pattern[u]:
                     ub[b:b + T * pool.width[u]] = 0.0
                     ub[pool.card[u]:pool.card[u] + T] = len(pool.units[u])
                 else:
-                    ub[b:b + T * pool.width[u]] = np.tile(pool.capacity[pool.units[u][0]], T)
+                    ub[b:b + T * pool.width[u]] = np.tile(rhs[pool.units[u][0]], T)
         self.row_upper = ub
         h = self.h = new_highs()
         h.setOptionValue("threads", 1)

@@ -19,6 +19,13 @@ from .utility import Utility
 
 #: Two floats are equal when they differ by at most this, relative (SPEC §2, §3).
 REL_TOL = 1e-6
+#: The slack of every count of units that fit where the package places them (the online
+#: algorithms, OASiS's subroutine and column generation's pricing and placements):
+#: ``floor(free / α + FIT_EPS)``. It absorbs float noise in free capacity (2.9999999999999996
+#: units) and lets a unit overfill a server by at most ``FIT_EPS·α``; the exact solver's
+#: capacity rows allow ``formulations.common.ROW_SLACK``·C, more than any placement takes,
+#: and the validator ``validate.CAP_TOL``·C, more than both (tests/test_tolerance.py).
+FIT_EPS = 1e-10
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,15 @@ from conftest import INSTANCES, add_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oasis_opt.formulations import highs
+from oasis_opt.formulations.common import ROW_SLACK
 
+from oasis_opt import algorithms
 from oasis_opt.errors import InputError
 from oasis_opt.generator import PRESETS, generate
 from oasis_opt.io import instance_from_dict, load_instance
-from oasis_opt.model import Schedule
+from oasis_opt.model import FIT_EPS, Schedule
 from oasis_opt.offline import SolveStatus, solve
-from oasis_opt.validate import overfilled, validate
+from oasis_opt.validate import CAP_TOL, overfilled, validate
 
 
 def overshoot(pool: str) -> dict:
@@ -287,7 +289,6 @@ def test_oasis_refuses_a_huge_dp_before_building_its_tables():
 
 
 def test_ratio_refuses_such_a_workload_before_the_algorithms_run(monkeypatch):
-    from oasis_opt import algorithms
     from oasis_opt.ratio import compare
     d = overshoot("worker")
     d["worker_servers"][0]["capacity"] = [1e15]
@@ -309,3 +310,51 @@ def test_the_careful_solve_proves_the_same_optimum_on_ordinary_instances(monkeyp
     _, careful = solve(instance, floor=())
     assert plain.status is careful.status is SolveStatus.OPTIMAL
     assert abs(careful.objective - plain.objective) <= 1e-6 * plain.objective
+
+
+def _near_capacity(capacity: float, over: float, tiny: bool) -> dict:
+    """Job a (worth 5): two workers of ``capacity/2·(1 + over)``, their sum past the server
+    by ``over`` of it; job b (worth 1 in either slot): one worker of 1e-9·capacity, so that
+    a resource measured in a finer unit (``scale.TINY``) or a careful solve can see it."""
+    jobs = [{"id": "a", "arrival": 0, "workload": 2, "max_workers": 2, "ps_ratio": 2,
+             "worker_demand": [capacity / 2 * (1 + over)], "ps_demand": [0],
+             "utility": {"kind": "table", "values": [5]}}]
+    if tiny:
+        jobs.append({"id": "b", "arrival": 0, "workload": 1, "max_workers": 1, "ps_ratio": 1,
+                     "worker_demand": [max(1e-9, capacity * 1e-9)], "ps_demand": [0],
+                     "utility": {"kind": "table", "values": [1, 1]}})
+    return {"format": "oasis-instance/1", "name": "near", "horizon": 2, "resources": ["g"],
+            "worker_servers": [{"name": "w", "capacity": [capacity]}],
+            "ps_servers": [{"name": "p", "capacity": [1]}], "jobs": jobs}
+
+
+@pytest.mark.parametrize("tiny", [False, True], ids=["alone", "beside-1e-9"])
+@pytest.mark.parametrize("over", [1e-13, 1e-12, 1e-10, 5e-10, 2e-9])
+@pytest.mark.parametrize("capacity", [1e-6, 1.0, 1e3, 1e12])
+def test_the_optimum_is_at_least_every_online_schedule(capacity, over, tiny):
+    """Loads a hair past a capacity: the online algorithms place a unit while it fits within
+    ``model.FIT_EPS`` of itself, the validator accepts 1e-9·C, and the exact solver's rows
+    allow ``ROW_SLACK``·C between them. With rows of exactly C the MILP proved less than
+    RRH's or OASiS's validated schedule (``solve`` failed: "proven optimum below rrh's
+    schedule"), and with the 1e-9 job beside (a finer unit, a careful solve) it answered
+    "feasible" with nothing: its row was left out as unable to bind by the validator's
+    margin, and the schedule then failed the validator. Every online schedule validates,
+    and ``solve`` proves at least the best of them, without a floor to lean on."""
+    inst = instance_from_dict(_near_capacity(capacity, over, tiny))
+    best = 0.0
+    for name in algorithms.REGISTRY:
+        schedule = algorithms.run(name, inst)
+        assert validate(inst, schedule).feasible, name
+        best = max(best, schedule.total_utility)
+    schedule, rep = solve(inst, floor=())
+    assert rep.status is SolveStatus.OPTIMAL
+    assert validate(inst, schedule).feasible
+    assert rep.objective >= best
+    if over < ROW_SLACK:  # brute force fits what the validator accepts: 1e-9·C past C
+        assert rep.objective == pytest.approx(best_utility(inst), rel=1e-9)
+
+
+def test_the_tolerances_nest():
+    """What a placement may overfill (``FIT_EPS``, of a unit ≤ C) lies inside the MILP's
+    row slack, which leaves room inside the validator's for HiGHS's own tolerance."""
+    assert 2 * FIT_EPS <= ROW_SLACK <= CAP_TOL / 2

@@ -38,13 +38,8 @@ from typing import Any
 import numpy as np
 
 from ..limits import on_time
-from ..model import Instance, Schedule, SlotCounts, ps_needed
+from ..model import FIT_EPS, Instance, Schedule, SlotCounts, ps_needed
 from ..validate import CAP_TOL
-
-#: Slack in ``floor(free / demand)``: free capacity is a difference of floats, and a unit that
-#: fits exactly must not be lost to rounding. The overshoot it allows (≤ demand · 1e-10) is far
-#: inside the validator's tolerance.
-FIT_EPS = 1e-10
 
 #: "Unbounded" count for a demand vector that is zero on every resource.
 UNBOUNDED = 1 << 40

@@ -41,7 +41,7 @@ from functools import cached_property
 import numpy as np
 
 from ..limits import check_allocation, max_memory
-from ..model import Instance, SlotCounts, ps_needed
+from ..model import FIT_EPS, Instance, SlotCounts, ps_needed
 
 #: Two costs or payoffs are equal when they differ by at most ``TIE_TOL·max(1, |x|)`` (SPEC §3).
 TIE_TOL = 1e-9
@@ -122,14 +122,14 @@ def fit_counts(free: np.ndarray, demand: np.ndarray, cap: int, start: int,
         return np.full((n_slots, S), cap, dtype=np.int64)
     f = free[start:] if free.ndim == 3 else free[None]
     rs = need.nonzero()[0].tolist()
-    # min_r floor(x_r + 1e-9) = floor(min_r x_r + 1e-9): floor and adding a constant are
+    # min_r floor(x_r + ε) = floor(min_r x_r + ε): floor and adding a constant are
     # monotone, so the minimum can come first; one pairwise minimum per resource on (T, S)
     # planes is several times faster than a reduction over the short last axis.
-    # (1e-9 absorbs float noise in g = Σ α·y, values like 2.9999999999999996.)
+    # (ε = FIT_EPS absorbs float noise in g = Σ α·y, values like 2.9999999999999996.)
     n = f[..., rs[0]] / demand[rs[0]]
     for r in rs[1:]:
         np.minimum(n, f[..., r] / demand[r], out=n)
-    n += 1e-9
+    n += FIT_EPS
     np.floor(n, out=n)
     np.maximum(n, 0, out=n)
     np.minimum(n, cap, out=n)
