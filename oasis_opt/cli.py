@@ -693,10 +693,35 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         check_output(args.plot, "--plot")
     inst = load_instance(args.instance)
     from .tasks import make_executor
+    hooks: dict[str, Any] = {}
+    lifeline = None
+    if args.time_limit is not None and math.isfinite(args.time_limit) and args.time_limit > 0:
+        # the promise holds where the solve does not return (oasis_opt/lifeline.py); the
+        # lifeline can answer once the algorithms have run (``on_solve``)
+        from .lifeline import Lifeline
+        lifeline = Lifeline.for_limit(args.time_limit, _started, inst,
+                                      algorithms.builtin_names(), None, "ratio").start()
+        told = lifeline
+
+        def on_solve(report_of: Callable[[Any], Any]) -> None:
+            told.write = lambda s, bound, history: _ratio_output(
+                args, inst, report_of(_stopped(args, s, bound, history)[1]))
+        hooks = {"on_progress": lifeline.on_progress, "on_schedule": lifeline.on_schedule,
+                 "on_solve": on_solve}
     with make_executor(args.workers, args.dask) as ex:
-        report = compare(inst, table, time_limit=args.time_limit, modeler=args.modeler,
-                         solver=args.solver, opt_cache=args.opt_cache, method=args.method,
-                         executor=ex)
+        try:
+            report = compare(inst, table, time_limit=args.time_limit, modeler=args.modeler,
+                             solver=args.solver, opt_cache=args.opt_cache,
+                             method=args.method, executor=ex, **hooks)
+        finally:  # returned or failed: the lifeline writes nothing
+            if lifeline is not None:
+                lifeline.close()
+    _ratio_output(args, inst, report)
+    return 0
+
+
+def _ratio_output(args: argparse.Namespace, inst: Any, report: Any) -> None:
+    """``ratio``'s figure and report (the solve's answer or the lifeline's)."""
     data = {**report.to_dict(), "solver": args.solver}
     if args.plot:
         from .show import ratio_figure, save_figure
@@ -709,7 +734,8 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         for note in report.notes:
             print(note)
     _emit(args, data, human)
-    return 0
+    if _json_out is not None:
+        _json_out.flush()
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:

@@ -51,9 +51,12 @@ class Lifeline:
     the lifeline's thread."""
 
     def __init__(self, wake: float, write_at: float, instance: Instance,
-                 names: Sequence[str], write: Write) -> None:
+                 names: Sequence[str], write: Write | None, command: str = "solve") -> None:
         self.wake, self.write_at = wake, write_at
-        self.instance, self.names, self.write = instance, tuple(names), write
+        self.instance, self.names, self.command = instance, tuple(names), command
+        #: None until the command can answer without the solve (``ratio``: once its
+        #: algorithms have run); a lifeline without one at its wake writes nothing
+        self.write = write
         self.schedule: Schedule | None = None
         self.seen: set[str] = set()
         self.bound = math.inf
@@ -64,10 +67,12 @@ class Lifeline:
 
     @classmethod
     def for_limit(cls, time_limit: float, start: float, instance: Instance,
-                  names: Sequence[str], write: Write) -> Lifeline:
-        """The lifeline of a command that started at ``start`` with ``--time-limit``."""
+                  names: Sequence[str], write: Write | None, command: str = "solve"
+                  ) -> Lifeline:
+        """The lifeline of ``oasis-opt COMMAND`` started at ``start`` with
+        ``--time-limit``."""
         end = start + SLACK_FACTOR * time_limit + SLACK_SECONDS
-        return cls(end - WRITE - REST, end - WRITE, instance, names, write)
+        return cls(end - WRITE - REST, end - WRITE, instance, names, write, command)
 
     def start(self) -> Lifeline:
         self.thread.start()
@@ -101,6 +106,9 @@ class Lifeline:
     def _wait(self) -> None:
         if not self._sleep_until(self.wake):
             return
+        write = self.write  # set by now, or the command cannot answer yet
+        if write is None:
+            return
         self._rest()  # stops by ``write_at``; then the answer goes out at once
         with self.lock:
             if self.done:
@@ -110,10 +118,10 @@ class Lifeline:
             try:
                 # no floor (``--floor ''``) and nothing found: the empty schedule is valid
                 schedule = self.schedule or Schedule.from_counts(self.instance, "none", {}, {})
-                self.write(schedule, max(self.bound, schedule.total_utility),
+                write(schedule, max(self.bound, schedule.total_utility),
                            list(self.history))
             except BaseException as err:  # noqa: BLE001 — the process ends either way
-                sys.stderr.write(f"oasis-opt solve: error: {err}\n")
+                sys.stderr.write(f"oasis-opt {self.command}: error: {err}\n")
                 status = 1
             finally:
                 _end(status)

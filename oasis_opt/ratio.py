@@ -19,7 +19,7 @@ floor instead of running them again (``offline.solve(floor_schedules=…)``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,12 +108,13 @@ def _solve(instance: Instance, time_limit: float | None, modeler: str,
            solver: str = "highs", opt_cache: str | Path | None = None,
            method: str = "auto", executor: Any = None, *, clock: Any = None,
            floor_schedules: Mapping[str, Schedule] | None = None,
-           record: dict[str, float] | None = None) -> Any:
+           record: dict[str, float] | None = None,
+           listeners: Mapping[str, Callable[..., None]] | None = None) -> Any:
     """The offline solve's report, through ``optcache``. The cache key holds ``time_limit``
     (the whole command's); the solve itself gets ``solve_budget(time_limit,
-    clock.elapsed())`` seconds, fixed when it starts (after a cache miss), and
-    ``floor_schedules``; ``record["seconds"]`` holds that budget (absent: the cache
-    answered)."""
+    clock.elapsed())`` seconds, fixed when it starts (after a cache miss),
+    ``floor_schedules`` and ``listeners`` (``on_progress``, ``on_schedule``);
+    ``record["seconds"]`` holds that budget (absent: the cache answered)."""
     from . import optcache
     offline = _offline()
     extra: dict[str, Any] = {} if method == "auto" else {"method": method}
@@ -127,6 +128,7 @@ def _solve(instance: Instance, time_limit: float | None, modeler: str,
                 record["seconds"] = settings["time_limit"]
         if floor_schedules:
             settings["floor_schedules"] = floor_schedules
+        settings.update(listeners or {})
         return offline.solve(inst, **settings)  # looked up now: tests count the calls
     return optcache.solve(instance, opt_cache, solver_fn=run, modeler=modeler,
                           time_limit=time_limit, solver=solver, **extra)[1]
@@ -204,7 +206,10 @@ def compare(instance: Instance,
             names: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None] | None = None,
             time_limit: float | None = None, modeler: str = "pyomo", solver: str = "highs",
             opt_cache: str | Path | None = None, method: str = "auto",
-            executor: Any = None) -> RatioReport:
+            executor: Any = None, *, on_progress: Callable[..., None] | None = None,
+            on_schedule: Callable[[Schedule], None] | None = None,
+            on_solve: Callable[[Callable[[Any], RatioReport]], None] | None = None
+            ) -> RatioReport:
     """Run each algorithm, solve the offline optimum once (with ``solver``,
     ``oasis_opt.solvers``; through the cache folder ``opt_cache`` when given,
     ``oasis_opt.optcache``), and compare (module docstring).
@@ -220,7 +225,13 @@ def compare(instance: Instance,
     a valid bound comes back; the notes say when the algorithms alone took longer than the
     limit). Their schedules (those run with default parameters) go to the solve's floor
     (``offline.solve(floor_schedules=…)``): no algorithm runs twice. The cache key keeps
-    ``time_limit`` itself. Without a limit only the order changes."""
+    ``time_limit`` itself. Without a limit only the order changes.
+
+    ``on_progress`` and ``on_schedule`` hear the solve (``offline.solve``'s, with every
+    algorithm's schedule told to ``on_schedule`` first), and ``on_solve`` is told, as the
+    solve starts, how to make this report of a solve report: the command line's
+    ``--time-limit`` answers from them where the solve does not return
+    (``oasis_opt/lifeline.py``)."""
     table = algorithm_table(algorithms.names() if names is None else names)
     names = list(table)
     offline = _offline()
@@ -235,15 +246,30 @@ def compare(instance: Instance,
     for name in names:
         schedules[name] = algorithms.run(name, instance, **table[name])
     ran = clock.elapsed()
-    notes: list[str] = []
     record: dict[str, float] = {}
     # a schedule stands for its algorithm in the floor only as run with default parameters
     handed = {n: s for n, s in schedules.items() if not table[n]} \
         if time_limit is not None else None
-    rep = _solve(instance, time_limit, modeler, solver, opt_cache, method, executor,
-                 clock=clock, floor_schedules=handed, record=record)
-    if time_limit is not None:
-        notes.append(_time_note(time_limit, ran, record.get("seconds")))
+    listeners = {k: f for k, f in (("on_progress", on_progress),
+                                   ("on_schedule", on_schedule)) if f is not None}
+    if on_schedule is not None:
+        for sched in schedules.values():
+            on_schedule(sched)
+
+    def report_of(rep: Any) -> RatioReport:
+        notes = [] if time_limit is None else \
+            [_time_note(time_limit, ran, record.get("seconds"))]
+        return _report(instance, names, schedules, rep, notes)
+    if on_solve is not None:
+        on_solve(report_of)
+    return report_of(_solve(instance, time_limit, modeler, solver, opt_cache, method, executor,
+                            clock=clock, floor_schedules=handed, record=record,
+                            listeners=listeners))
+
+
+def _report(instance: Instance, names: Sequence[str], schedules: Mapping[str, Schedule],
+            rep: Any, notes: list[str]) -> RatioReport:
+    """``compare``'s report from the algorithms' ``schedules`` and the solve's report."""
     status = str(getattr(rep.status, "value", rep.status))
     if status == "optimal":
         lo = hi = ref = float(rep.objective)

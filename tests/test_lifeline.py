@@ -77,3 +77,31 @@ def test_a_solver_that_never_returns_still_answers_in_time(tmp_path):
     assert data["route"] == "lifeline" and data["total_utility"] == 0.0
     assert data["bound"] >= opt * (1 - 1e-9)
     assert validate(inst, load_schedule(tmp_path / "none.json")).feasible
+
+
+def test_ratio_with_a_solver_that_never_returns_still_answers_in_time():
+    """``ratio --time-limit`` holds the same promise: its algorithms run first, and where the
+    solve does not return, the lifeline writes the comparison with OPT in [the best
+    validated schedule, the least bound], OASiS's (run by the lifeline, as the solve's floor
+    would) the lower end."""
+    inst = load_instance(SMALL)
+    start = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-c", HANGING, "ratio", str(SMALL), "--algorithms", "fifo,rrh",
+         "--time-limit", "1", "--json"],
+        env={**os.environ, "OASIS_PORTFOLIO": "0"}, capture_output=True, text=True,
+        timeout=120)
+    seconds = time.perf_counter() - start
+    assert run.returncode == 0, run.stderr
+    assert seconds <= 1.1 * 1 + 10
+    data = json.loads(run.stdout)
+    opt = _opt(inst)
+    best = max(algorithms.run(n, inst).total_utility for n in algorithms.builtin_names())
+    assert data["status"] == "time_limit"
+    assert data["opt"] == pytest.approx(best, rel=1e-9) and data["bound"] >= opt * (1 - 1e-9)
+    rows = {r["algorithm"]: r for r in data["rows"]}
+    assert set(rows) == {"fifo", "rrh"}
+    for name, row in rows.items():
+        alg = algorithms.run(name, inst).total_utility
+        assert row["utility"] == pytest.approx(alg, rel=1e-9)
+        assert row["opt_over_alg_low"] <= opt / alg * (1 + 1e-9) <= row["opt_over_alg"]
