@@ -37,8 +37,9 @@ class Sigmoid:
                 "gamma3": self.gamma3}
 
     def scaled(self, k: float) -> Sigmoid:
-        """``k·f`` (exactly ``k`` times every value where ``k`` is a power of two)."""
-        return Sigmoid(self.gamma1 * k, self.gamma2, self.gamma3)
+        """``k·f`` (exactly ``k`` times every value where ``k`` is a power of two, and
+        ``γ1·k`` a double: ``_times``)."""
+        return Sigmoid(_times(self.gamma1, k), self.gamma2, self.gamma3)
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class Table:
 
     def scaled(self, k: float) -> Table:
         """``k·f`` (exactly ``k`` times every value where ``k`` is a power of two)."""
-        return Table(tuple(v * k for v in self.table))
+        return Table(tuple(_times(v, k) for v in self.table))
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class Deadline:
 
     def scaled(self, k: float) -> Deadline:
         """``k·f`` (exactly ``k`` times every value where ``k`` is a power of two)."""
-        return Deadline(self.value * k, self.deadline)
+        return Deadline(_times(self.value, k), self.deadline)
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,20 @@ class Linear:
         product and the difference of ``at`` scale without rounding). A decay that overflows
         is held at the largest double: every f(d ≥ 2) is 0 either way, and an infinite one
         made f(1) = max(0, value − inf·0) = 0 (NaN)."""
-        return Linear(self.value * k, min(self.decay * k, sys.float_info.max))
+        return Linear(_times(self.value, k), _times(self.decay, k))
+
+
+def _times(x: float, k: float) -> float:
+    """``x·k`` for a parameter ``x ≥ 0``, held at the largest double where it overflows.
+    ``solve`` scales utilities so that the most a job can earn lies in [1, 2)
+    (``offline/scale.py``); a value no schedule can earn (a table's entry for a duration
+    shorter than the job can finish in, a job that cannot finish) may then overflow, and an
+    infinite one made OASiS's subroutine read ``inf − inf`` (seed 45 414 of the numeric-range
+    search: a table of 4e11, 3e11 and 1e-300 where only the third duration is reachable,
+    scaled by 2^997). Every value a schedule can earn is at most 2 once scaled, so it keeps
+    its exact product; a sigmoid's ``γ1·k`` overflows only where ``e^{γ2(d−γ3)}`` exceeds
+    9e307 at the job's fastest finish."""
+    return min(x * k, sys.float_info.max)
 
 
 Utility = Sigmoid | Table | Deadline | Linear

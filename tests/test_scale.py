@@ -467,3 +467,22 @@ def test_a_linear_decay_that_overflows_when_scaled_keeps_the_first_value():
     schedule, rep = solve(inst)
     assert validate(inst, schedule).feasible
     assert rep.status is SolveStatus.OPTIMAL and rep.objective == 9e-20
+
+
+@pytest.mark.parametrize("method", ["auto", "colgen"])
+def test_a_value_no_schedule_earns_may_overflow_when_scaled(method):
+    """Seed 45 414 of the numeric-range search: a job of 5 worker-slots at 2 workers a slot
+    finishes in 3 slots at the soonest, worth 1e-300 there; its table's 4e11 and 3e11 for 1
+    and 2 slots are out of reach. The utility scale 2^997 made them inf, OASiS's subroutine
+    (column generation's pricing) read inf − inf and failed with an IndexError. Scaled
+    parameters are held at the largest double (``utility._times``)."""
+    inst = instance_from_dict({
+        "format": "oasis-instance/1", "name": "r45414", "horizon": 3, "resources": ["gpu"],
+        "worker_servers": [{"name": "w", "capacity": [4]}],
+        "ps_servers": [{"name": "p", "capacity": [4]}],
+        "jobs": [{"id": "a", "arrival": 0, "workload": 5, "max_workers": 2, "ps_ratio": 2,
+                  "worker_demand": [1], "ps_demand": [1],
+                  "utility": {"kind": "table", "values": [4e11, 3e11, 1e-300]}}]})
+    schedule, rep = solve(inst, method=method)
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 1e-300
+    assert validate(inst, schedule).feasible
