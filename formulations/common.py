@@ -32,17 +32,23 @@ from functools import cached_property
 
 import numpy as np
 
-from oasis_opt.model import Instance, Schedule, ps_needed
+from oasis_opt.model import CAP_TOL, Instance, Schedule, ps_needed
 
 _EPS = 1e-9
 
 #: The exact solver's capacity rows are ``Σ α·y ≤ C·(1 + ROW_SLACK)`` (``row_capacity``):
 #: what the package's placements may take (``model.FIT_EPS``·α ≤ ``FIT_EPS``·C, float noise
-#: in a free capacity) and less than the validator allows (``validate.CAP_TOL`` = 1e-9·C),
+#: in a free capacity) and less than the validator allows (``model.CAP_TOL`` = 1e-9·C),
 #: with room left for HiGHS's absolute tolerance. With rows of exactly C, a job whose demand
 #: exceeds a server's by 1e-12 of it was placed by RRH and OASiS and validated, but not by the
 #: MILP, whose optimum (23.3) then lay below RRH's schedule (36.9) and ``solve`` failed.
 ROW_SLACK = 5e-10
+#: HiGHS's feasibility tolerance in a careful solve (``highs.CAREFUL``), absolute: a row's
+#: right-hand side plus it stays within the validator's ``CAP_TOL``·C (``row_capacity``).
+#: On a capacity of 1.64 (a unit brings capacities below 1 into [1, 2)), C·(1 + ROW_SLACK)
+#: + 1e-9 passed a load 1.0005e-9·C past C, and the careful solve's schedule failed the
+#: validator as the first one had.
+CAREFUL_TOL = 1e-9
 #: A resource whose capacities and demands are all multiples of ``GRAIN`` and whose capacities
 #: lie below ``COARSE_BELOW`` keeps rows of exactly C: its loads differ from C by a grain or
 #: more, far above the slack, so the slack admits nothing (and the benchmark's models stay
@@ -52,16 +58,20 @@ COARSE_BELOW = 2.0**19
 
 
 def row_capacity(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
-    """(S, R): the right-hand sides of one pool's capacity rows, ``capacity`` (S, R) times
-    ``1 + ROW_SLACK`` on each resource but the coarse ones (``GRAIN``), for jobs of
-    ``demand`` (J, R)."""
-    out = np.array(capacity, dtype=float)
+    """(S, R): the right-hand sides of one pool's capacity rows for jobs of ``demand``
+    (J, R): ``capacity`` (S, R) times ``1 + ROW_SLACK`` on each resource but the coarse ones
+    (``GRAIN``), held to ``C·(1 + CAP_TOL·(1 − 1e-3)) − CAREFUL_TOL`` (what HiGHS may pass
+    in a careful solve stays valid) and never below C."""
+    cap = np.array(capacity, dtype=float)
+    out = cap.copy()
     for r in range(out.shape[1]):
-        values = np.concatenate([out[:, r], np.asarray(demand, dtype=float)[:, r]])
-        coarse = bool((out[:, r] < COARSE_BELOW).all()) and \
+        values = np.concatenate([cap[:, r], np.asarray(demand, dtype=float)[:, r]])
+        coarse = bool((cap[:, r] < COARSE_BELOW).all()) and \
             not np.mod(values, GRAIN).any()
         if not coarse:
-            out[:, r] *= 1.0 + ROW_SLACK
+            c = cap[:, r]
+            out[:, r] = np.maximum(c, np.minimum(c * (1.0 + ROW_SLACK),
+                                                 c * (1.0 + CAP_TOL * (1 - 1e-3)) - CAREFUL_TOL))
     return out
 
 #: The patterns of one (unit, slot): demand classes (jobs with equal demand vectors, as tuples

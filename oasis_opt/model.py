@@ -19,12 +19,17 @@ from .utility import Utility
 
 #: Two floats are equal when they differ by at most this, relative (SPEC §2, §3).
 REL_TOL = 1e-6
+#: Capacity rows allow this much float noise in the validator, relative to the capacity (and
+#: none on a capacity of 0). It was ``1e-9·max(1, C)``: an absolute 1e-9 below a capacity of
+#: 1, which let three workers of 1e-9 GPUs onto a server of 2e-9 where every fit count of
+#: the package (``floor(C/α + 1e-9)``) and the solver's optimum allow two.
+CAP_TOL = 1e-9
 #: The slack of every count of units that fit where the package places them (the online
 #: algorithms, OASiS's subroutine and column generation's pricing and placements):
 #: ``floor(free / α + FIT_EPS)``. It absorbs float noise in free capacity (2.9999999999999996
 #: units) and lets a unit overfill a server by at most ``FIT_EPS·α``; the exact solver's
 #: capacity rows allow ``formulations.common.ROW_SLACK``·C, more than any placement takes,
-#: and the validator ``validate.CAP_TOL``·C, more than both (tests/test_tolerance.py).
+#: and the validator ``CAP_TOL``·C, more than both (tests/test_tolerance.py).
 FIT_EPS = 1e-10
 
 

@@ -14,13 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import InputError
-from .model import REL_TOL, Instance, Schedule, ps_needed
-
-#: Capacity rows allow this much float noise, relative to the capacity (and none on a
-#: capacity of 0). It was ``1e-9·max(1, C)``: an absolute 1e-9 below a capacity of 1, which
-#: let three workers of 1e-9 GPUs onto a server of 2e-9 where every fit count of the
-#: package (``floor(C/α + 1e-9)``) and the solver's optimum allow two.
-CAP_TOL = 1e-9
+from .model import CAP_TOL, REL_TOL, Instance, Schedule, ps_needed
 
 
 @dataclass(frozen=True)

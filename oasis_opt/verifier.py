@@ -58,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .errors import InputError
 from .io import Amount, Count, Name, Pos, PosInt, Text
 from .limits import check_count
-from .model import REL_TOL, Instance
+from .model import CAP_TOL, REL_TOL, Instance
 
 SPACE_FORMAT = "oasis-space/1"
 #: The per-job fields a space lists values for, in the order that numbers a job's options.
@@ -77,8 +77,6 @@ MAX_SPACE_JOBS = 10_000
 DP_WORK_LIMIT = 2_000_000
 #: Largest grid of worker (or PS) vectors the DP's feasible set may take.
 DP_GRID_LIMIT = 200_000
-#: Capacity tolerance, as the validator's (relative to the capacity).
-CAP_TOL = 1e-9
 #: Seconds of the MILP per instance when the DP does not apply.
 MILP_TIME_LIMIT = 60.0
 

@@ -23,15 +23,15 @@ from conftest import INSTANCES, add_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oasis_opt.formulations import highs
-from oasis_opt.formulations.common import ROW_SLACK
+from oasis_opt.formulations.common import CAREFUL_TOL, ROW_SLACK, row_capacity
 
 from oasis_opt import algorithms
 from oasis_opt.errors import InputError
 from oasis_opt.generator import PRESETS, generate
 from oasis_opt.io import instance_from_dict, load_instance
-from oasis_opt.model import FIT_EPS, Schedule
+from oasis_opt.model import CAP_TOL, FIT_EPS, Schedule
 from oasis_opt.offline import SolveStatus, solve
-from oasis_opt.validate import CAP_TOL, overfilled, validate
+from oasis_opt.validate import overfilled, validate
 
 
 def overshoot(pool: str) -> dict:
@@ -354,7 +354,38 @@ def test_the_optimum_is_at_least_every_online_schedule(capacity, over, tiny):
         assert rep.objective == pytest.approx(best_utility(inst), rel=1e-9)
 
 
-def test_the_tolerances_nest():
+@pytest.mark.parametrize("capacity", [1e-3, 1.0, 1.1, 1.6384, 2.0, 1e3, 1e12])
+def test_the_tolerances_nest(capacity):
     """What a placement may overfill (``FIT_EPS``, of a unit ≤ C) lies inside the MILP's
-    row slack, which leaves room inside the validator's for HiGHS's own tolerance."""
+    row slack, whose right-hand side plus HiGHS's careful tolerance stays inside the
+    validator's (never below C)."""
     assert 2 * FIT_EPS <= ROW_SLACK <= CAP_TOL / 2
+    assert highs.CAREFUL["mip_feasibility_tolerance"] == CAREFUL_TOL
+    rhs = float(row_capacity(np.array([[capacity]]), np.array([[capacity / 3]]))[0, 0])
+    assert capacity <= rhs <= capacity * (1 + ROW_SLACK)
+    assert rhs + CAREFUL_TOL <= capacity * (1 + CAP_TOL) or rhs == capacity
+
+
+def test_a_load_just_past_the_validators_margin_is_not_the_optimum():
+    """Seed 44 678 of the numeric-range search: one slot, a worker server of 1e-4 GPUs
+    (measured in units of 2^-14, 1.6384), job b's two workers and job c's one load it
+    1.0005e-9 of itself past C, just out of the validator's margin. The rows' slack
+    (C·(1 + 5e-10)) plus HiGHS's careful 1e-9 let both solves run them, the schedule failed
+    the validator twice, and ``solve`` fell back to "feasible" on the floor; the right-hand
+    side is now held so that what HiGHS may pass stays valid, and OPT (b alone) is proven."""
+    inst = instance_from_dict({
+        "format": "oasis-instance/1", "name": "r44678", "horizon": 1, "resources": ["gpu"],
+        "worker_servers": [{"name": "w", "capacity": [1e-4]}],
+        "ps_servers": [{"name": "p", "capacity": [2218.9]}, {"name": "q",
+                                                            "capacity": [269310.27]}],
+        "jobs": [{"id": "b", "arrival": 0, "workload": 1, "max_workers": 3, "ps_ratio": 1,
+                  "worker_demand": [5.0000000000050004e-05], "ps_demand": [8196.6],
+                  "utility": {"kind": "deadline", "value": 674.15, "deadline": 1}},
+                 {"id": "c", "arrival": 0, "workload": 2, "max_workers": 3, "ps_ratio": 2,
+                  "worker_demand": [2.500000005e-05], "ps_demand": [602.96],
+                  "utility": {"kind": "table", "values": [1.0]}}]})
+    for modeler in ("auto", "pyomo", "pulp"):
+        schedule, rep = solve(inst, modeler=modeler)
+        assert rep.status is SolveStatus.OPTIMAL, modeler
+        assert rep.objective == pytest.approx(674.15, rel=1e-12) == best_utility(inst)
+        assert validate(inst, schedule).feasible

@@ -38,8 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..limits import on_time
-from ..model import FIT_EPS, Instance, Schedule, SlotCounts, ps_needed
-from ..validate import CAP_TOL
+from ..model import CAP_TOL, FIT_EPS, Instance, Schedule, SlotCounts, ps_needed
 
 #: "Unbounded" count for a demand vector that is zero on every resource.
 UNBOUNDED = 1 << 40
