@@ -45,6 +45,7 @@ import numpy as np
 from oasis_opt.limits import check_allocation, max_memory
 from oasis_opt.model import Instance, Schedule, SlotCounts, ps_needed
 from oasis_opt.online.subroutine import BestSchedule, JobSpec
+from oasis_opt.utility import trivial_bound
 
 from . import lns, trace_lns
 from .colgen_scale import (
@@ -1201,7 +1202,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
 
     # The trivial bound Σ_i f_i(1) (utilities are non-increasing) until the LP gives one.
     # (f_i(1) per job: the dense (J, T) table is 1.8 GB on the whole Philly trace)
-    trivial = math.fsum(max(0.0, j.utility.at(1)) for j in inst.jobs)
+    trivial = trivial_bound(j.utility for j in inst.jobs)
     res = ColgenStats(trivial, 0.0, False, SolveStatus.NO_SOLUTION, 0, 0)
     track = _Tracker(start, res, on_progress)
     pool: list[Column] = []

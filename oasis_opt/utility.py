@@ -6,7 +6,9 @@ Every family is non-negative and non-increasing in d (SPEC §1). ``values(n)`` r
 
 from __future__ import annotations
 
+import math
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -129,6 +131,16 @@ def _times(x: float, k: float) -> float:
 
 
 Utility = Sigmoid | Table | Deadline | Linear
+
+
+def trivial_bound(utilities: Iterable[Utility]) -> float:
+    """``Σ max(0, f(1))``: no schedule earns more (every f is non-increasing), exactly summed
+    (``math.fsum``), and ``inf`` where the sum passes the largest double (scaled values held
+    there, ``_times``, overflowed ``fsum``)."""
+    try:
+        return math.fsum(max(0.0, u.at(1)) for u in utilities)
+    except OverflowError:
+        return math.inf
 
 
 def value(utility: Utility, d: int) -> float:

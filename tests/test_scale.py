@@ -486,3 +486,24 @@ def test_a_value_no_schedule_earns_may_overflow_when_scaled(method):
     schedule, rep = solve(inst, method=method)
     assert rep.status is SolveStatus.OPTIMAL and rep.objective == 1e-300
     assert validate(inst, schedule).feasible
+
+
+@pytest.mark.parametrize("method", ["auto", "colgen"])
+def test_values_held_at_the_largest_double_do_not_overflow_the_trivial_bound(method):
+    """Two jobs worth 1e15 that cannot finish in the one slot beside one worth 1e-300 that
+    can (seed 50 999 of the search): both values are held at the largest double once scaled,
+    and ``Σ f_i(1)``, the bound before any other, overflowed ``math.fsum`` (OverflowError
+    on every route). It is inf now (``utility.trivial_bound``), and the solve proves 1e-300."""
+    jobs = [{"id": i, "arrival": 0, "workload": 2, "max_workers": 1, "ps_ratio": 1,
+             "worker_demand": [1], "ps_demand": [1],
+             "utility": {"kind": "table", "values": [1e15]}} for i in ("a", "b")]
+    jobs.append({"id": "c", "arrival": 0, "workload": 1, "max_workers": 1, "ps_ratio": 1,
+                 "worker_demand": [1], "ps_demand": [1],
+                 "utility": {"kind": "table", "values": [1e-300]}})
+    inst = instance_from_dict({
+        "format": "oasis-instance/1", "name": "r50999", "horizon": 1, "resources": ["gpu"],
+        "worker_servers": [{"name": "w", "capacity": [4]}],
+        "ps_servers": [{"name": "p", "capacity": [4]}], "jobs": jobs})
+    schedule, rep = solve(inst, method=method)
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == 1e-300
+    assert validate(inst, schedule).feasible

@@ -71,6 +71,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model import Instance, Schedule
+from ..utility import trivial_bound
 from .backends import THREADS
 from .clock import MAX_TIME_LIMIT, Clock, Progress, Tracker
 from .colgen_route import COLGEN_RESERVE, COLGEN_SEEDS, colgen_inputs, solve_colgen
@@ -227,7 +228,7 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
     tracker = Tracker(clock, on_progress, on_schedule=on_schedule)
     # f_i is non-increasing: no job earns more than f_i(1), the bound until a better one
     # (per job: the dense (J, T) utility table is 1.8 GB on the whole Philly trace)
-    tracker.update(bound=math.fsum(max(0.0, j.utility.at(1)) for j in instance.jobs))
+    tracker.update(bound=trivial_bound(j.utility for j in instance.jobs))
     prepared = None
     if customize is None:
         chosen = choose_method(instance, method, clock)
