@@ -5,7 +5,7 @@ It is what a competent user would write in an afternoon, and so the peer the def
 must beat (benchmarks/bench_solver.py runs both side by side):
 
 - ``y_iht`` integer on every worker server h, ``0 ≤ y_iht ≤ ub_y[i,h] = min(N_i, ⌊C_h/α_i⌋)``;
-  ``z_ikt`` integer on every PS server, ``ub_z[i,k] = min(⌈N_i/γ_i⌉, ⌊C_k/β_i⌋)``;
+  ``z_ikt`` integer on every PS server, ``ub_z[i,k] = min(max(1, ⌈N_i/γ_i⌉), ⌊C_k/β_i⌋)``;
 - completion only where f > 0 and reachable: ``c_it`` binary for ``e_i ≤ t ≤ l_i`` with
   ``e_i = a_i + ⌈V_i / w_max_i⌉ − 1`` and ``l_i`` the last slot with ``f_i > 0``;
   ``s_it = c_it + s_{i,t+1}`` (still running), ``x_i = s_{i,e_i}``;
@@ -54,8 +54,9 @@ def build(inst: Instance) -> highspy.Highs:
     """The model on a fresh ``Highs`` object (output off, one thread)."""
     J, T = inst.num_jobs, inst.horizon
     ub_y = _fit(inst.worker_demand, inst.worker_capacity, inst.max_workers)
+    # never 0 PSs for a positive worker count, however large γ (SPEC §5, model.ps_needed)
     ub_z = _fit(inst.ps_demand, inst.ps_capacity,
-                np.ceil(inst.max_workers / inst.ps_ratio - _EPS).astype(np.int64))
+                np.maximum(1, np.ceil(inst.max_workers / inst.ps_ratio - _EPS)).astype(np.int64))
     w_max = np.minimum(np.minimum(inst.max_workers, ub_y.sum(axis=1)),
                        np.floor(inst.ps_ratio * ub_z.sum(axis=1) + _EPS).astype(np.int64))
     lower, upper, cost, integ = [], [], [], []
