@@ -507,3 +507,27 @@ def test_values_held_at_the_largest_double_do_not_overflow_the_trivial_bound(met
     schedule, rep = solve(inst, method=method)
     assert rep.status is SolveStatus.OPTIMAL and rep.objective == 1e-300
     assert validate(inst, schedule).feasible
+
+
+def test_a_pooled_row_stays_below_highss_largest_entry():
+    """Seed 64 343 of the search: two worker servers of 1e15 (measured in units of 2, 5e14
+    each) that one job of two workers of 1e15 fills. Column generation's aggregated master
+    pools alike servers into one row of 1e15, and HiGHS refused the column of 1e15 on it
+    (``formulations.highs`` raised). ``scale.BIG`` caps the pool's capacities together."""
+    inst = instance_from_dict({
+        "format": "oasis-instance/1", "name": "r64343", "horizon": 3, "resources": ["r0"],
+        "worker_servers": [{"name": "w0", "capacity": [1e15]}, {"name": "w1",
+                                                               "capacity": [1e15]}],
+        "ps_servers": [{"name": "p0", "capacity": [1e15]}],
+        "jobs": [{"id": "j0", "arrival": 1, "workload": 2, "max_workers": 2, "ps_ratio": 3,
+                  "worker_demand": [1e15], "ps_demand": [0.0],
+                  "utility": {"kind": "deadline", "value": 892.2752670548379, "deadline": 2}},
+                 {"id": "j1", "arrival": 1, "workload": 4, "max_workers": 2,
+                  "ps_ratio": 0.6666666666666666, "worker_demand": [142857142857000.0],
+                  "ps_demand": [200000020000000.0],
+                  "utility": {"kind": "table", "values": [123193435972830.23, 0.0]}}]})
+    opt = best_utility(inst)
+    for method in ("auto", "colgen"):
+        schedule, rep = solve(inst, method=method)
+        assert rep.status is SolveStatus.OPTIMAL and rep.objective == pytest.approx(opt)
+        assert validate(inst, schedule).feasible

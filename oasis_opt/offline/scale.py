@@ -151,8 +151,11 @@ def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     GPUs beside 1e12 on a server of 4e12 were measured in units of 2^-30 GPUs, HiGHS
     refused the entries of 1e21 (the solve crashed) or took the row bound of 4e21 for none
     (15 proven where OPT is 12); and it refuses an entry of 1e15 (a demand of 1e15 on a
-    server of 1e15 beside others), the largest SPEC §5 allows. A row that cannot bind is
-    not built, so where its capacity ends above 1e20 nothing is lost."""
+    server of 1e15 beside others), the largest SPEC §5 allows. The cap is on the pool's
+    capacities together (where one may bind): column generation's masters pool servers
+    into one row, and two servers of 5e14 made a row of 1e15 that HiGHS refused a column of.
+    A row that cannot bind is not built, so where its capacity ends above 1e20 nothing is
+    lost."""
     R = len(instance.resources)
     most = (instance.max_workers.astype(float),
             np.asarray(ps_needed(instance.max_workers, instance.ps_ratio), dtype=float))
@@ -173,9 +176,10 @@ def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
                 if 0.0 < top[r] < SCALE_BELOW:
                     out[r] = max(out[r], _power_up(float(top[r])))
             c = capacity[:, r] if len(capacity) else top[:0]
-            binds = c[(c > 0) & (c < held[r])]
-            if binds.size:
-                out[r] = min(out[r], _power_down(BIG / float(binds.max())))
+            if ((c > 0) & (c < held[r])).any():
+                # the pool's whole capacity: column generation's masters pool servers into
+                # one row (alike ones, or all), whose entries reach its sum
+                out[r] = min(out[r], _power_down(BIG / float(c[c > 0].sum())))
         return out
     return (pool(instance.worker_capacity, instance.worker_demand, most[0]),
             pool(instance.ps_capacity, instance.ps_demand, most[1]))
