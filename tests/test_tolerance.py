@@ -389,3 +389,37 @@ def test_a_load_just_past_the_validators_margin_is_not_the_optimum():
         assert rep.status is SolveStatus.OPTIMAL, modeler
         assert rep.objective == pytest.approx(674.15, rel=1e-12) == best_utility(inst)
         assert validate(inst, schedule).feasible
+
+
+def test_fine_demands_count_only_where_a_row_may_bind():
+    """Seed 64 215 of the search: a PS demand of 2.9e-8 (and 2.9e-5) beside a PS capacity of
+    2.9e7 that no job can fill; the worker rows bind. The solve was careful for a row it
+    never builds, and HiGHS without presolve proved 205 004 optimal through PuLP where
+    7.07e10 is (``solve`` then failed: "proven optimum below rrh's schedule"). Only a
+    resource on which some server may bind makes a solve careful now; the same tiny demand
+    where the PS row binds still does."""
+    data = {
+        "format": "oasis-instance/1", "name": "r64215", "horizon": 3, "resources": ["r0"],
+        "worker_servers": [{"name": "w0", "capacity": [1.0294541981448495e-09]},
+                           {"name": "w1", "capacity": [232520050.0700497]}],
+        "ps_servers": [{"name": "p0", "capacity": [28600012.27794444]}],
+        "jobs": [{"id": "j1", "arrival": 0, "workload": 1, "max_workers": 1, "ps_ratio": 1,
+                  "worker_demand": [232520049.83752966], "ps_demand": [2.860001227794444e-08],
+                  "utility": {"kind": "table", "values": [11780.396140490871,
+                                                          812.6473091361875,
+                                                          280.0125955158295, 0.0]}},
+                 {"id": "j2", "arrival": 0, "workload": 1, "max_workers": 3, "ps_ratio": 2,
+                  "worker_demand": [23252004.983752966], "ps_demand": [2.8600012277944436e-05],
+                  "utility": {"kind": "table", "values": [70654974628.76067,
+                                                          193223.98705968057,
+                                                          10.218489785251254, 0.0]}}]}
+    inst = instance_from_dict(data)
+    assert not highs.fine_demands(inst)
+    for modeler in ("auto", "pyomo", "pulp"):
+        schedule, rep = solve(inst, modeler=modeler)
+        assert rep.status is SolveStatus.OPTIMAL
+        assert rep.objective == pytest.approx(best_utility(inst), rel=1e-9)
+    # j2's two PSs fill the server, and j1's PS of 1e-9 (below 1e-4 of it) may not fit
+    data["ps_servers"][0]["capacity"] = [5.72e-5]
+    data["jobs"][0]["ps_demand"] = [1e-9]
+    assert highs.fine_demands(instance_from_dict(data))
