@@ -72,7 +72,7 @@ ROUTES = {  # name: (solve's keyword arguments, the route the report names)
     "pyomo": ({"modeler": "pyomo", "method": "compact"}, "compact/pyomo/"),
     "pulp": ({"modeler": "pulp", "method": "compact"}, "compact/pulp/"),
     "colgen": ({"method": "colgen"}, "colgen"),
-    "colgen-guarded": ({"method": "colgen", "time_limit": 60.0}, "colgen"),
+    "colgen-guarded": ({"method": "colgen", "time_limit": 20.0}, "colgen"),
     "customize": ({"customize": lambda m: None}, "compact/pyomo/custom"),
 }
 
