@@ -64,7 +64,7 @@ from .colgen_scale import (
     usage_cost,
     with_count_rows,
 )
-from .common import row_capacity
+from .common import most_units, row_capacity
 from .deadline import Deadline, run_limit
 from .highs import new_highs, option
 from .pattern_master import ENTER_TOL, PatternMaster, dive, generate
@@ -288,8 +288,7 @@ class _Master:
         self.n_w = T * self.H * R
         self.n_p = T * self.K * R
         row_of, row_cap, n = [], [], 0
-        most = (instance.max_workers.astype(float),
-                np.asarray(ps_needed(instance.max_workers, instance.ps_ratio), dtype=float))
+        most = most_units(instance)
         # the compact MILP's right-hand sides (``row_capacity``): the bound is for its optimum
         rhs = (row_capacity(instance.worker_capacity, instance.worker_demand),
                row_capacity(instance.ps_capacity, instance.ps_demand))

@@ -57,6 +57,23 @@ GRAIN = 2.0**-10
 COARSE_BELOW = 2.0**19
 
 
+def most_units(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
+    """(J,) each job's most workers a slot (``max_workers``) and (J,) the PSs they need
+    (``ps_needed``), as floats: the most of each pool a job holds at once."""
+    if not instance.num_jobs:
+        return np.zeros(0), np.zeros(0)
+    return (instance.max_workers.astype(float),
+            np.asarray(ps_needed(instance.max_workers, instance.ps_ratio), dtype=float))
+
+
+def may_bind(capacity: np.ndarray, demand: np.ndarray, most: np.ndarray) -> np.ndarray:
+    """(S, R): the capacities of one pool below what every job at its ``most`` (J,) units
+    of ``demand`` (J, R) holds together; the others no schedule can fill, and no exact
+    model builds their rows."""
+    held = demand.T @ most if len(demand) else np.zeros(capacity.shape[1])
+    return capacity < held[None, :]
+
+
 def row_capacity(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
     """(S, R): the right-hand sides of one pool's capacity rows for jobs of ``demand``
     (J, R): ``capacity`` (S, R) times ``1 + ROW_SLACK`` on each resource but the coarse ones

@@ -46,8 +46,6 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 from oasis_opt.errors import SolverError
 
 _LOCK = threading.Lock()
@@ -149,16 +147,14 @@ def fine_demands(instance: Any) -> bool:
     others are not built. A PS demand of 1.9 beside capacities of 1.9e15 that nothing could
     fill made a solve careful, and HiGHS without presolve then proved 205 004 optimal
     through PuLP where 7.07e10 is (seed 64 215 of the numeric-range search)."""
-    from oasis_opt.model import ps_needed
-    units = (instance.max_workers.astype(float),
-             np.asarray(ps_needed(instance.max_workers, instance.ps_ratio), dtype=float))
+    from .common import may_bind, most_units
+    units = most_units(instance)
     for demand, capacity, most in ((instance.worker_demand, instance.worker_capacity,
                                     units[0]),
                                    (instance.ps_demand, instance.ps_capacity, units[1])):
         if demand.size == 0 or capacity.size == 0:
             continue
-        held = demand.T @ most  # per resource: every job at its most
-        binds = (capacity < held[None, :]).any(axis=0)
+        binds = may_bind(capacity, demand, most).any(axis=0)  # per resource
         top = capacity.max(axis=0)  # per resource
         if ((demand > 0) & (demand < FINE_DEMAND * top[None, :]) & binds[None, :]).any():
             return True

@@ -45,9 +45,9 @@ import highspy
 import numpy as np
 
 from oasis_opt.limits import check_allocation
-from oasis_opt.model import Instance, Schedule, ps_needed
+from oasis_opt.model import Instance, Schedule
 
-from .common import binding_resources, maximal_patterns, row_capacity
+from .common import binding_resources, maximal_patterns, most_units, row_capacity
 from .deadline import Deadline, run_limit
 from .highs import new_highs
 from .result import SolveResult
@@ -189,10 +189,9 @@ class PatternMaster:
         #: the solve's one deadline: every HiGHS run of this master stops at it
         self.deadline = deadline or Deadline()
         T, J = instance.horizon, instance.num_jobs
-        ps_count = np.asarray(ps_needed(instance.max_workers, instance.ps_ratio),
-                              dtype=float) if J else np.zeros(0)
+        workers, ps_count = most_units(instance)
         self.pools = (_build_pool(instance.worker_capacity, instance.worker_demand,
-                                  instance.max_workers.astype(float), pattern_limit),
+                                  workers, pattern_limit),
                       _build_pool(instance.ps_capacity, instance.ps_demand, ps_count,
                                   pattern_limit))
         n = J

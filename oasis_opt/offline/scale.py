@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..model import Instance, Schedule, ps_needed
+from ..model import Instance, Schedule
 from .clock import Progress
 from .report import SolveReport
 
@@ -156,14 +156,13 @@ def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
     into one row, and two servers of 5e14 made a row of 1e15 that HiGHS refused a column of.
     A row that cannot bind is not built, so where its capacity ends above 1e20 nothing is
     lost."""
+    from ..formulations.common import may_bind, most_units
     R = len(instance.resources)
-    most = (instance.max_workers.astype(float),
-            np.asarray(ps_needed(instance.max_workers, instance.ps_ratio), dtype=float))
+    most = most_units(instance)
 
     def pool(capacity: np.ndarray, demand: np.ndarray, units: np.ndarray) -> np.ndarray:
         top = capacity.max(axis=0) if len(capacity) else np.zeros(R)
-        # what every job's most units a slot hold together: a capacity below it may bind
-        held = demand.T @ units if len(demand) else np.zeros(R)
+        binds = may_bind(capacity.reshape(-1, R), demand.reshape(-1, R), units)  # (S, R)
         out = np.ones(R)
         for r in range(R):
             d = demand[:, r][demand[:, r] > 0] if len(demand) else demand[:0, r]
@@ -176,7 +175,7 @@ def unit_scales(instance: Instance) -> tuple[np.ndarray, np.ndarray]:
                 if 0.0 < top[r] < SCALE_BELOW:
                     out[r] = max(out[r], _power_up(float(top[r])))
             c = capacity[:, r] if len(capacity) else top[:0]
-            if ((c > 0) & (c < held[r])).any():
+            if (binds[:, r] & (c > 0)).any():
                 # the pool's whole capacity: column generation's masters pool servers into
                 # one row (alike ones, or all), whose entries reach its sum
                 out[r] = min(out[r], _power_down(BIG / float(c[c > 0].sum())))
