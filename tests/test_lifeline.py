@@ -22,6 +22,11 @@ from oasis_opt.offline import SolveStatus, solve
 from oasis_opt.validate import validate
 
 SMALL = Path(__file__).resolve().parents[1] / "instances" / "small-s1.json"
+#: The commands' ``--time-limit``: long enough that the solve reaches the (hanging) solver
+#: on a busy machine too. At 1 s, with three other processes on the two cores, the floor and
+#: the process's start left less than the index sets' estimate and the route answered by
+#: itself ("compact/skipped/unprepared"), which keeps the promise but is not the lifeline.
+LIMIT = 3
 #: ``oasis-opt`` with every route of the compact MILP hanging, as HiGHS 1.16's presolve did
 HANGING = """
 import sys, time
@@ -45,7 +50,7 @@ def _opt(inst) -> float:
 
 def _hanging_solve(out: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-c", HANGING, "solve", str(SMALL), "--time-limit", "1", "--json",
+        [sys.executable, "-c", HANGING, "solve", str(SMALL), "--time-limit", str(LIMIT), "--json",
          "-o", str(out), *extra],
         env={**os.environ, "OASIS_PORTFOLIO": "0"}, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
@@ -62,7 +67,7 @@ def test_a_solver_that_never_returns_still_answers_in_time(tmp_path):
     (out, err), (out_none, err_none) = (p.communicate(timeout=120) for p in runs)
     seconds = time.perf_counter() - start
     assert [p.returncode for p in runs] == [0, 0], (err, err_none)
-    assert seconds <= 1.1 * 1 + 10
+    assert seconds <= 1.1 * LIMIT + 10
     opt = _opt(inst)
 
     data = json.loads(out)
@@ -88,12 +93,12 @@ def test_ratio_with_a_solver_that_never_returns_still_answers_in_time():
     start = time.perf_counter()
     run = subprocess.run(
         [sys.executable, "-c", HANGING, "ratio", str(SMALL), "--algorithms", "fifo,rrh",
-         "--time-limit", "1", "--json"],
+         "--time-limit", str(LIMIT), "--json"],
         env={**os.environ, "OASIS_PORTFOLIO": "0"}, capture_output=True, text=True,
         timeout=120)
     seconds = time.perf_counter() - start
     assert run.returncode == 0, run.stderr
-    assert seconds <= 1.1 * 1 + 10
+    assert seconds <= 1.1 * LIMIT + 10
     data = json.loads(run.stdout)
     opt = _opt(inst)
     best = max(algorithms.run(n, inst).total_utility for n in algorithms.builtin_names())
