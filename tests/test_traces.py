@@ -263,12 +263,18 @@ def test_alibaba_demand_vectors_filters_and_nodes(tmp_path):
     ("p9,12000,16384,1,460,,LS,Sleeping,0,50,0", "column pod_phase"),
     ("p9,12000,sixteen,1,460,,LS,Succeeded,0,50,0", "column memory_mib: expected a number"),
     ("p9,12000,16384,1.5,460,,LS,Succeeded,0,50,0", "column num_gpu: expected an integer"),
+    # demands an instance cannot hold (docs/model.md): a bad row like the others, skipped with
+    # --skip-bad and checked in the whole file (they were checked in the slice only, and
+    # refused even with --skip-bad)
+    ("p9,1e308,16384,1,460,,LS,Succeeded,0,50,0", r"a worker's cpu 1e\+305 is outside"),
+    ("p9,12000,16384,1,1e-9,,LS,Succeeded,0,50,0", "a worker's gpu 1e-12 is outside"),
 ])
 def test_alibaba_bad_rows(tmp_path, row, message):
     pods, _ = _alibaba(tmp_path, "p0,12000,16384,1,460,,LS,Succeeded,0,1200,100\n" + row + "\n")
-    with pytest.raises(InputError, match=message) as err:
-        import_trace("alibaba", pods, Policy())
-    assert err.value.place.endswith("openb_pod_list_test.csv:3")
+    for jobs in (40, 1):  # the whole file is checked, not only the slice
+        with pytest.raises(InputError, match=message) as err:
+            import_trace("alibaba", pods, Policy(jobs=jobs))
+        assert err.value.place.endswith("openb_pod_list_test.csv:3")
     res = import_trace("alibaba", pods, Policy(skip_bad=True))
     assert res.skipped == 1 and res.instance.num_jobs == 1
 

@@ -331,9 +331,13 @@ def timestamp(row: dict[str, str], col: str, fmt: str = ISO_SECONDS) -> float:
 
 def parse_rows(reader: Reader, rows_: Sequence[tuple[int, dict[str, str]]],
                parse: Callable[[int, dict[str, str]], TraceJob | None],
-               path: str | None = None) -> list[TraceJob]:
+               path: str | None = None,
+               resources: Sequence[str] | None = None) -> list[TraceJob]:
     """Apply ``parse`` to every row; a ``RowError`` becomes ``FILE:LINE: message`` (or a skip);
-    ``None`` means filtered out by the mapping. Job ids must be unique."""
+    ``None`` means filtered out by the mapping. Job ids must be unique. With ``resources``
+    (the cluster's, one per value of ``TraceJob.demand``), a worker's demand an instance
+    cannot hold (:func:`_check_amounts`) is a bad row too: checked in every row, not only the
+    slice's, and skipped with ``--skip-bad`` like any other."""
     out: list[TraceJob] = []
     ids: dict[str, int] = {}
     for line, row in rows_:
@@ -352,6 +356,12 @@ def parse_rows(reader: Reader, rows_: Sequence[tuple[int, dict[str, str]]],
         if worst is not None:
             reader.bad(line, f"{worst} is too large (limit {MAX_SECONDS:g} s)", path)
             continue
+        if resources is not None:
+            try:
+                _check_amounts("", job.demand, resources, "a worker's")
+            except InputError as err:
+                reader.bad(line, err.message, path)
+                continue
         if job.id in ids:
             reader.bad(line, f"duplicate job id {job.id!r} (also line {ids[job.id]})", path)
             continue
