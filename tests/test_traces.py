@@ -297,6 +297,10 @@ ROW = "2017-10-09 07:01:55,66.0,1,66.0,a\n"
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,inf,1,66.0,a\n", ":3:", "column duration"),
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,-5,1,66.0,a\n", ":3:", "column duration"),
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,abc,1,66.0,a\n", ":3:", "column duration"),
+    # float() takes these; a trace's numbers are ASCII decimals
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,1_000,1,66.0,a\n", ":3:", "column duration"),
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,\u0661,66.0,a\n", ":3:", "column num_gpus"),
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,1,\uff16\uff16,a\n", ":3:", "column gpu_time"),
     (PHILLY_HEADER + ROW + "2017-02-30 07:01:55,5,1,66.0,a\n", ":3:", "column timestamp"),
     (PHILLY_HEADER + ROW + "yesterday,5,1,66.0,a\n", ":3:", "column timestamp"),
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,0,66.0,a\n", ":3:", "column num_gpus"),

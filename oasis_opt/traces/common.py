@@ -285,10 +285,14 @@ def table(path: str | Path, layouts: Sequence[Sequence[str]], reader: Reader | N
     return layout, out
 
 
+#: A number as the traces write it: ASCII decimal digits, an optional sign, point and exponent.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def number(row: dict[str, str], col: str, *, minimum: float | None = 0.0,
            positive: bool = False, integer: bool = False) -> float:
-    """A strict number: finite, not empty, ≥ ``minimum`` (> 0 with ``positive``); with
-    ``integer`` an integral value (``4.0`` counts as 4)."""
+    """A strict number: ASCII decimal, finite, not empty, ≥ ``minimum`` (> 0 with
+    ``positive``); with ``integer`` an integral value (``4.0`` counts as 4)."""
     text = row[col]
     try:
         x = float(text)
@@ -296,6 +300,8 @@ def number(row: dict[str, str], col: str, *, minimum: float | None = 0.0,
         raise RowError(f"column {col}: expected a number, got {text!r}") from None
     if not math.isfinite(x):
         raise RowError(f"column {col}: expected a finite number, got {text!r}")
+    if not _DECIMAL.fullmatch(text):  # float() also takes '1_000', '١٢' and '１２'
+        raise RowError(f"column {col}: expected a number, got {text!r}")
     if positive and not x > 0:
         raise RowError(f"column {col}: must be positive, got {text!r}")
     if minimum is not None and x < minimum:
