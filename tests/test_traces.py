@@ -318,6 +318,11 @@ def test_malformed_row_refused_or_skipped(tmp_path, capfd, content, where, messa
                              "--json"], capfd)
     assert rc == 0 and json.loads(stdout)["skipped"] == 1 and json.loads(stdout)["jobs"] == 1
     assert load_instance(out).num_jobs == 1
+    # what was skipped is said, where and why
+    first = json.loads(stdout)["first_skipped"]
+    assert f"t.csv{where}" in first and message in first
+    rc, stdout, _ = run_cli(["import", "philly", str(trace), "-o", str(out), "--skip-bad"], capfd)
+    assert rc == 0 and f"1 bad rows skipped (first: {first})" in stdout
 
 
 @pytest.mark.parametrize("content, message", [

@@ -548,10 +548,12 @@ class Imported:
     unfinishable: int
     peak_gpus: float = 0.0
     notes: tuple[str, ...] = ()
+    first_skipped: str | None = None  # ``FILE:LINE: message`` of the first bad row skipped
 
     def report(self) -> dict[str, Any]:
         inst = self.instance
         return {"jobs": inst.num_jobs, "horizon": inst.horizon, "skipped": self.skipped,
+                "first_skipped": self.first_skipped,
                 "filtered": self.filtered, "usable": self.usable,
                 "slot_seconds": self.slot_seconds, "worker_servers": len(inst.worker_names),
                 "unfinishable": self.unfinishable, "peak_gpus": self.peak_gpus,
@@ -665,4 +667,4 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
                     ps_groups=(ServerGroup("ps", tuple(0.0 for _ in spec.resources)),),
                     jobs=tuple(built), extra=extra)
     return Imported(inst, reader.skipped, reader.filtered, len(ordered), S, unfinishable,
-                    peak, tuple(reader.notes))
+                    peak, tuple(reader.notes), reader.first_skipped)
