@@ -106,6 +106,23 @@ def test_auto_slot_seconds_formula(tmp_path):
     assert slot_seconds(_jobs([0, 10], [5, 7]), 4) == math.ceil((10 + 5) / 4)
 
 
+def test_default_slot_keeps_the_last_arrival_inside(tmp_path, capfd):
+    """Jobs of zero duration (D75 = 0) whose span is a multiple of the horizon: ceil(A / T)
+    put the last arrival in slot T, and the import refused its own default ("arrives in slot
+    100, past the horizon 100")."""
+    assert slot_seconds(_jobs([0, 50, 100], [0, 0, 0]), 100) == 2
+    assert slot_seconds(_jobs([0, 10], [5, 7]), 4) == 4  # unchanged where it fitted
+    trace = write(tmp_path / "t.csv", "job_id,num_gpu,submit_time,iterations,model_name,"
+                  "duration,interval\n0,1,0,10,vgg,0,1\n1,1,50,10,vgg,0,1\n2,1,100,10,vgg,0,1\n")
+    out, sched = tmp_path / "i.json", tmp_path / "s.json"
+    rc, _, err = run_cli(["import", "tiresias", str(trace), "-o", str(out)], capfd)
+    assert rc == 0, err
+    assert load_instance(out).arrival.tolist() == [0, 25, 50]
+    rc, _, err = run_cli(["run", str(out), "-a", "oasis", "-o", str(sched)], capfd)
+    assert rc == 0, err
+    assert run_cli(["validate", str(out), str(sched)], capfd)[0] == 0
+
+
 def _jobs(submits, durations):
     from oasis_opt.traces.common import TraceJob
     return [TraceJob(f"j{k}", k, s, d, 1, (1.0,)) for k, (s, d) in

@@ -406,10 +406,15 @@ def sha256(path: str | Path) -> str | None:
 
 def slot_seconds(jobs: Sequence[TraceJob], horizon: int) -> float:
     """``ceil((A + D75) / T)``, at least 1: the slice's arrivals and three quarters of its
-    durations fit in the horizon."""
+    durations fit in the horizon. Where ``D75`` is 0 (or below a rounding step) and ``A / T``
+    a whole number, that puts the last arrival in slot ``⌊A/S⌋ = T``, past the horizon: ``S``
+    then grows by whole seconds until it is inside (slot ``T − 1``)."""
     span = jobs[-1].submit - jobs[0].submit
     d75 = float(np.percentile([j.duration for j in jobs], 75, method="lower"))
-    return float(max(1, math.ceil((span + d75) / horizon - 1e-9)))
+    S = max(1, math.ceil((span + d75) / horizon - 1e-9))
+    while math.floor(span / S + 1e-9) >= horizon:  # the arrival rule of ``build``
+        S += 1
+    return float(S)
 
 
 def _span_and_tail(jobs: Sequence[TraceJob]) -> tuple[float, float, float]:
