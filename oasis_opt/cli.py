@@ -820,7 +820,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     data = {"output": args.output, "name": result.instance.name, **result.report()}
     _emit(args, data, lambda: print(
         f"wrote {args.output}: {result.instance.describe()}; slot {result.slot_seconds:g} s, "
-        f"{result.skipped} bad rows skipped, {result.filtered} filtered, "
+        f"{result.skipped} bad rows skipped"
+        f"{f' (first: {result.first_skipped})' if result.first_skipped else ''}, "
+        f"{result.filtered} filtered, "
         f"{result.unfinishable} jobs cannot finish within the horizon"))
     return 0
 

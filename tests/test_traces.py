@@ -106,6 +106,23 @@ def test_auto_slot_seconds_formula(tmp_path):
     assert slot_seconds(_jobs([0, 10], [5, 7]), 4) == math.ceil((10 + 5) / 4)
 
 
+def test_default_slot_keeps_the_last_arrival_inside(tmp_path, capfd):
+    """Jobs of zero duration (D75 = 0) whose span is a multiple of the horizon: ceil(A / T)
+    put the last arrival in slot T, and the import refused its own default ("arrives in slot
+    100, past the horizon 100")."""
+    assert slot_seconds(_jobs([0, 50, 100], [0, 0, 0]), 100) == 2
+    assert slot_seconds(_jobs([0, 10], [5, 7]), 4) == 4  # unchanged where it fitted
+    trace = write(tmp_path / "t.csv", "job_id,num_gpu,submit_time,iterations,model_name,"
+                  "duration,interval\n0,1,0,10,vgg,0,1\n1,1,50,10,vgg,0,1\n2,1,100,10,vgg,0,1\n")
+    out, sched = tmp_path / "i.json", tmp_path / "s.json"
+    rc, _, err = run_cli(["import", "tiresias", str(trace), "-o", str(out)], capfd)
+    assert rc == 0, err
+    assert load_instance(out).arrival.tolist() == [0, 25, 50]
+    rc, _, err = run_cli(["run", str(out), "-a", "oasis", "-o", str(sched)], capfd)
+    assert rc == 0, err
+    assert run_cli(["validate", str(out), str(sched)], capfd)[0] == 0
+
+
 def _jobs(submits, durations):
     from oasis_opt.traces.common import TraceJob
     return [TraceJob(f"j{k}", k, s, d, 1, (1.0,)) for k, (s, d) in
@@ -263,12 +280,18 @@ def test_alibaba_demand_vectors_filters_and_nodes(tmp_path):
     ("p9,12000,16384,1,460,,LS,Sleeping,0,50,0", "column pod_phase"),
     ("p9,12000,sixteen,1,460,,LS,Succeeded,0,50,0", "column memory_mib: expected a number"),
     ("p9,12000,16384,1.5,460,,LS,Succeeded,0,50,0", "column num_gpu: expected an integer"),
+    # demands an instance cannot hold (docs/model.md): a bad row like the others, skipped with
+    # --skip-bad and checked in the whole file (they were checked in the slice only, and
+    # refused even with --skip-bad)
+    ("p9,1e308,16384,1,460,,LS,Succeeded,0,50,0", r"a worker's cpu 1e\+305 is outside"),
+    ("p9,12000,16384,1,1e-9,,LS,Succeeded,0,50,0", "a worker's gpu 1e-12 is outside"),
 ])
 def test_alibaba_bad_rows(tmp_path, row, message):
     pods, _ = _alibaba(tmp_path, "p0,12000,16384,1,460,,LS,Succeeded,0,1200,100\n" + row + "\n")
-    with pytest.raises(InputError, match=message) as err:
-        import_trace("alibaba", pods, Policy())
-    assert err.value.place.endswith("openb_pod_list_test.csv:3")
+    for jobs in (40, 1):  # the whole file is checked, not only the slice
+        with pytest.raises(InputError, match=message) as err:
+            import_trace("alibaba", pods, Policy(jobs=jobs))
+        assert err.value.place.endswith("openb_pod_list_test.csv:3")
     res = import_trace("alibaba", pods, Policy(skip_bad=True))
     assert res.skipped == 1 and res.instance.num_jobs == 1
 
@@ -291,6 +314,10 @@ ROW = "2017-10-09 07:01:55,66.0,1,66.0,a\n"
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,inf,1,66.0,a\n", ":3:", "column duration"),
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,-5,1,66.0,a\n", ":3:", "column duration"),
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,abc,1,66.0,a\n", ":3:", "column duration"),
+    # float() takes these; a trace's numbers are ASCII decimals
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,1_000,1,66.0,a\n", ":3:", "column duration"),
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,\u0661,66.0,a\n", ":3:", "column num_gpus"),
+    (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,1,\uff16\uff16,a\n", ":3:", "column gpu_time"),
     (PHILLY_HEADER + ROW + "2017-02-30 07:01:55,5,1,66.0,a\n", ":3:", "column timestamp"),
     (PHILLY_HEADER + ROW + "yesterday,5,1,66.0,a\n", ":3:", "column timestamp"),
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,0,66.0,a\n", ":3:", "column num_gpus"),
@@ -308,6 +335,11 @@ def test_malformed_row_refused_or_skipped(tmp_path, capfd, content, where, messa
                              "--json"], capfd)
     assert rc == 0 and json.loads(stdout)["skipped"] == 1 and json.loads(stdout)["jobs"] == 1
     assert load_instance(out).num_jobs == 1
+    # what was skipped is said, where and why
+    first = json.loads(stdout)["first_skipped"]
+    assert f"t.csv{where}" in first and message in first
+    rc, stdout, _ = run_cli(["import", "philly", str(trace), "-o", str(out), "--skip-bad"], capfd)
+    assert rc == 0 and f"1 bad rows skipped (first: {first})" in stdout
 
 
 @pytest.mark.parametrize("content, message", [

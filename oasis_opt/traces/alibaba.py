@@ -37,6 +37,7 @@ POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_s
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 PHASES = ("Succeeded", "Failed", "Running", "Pending")
 DEFAULT_PHASES = ("Succeeded", "Failed", "Running")
+RESOURCES = ("gpu", "cpu", "mem_gib")
 
 
 def read_nodes(path: str | Path) -> list[tuple[str, tuple[float, float, float]]]:
@@ -117,8 +118,8 @@ def load(trace: str | Path, policy: Policy, *, nodes: str | Path | None = None,
         return TraceJob(name, line, created, deleted - scheduled, g,
                         (share, cpu / g, mem / g), model=row["qos"] or None)
 
-    usable = parse_rows(reader, rows, parse)
-    spec = ClusterSpec(("gpu", "cpu", "mem_gib"), tuple(node_list), False, len(node_list),
+    usable = parse_rows(reader, rows, parse, resources=RESOURCES)
+    spec = ClusterSpec(RESOURCES, tuple(node_list), False, len(node_list),
                        f"the {len(node_list)} GPU nodes of {Path(nodes).name}, evenly spaced")
     return build("alibaba", path, reader, usable, spec, policy,
                  {"nodes": str(nodes), "phases": ",".join(phases)},

@@ -285,10 +285,14 @@ def table(path: str | Path, layouts: Sequence[Sequence[str]], reader: Reader | N
     return layout, out
 
 
+#: A number as the traces write it: ASCII decimal digits, an optional sign, point and exponent.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def number(row: dict[str, str], col: str, *, minimum: float | None = 0.0,
            positive: bool = False, integer: bool = False) -> float:
-    """A strict number: finite, not empty, ≥ ``minimum`` (> 0 with ``positive``); with
-    ``integer`` an integral value (``4.0`` counts as 4)."""
+    """A strict number: ASCII decimal, finite, not empty, ≥ ``minimum`` (> 0 with
+    ``positive``); with ``integer`` an integral value (``4.0`` counts as 4)."""
     text = row[col]
     try:
         x = float(text)
@@ -296,6 +300,8 @@ def number(row: dict[str, str], col: str, *, minimum: float | None = 0.0,
         raise RowError(f"column {col}: expected a number, got {text!r}") from None
     if not math.isfinite(x):
         raise RowError(f"column {col}: expected a finite number, got {text!r}")
+    if not _DECIMAL.fullmatch(text):  # float() also takes '1_000', '١٢' and '１２'
+        raise RowError(f"column {col}: expected a number, got {text!r}")
     if positive and not x > 0:
         raise RowError(f"column {col}: must be positive, got {text!r}")
     if minimum is not None and x < minimum:
@@ -331,9 +337,13 @@ def timestamp(row: dict[str, str], col: str, fmt: str = ISO_SECONDS) -> float:
 
 def parse_rows(reader: Reader, rows_: Sequence[tuple[int, dict[str, str]]],
                parse: Callable[[int, dict[str, str]], TraceJob | None],
-               path: str | None = None) -> list[TraceJob]:
+               path: str | None = None,
+               resources: Sequence[str] | None = None) -> list[TraceJob]:
     """Apply ``parse`` to every row; a ``RowError`` becomes ``FILE:LINE: message`` (or a skip);
-    ``None`` means filtered out by the mapping. Job ids must be unique."""
+    ``None`` means filtered out by the mapping. Job ids must be unique. With ``resources``
+    (the cluster's, one per value of ``TraceJob.demand``), a worker's demand an instance
+    cannot hold (:func:`_check_amounts`) is a bad row too: checked in every row, not only the
+    slice's, and skipped with ``--skip-bad`` like any other."""
     out: list[TraceJob] = []
     ids: dict[str, int] = {}
     for line, row in rows_:
@@ -352,6 +362,12 @@ def parse_rows(reader: Reader, rows_: Sequence[tuple[int, dict[str, str]]],
         if worst is not None:
             reader.bad(line, f"{worst} is too large (limit {MAX_SECONDS:g} s)", path)
             continue
+        if resources is not None:
+            try:
+                _check_amounts("", job.demand, resources, "a worker's")
+            except InputError as err:
+                reader.bad(line, err.message, path)
+                continue
         if job.id in ids:
             reader.bad(line, f"duplicate job id {job.id!r} (also line {ids[job.id]})", path)
             continue
@@ -390,10 +406,15 @@ def sha256(path: str | Path) -> str | None:
 
 def slot_seconds(jobs: Sequence[TraceJob], horizon: int) -> float:
     """``ceil((A + D75) / T)``, at least 1: the slice's arrivals and three quarters of its
-    durations fit in the horizon."""
+    durations fit in the horizon. Where ``D75`` is 0 (or below a rounding step) and ``A / T``
+    a whole number, that puts the last arrival in slot ``⌊A/S⌋ = T``, past the horizon: ``S``
+    then grows by whole seconds until it is inside (slot ``T − 1``)."""
     span = jobs[-1].submit - jobs[0].submit
     d75 = float(np.percentile([j.duration for j in jobs], 75, method="lower"))
-    return float(max(1, math.ceil((span + d75) / horizon - 1e-9)))
+    S = max(1, math.ceil((span + d75) / horizon - 1e-9))
+    while math.floor(span / S + 1e-9) >= horizon:  # the arrival rule of ``build``
+        S += 1
+    return float(S)
 
 
 def _span_and_tail(jobs: Sequence[TraceJob]) -> tuple[float, float, float]:
@@ -532,10 +553,12 @@ class Imported:
     unfinishable: int
     peak_gpus: float = 0.0
     notes: tuple[str, ...] = ()
+    first_skipped: str | None = None  # ``FILE:LINE: message`` of the first bad row skipped
 
     def report(self) -> dict[str, Any]:
         inst = self.instance
         return {"jobs": inst.num_jobs, "horizon": inst.horizon, "skipped": self.skipped,
+                "first_skipped": self.first_skipped,
                 "filtered": self.filtered, "usable": self.usable,
                 "slot_seconds": self.slot_seconds, "worker_servers": len(inst.worker_names),
                 "unfinishable": self.unfinishable, "peak_gpus": self.peak_gpus,
@@ -649,4 +672,4 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
                     ps_groups=(ServerGroup("ps", tuple(0.0 for _ in spec.resources)),),
                     jobs=tuple(built), extra=extra)
     return Imported(inst, reader.skipped, reader.filtered, len(ordered), S, unfinishable,
-                    peak, tuple(reader.notes))
+                    peak, tuple(reader.notes), reader.first_skipped)
