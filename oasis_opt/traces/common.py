@@ -412,8 +412,11 @@ def slot_seconds(jobs: Sequence[TraceJob], horizon: int) -> float:
     span = jobs[-1].submit - jobs[0].submit
     d75 = float(np.percentile([j.duration for j in jobs], 75, method="lower"))
     S = max(1, math.ceil((span + d75) / horizon - 1e-9))
-    while math.floor(span / S + 1e-9) >= horizon:  # the arrival rule of ``build``
-        S += 1
+    if math.floor(span / S + 1e-9) >= horizon:  # the arrival rule of ``build``
+        # inside once span/S + 1e-9 < T; a million steps of one second at a span of 1e15 s
+        S = max(S + 1, math.floor(span / (horizon - 1e-9)) + 1)
+        while math.floor(span / S + 1e-9) >= horizon:  # float rounding at the edge
+            S += 1
     return float(S)
 
 
