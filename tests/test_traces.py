@@ -170,6 +170,28 @@ def test_gavel_bad_throughputs(tmp_path, bad, message):
         import_trace("gavel", trace, Policy())
 
 
+@pytest.mark.parametrize("spec, options, message", [
+    ('{"philly": ["500:0:0"]}', {"gpu_type": "k80"}, "at most 0 k80 GPUs"),
+    ('{"a": ["2:0:0"], "b": ["3:1:0"]}', {}, "at most 3 v100 GPUs, fewer than one node of 4"),
+    ('{"philly": ["500:0:0"]}', {"gpus_per_server": 501}, "fewer than one node of 501"),
+])
+def test_gavel_cluster_spec_without_one_node_of_the_type(tmp_path, spec, options, message):
+    """A cluster spec that holds no node of the chosen type and size is refused, naming the
+    spec; it was read and then ignored (an unbounded cluster said to have no spec)."""
+    trace = _gavel_files(tmp_path)
+    thr = json.loads((tmp_path / "simulation_throughputs.json").read_text())
+    write(tmp_path / "simulation_throughputs.json", json.dumps({**thr, "k80": thr["v100"]}))
+    spec_path = write(tmp_path / "cluster_specs.json", spec)
+    with pytest.raises(InputError, match=message) as err:
+        import_trace("gavel", trace, Policy(), cluster_spec=spec_path, **options)
+    assert err.value.place == str(spec_path)
+    # one node fits: at most the spec's count, in whole nodes
+    write(tmp_path / "cluster_specs.json", '{"philly": ["9:0:0"]}')
+    res = import_trace("gavel", trace, Policy(), cluster_spec=spec_path)
+    assert len(res.instance.worker_names) <= 2 and "at most the 9 v100 GPUs" in \
+        res.instance.extra["trace"]["servers_from"]
+
+
 def test_gavel_hostile_json_one_message(tmp_path):
     trace = _gavel_files(tmp_path)
     write(tmp_path / "simulation_throughputs.json", "[" * 100000 + "]" * 100000)

@@ -115,6 +115,12 @@ def load(trace: str | Path, policy: Policy, *, throughputs: str | Path | None = 
     spec_path = cluster_spec if cluster_spec is not None else \
         find_near(path, "cluster_specs.json", 1)
     spec_gpus = read_cluster_spec(spec_path, gpu_type) if spec_path is not None else 0
+    if spec_path is not None and spec_gpus < gpus_per_server:
+        # a spec read and then ignored gave an unbounded cluster, described as "no spec"
+        raise InputError(str(spec_path), f"its clusters have at most {spec_gpus} {gpu_type} "
+                                         f"GPUs, fewer than one node of {gpus_per_server} "
+                                         f"(--gpus-per-server); choose another --gpu-type, "
+                                         f"--gpus-per-server or --cluster-spec")
     reader = Reader(path, policy.skip_bad)
     table = []
     for line, fields in _rows(path, text):
@@ -152,9 +158,9 @@ def load(trace: str | Path, policy: Policy, *, throughputs: str | Path | None = 
         return TraceJob(f"L{line}", line, arrival, steps / speed, sf, (1.0,), pairs, jt)
 
     usable = parse_rows(reader, table, parse)
-    max_nodes = spec_gpus // gpus_per_server if spec_gpus else None
+    max_nodes = spec_gpus // gpus_per_server if spec_path is not None else None
     source = (f"{gpus_per_server}-GPU {gpu_type} nodes, at most the {spec_gpus} {gpu_type} GPUs "
-              f"of {Path(spec_path).name}" if max_nodes else
+              f"of {Path(spec_path).name}" if spec_path is not None else
               f"{gpus_per_server}-GPU {gpu_type} nodes (no cluster spec found)")
     spec = ClusterSpec(("gpu",), ((gpu_type, (float(gpus_per_server),)),), True,
                        max_nodes or None, source)
