@@ -697,7 +697,7 @@ def test_colgen_seeds_come_from_the_floor(monkeypatch) -> None:
     get = algorithms.get
     monkeypatch.setattr(algorithms, "get", lambda name: names.append(name) or get(name))
     instance = generate("small", seed=1)
-    schedule, report = solve(instance, method="colgen", time_limit=30.0, floor=["fifo"])
+    schedule, report = solve(instance, method="colgen", time_limit=8.0, floor=["fifo"])
     assert set(names) == {"fifo"}
     assert report.floor_runs["fifo"] == pytest.approx(
         algorithms.run("fifo", instance).total_utility)
