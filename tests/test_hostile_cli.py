@@ -539,7 +539,7 @@ def test_trace_times_whose_slots_overflow(tmp_path, capsys, rows, flags, message
 def test_a_denormal_gavel_throughput_is_a_bad_row(tmp_path, capsys):
     """steps ÷ 5e-324 steps/s is an infinite run time: a bad row (skipped with --skip-bad),
     not an internal error."""
-    argv = _gavel(tmp_path, {"v100": {"('A', 1)": {"null": 5e-324}}}, {"a": ["1:1:1"]})
+    argv = _gavel(tmp_path, {"v100": {"('A', 1)": {"null": 5e-324}}}, {"a": ["4:1:1"]})
     code, _, err = _run(capsys, *argv, "-o", tmp_path / "i.json")
     assert code == 2
     assert "t.trace:1: run time inf s is too large (limit 1e+15 s)" in _one_error(err)
