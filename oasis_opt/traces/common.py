@@ -408,7 +408,7 @@ def slot_seconds(jobs: Sequence[TraceJob], horizon: int) -> float:
     """``ceil((A + D75) / T)``, at least 1: the slice's arrivals and three quarters of its
     durations fit in the horizon. Where ``D75`` is 0 (or below a rounding step) and ``A / T``
     a whole number, that puts the last arrival in slot ``⌊A/S⌋ = T``, past the horizon: ``S``
-    then grows by whole seconds until it is inside (slot ``T − 1``)."""
+    is then the least whole number of seconds that keeps it inside (slot ``T − 1``)."""
     span = jobs[-1].submit - jobs[0].submit
     d75 = float(np.percentile([j.duration for j in jobs], 75, method="lower"))
     S = max(1, math.ceil((span + d75) / horizon - 1e-9))
