@@ -11,7 +11,7 @@ import highspy
 import numpy as np
 import pytest
 from bruteforce import best_utility
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from oasis_opt.formulations import compact_highspy, ps_relax
 from oasis_opt.formulations.common import PLAIN, prepare
@@ -114,8 +114,20 @@ def _fractional_ps(draw) -> dict:
             "ps_servers": ps, "jobs": jobs}
 
 
+#: A draw that failed (round 24): FIFO's start (2.0) made HiGHS end the relaxed model
+#: "Optimal" at 3.0 with the start's vector, worth 2.0, which the repair kept; the route
+#: answered "optimal" 2.0 with a bound of 3.0. It is a disagreement now, solved again.
+_START_KEPT = {
+    "format": "oasis-instance/1", "name": "fractional-ps", "horizon": 2,
+    "resources": ["gpu", "bw"], "worker_servers": [{"name": "w", "capacity": [2, 0]}],
+    "ps_servers": [{"name": "p0", "capacity": [0, 1.0]}],
+    "jobs": [_job("j0", 0, 1, 1, 4, [1], 0.4), _job("j1", 0, 1, 1, 4, [2, 1], 1.0),
+             _job("j2", 0, 1, 1, 4, [1], 0.4)]}
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_fractional_ps())
+@example(_START_KEPT)
 def test_random_shared_ps_pools_match_bruteforce(d):
     instance = instance_from_dict(d)
     expected = best_utility(instance)

@@ -248,20 +248,19 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
     incumbent = None
     if x is not None:
         values = compact_highspy.values(m, x)
-        if relaxed:  # the repaired solution: worth the relaxation's (z is not in f)
-            incumbent = float(np.dot(m.cost, x))
+        claimed, worth = float(info.objective_function_value), float(np.dot(m.cost, x))
+        incumbent = worth if relaxed else claimed
+        if relaxed:  # the repaired solution: worth the relaxed one's vector (z is not in f)
             tracker.update(incumbent=incumbent)
-        else:
-            incumbent = float(info.objective_function_value)
-            worth = float(np.dot(m.cost, x))
-            if abs(worth - incumbent) > REL_TOL * max(1.0, abs(incumbent)):
-                # HiGHS 1.16, given a MIP start, once ended "Optimal" at 2.0 with a solution
-                # vector worth 1.0: the vector is what is returned, so it is what counts,
-                # and its optimality is not proven
-                incumbent = worth
-                extras["disagreed"] = True  # compact.py solves it again, tightly
-                if status is SolveStatus.OPTIMAL:
-                    status = SolveStatus.FEASIBLE
+        if abs(worth - claimed) > REL_TOL * max(1.0, abs(claimed)):
+            # HiGHS 1.16, given a MIP start, once ended "Optimal" at 2.0 with a solution
+            # vector worth 1.0 (and, relaxed, at 3.0 with the start's vector worth 2.0, which
+            # the repair kept): the vector is what is returned, so it is what counts, and its
+            # optimality is not proven
+            incumbent = worth
+            extras["disagreed"] = True  # compact.py solves it again, tightly
+            if status is SolveStatus.OPTIMAL:
+                status = SolveStatus.FEASIBLE
     return SolveResult(status, incumbent, bound, values, build_seconds=build,
                        handover_seconds=handover, solve_seconds=seconds, solver="highspy",
                        extras={**shared, **extras})
