@@ -108,6 +108,27 @@ def elsewhere(instance):
 def quits(instance):
     import sys
     sys.exit(0)
+
+
+def aliases(instance):
+    """Writes into the instance's capacities, thinking them a copy: the validator then judged
+    an overfilled schedule by the raised capacities (and the next runs and the solve too)."""
+    free = instance.worker_capacity
+    free *= 100
+    s = algorithms.run("fifo", instance)
+    return s
+
+
+def zero_demand(instance):
+    instance.jobs[0].worker_demand[:] = 0
+    return algorithms.run("fifo", instance)
+
+
+def richer(instance):
+    """Reports its utilities ten times higher after scaling the instance's utility table."""
+    s = algorithms.run("fifo", instance)
+    instance.utility_table[:] *= 10
+    return s
 '''
 
 
@@ -203,10 +224,31 @@ def test_names_that_do_not_resolve(mysched, small, name, message) -> None:
                           r"small-s1: jobs\[\d\].allocations\[0\].workers: unknown worker "
                           "server"),
     ("mysched:quits", "algorithm 'mysched:quits' failed on small-s1: SystemExit: 0"),
+    # the instance's arrays are read-only: a write into them fails where it is made
+    ("mysched:aliases", "algorithm 'mysched:aliases' failed on small-s1: ValueError: .*read-only"),
+    ("mysched:zero_demand", "'mysched:zero_demand' failed on small-s1: ValueError: .*read-only"),
+    ("mysched:richer", "algorithm 'mysched:richer' failed on small-s1: ValueError: .*read-only"),
 ])
 def test_runs_that_fail_name_the_algorithm(mysched, small, name, message) -> None:
     with pytest.raises(AlgorithmError, match=message):
         algorithms.run(name, small)
+
+
+def test_a_run_cannot_change_the_instance(mysched, small) -> None:
+    """A scheduler that wrote into the instance's capacities passed the validator with an
+    overfilled schedule; the arrays are read-only, in this process and after pickling (the
+    process pool, Dask)."""
+    import pickle
+    before = small.worker_capacity.copy()
+    with pytest.raises(AlgorithmError, match="read-only"):
+        algorithms.run("mysched:aliases", small)
+    assert (small.worker_capacity == before).all()
+    clone = pickle.loads(pickle.dumps(small))
+    for arrays in (clone.__dict__, clone.jobs[0].__dict__):
+        for name, value in arrays.items():
+            if hasattr(value, "flags"):
+                assert not value.flags.writeable, name
+    assert validate(clone, algorithms.run("fifo", clone)).feasible
 
 
 def test_unknown_parameter_is_refused_before_running(mysched, small) -> None:
