@@ -317,6 +317,23 @@ def _seeded(seed: int) -> Iterator[None]:
         np.random.set_state(np_state)  # noqa: NPY002
 
 
+def _check_written(schedule: Schedule, malformed: str) -> None:
+    """Refuse what a schedule file cannot hold (SPEC §5) in a user's schedule: ``extras`` that
+    are not a dict of JSON values (a set, an object) and jobs that are not a sequence. These
+    were an internal error when ``run -o`` or ``--json`` wrote them, naming no algorithm."""
+    if not isinstance(schedule.jobs, tuple | list):
+        raise InvalidScheduleError(f"{malformed}: jobs: expected a tuple of JobResult, got "
+                                   f"{type(schedule.jobs).__name__}")
+    if not isinstance(schedule.extras, Mapping):
+        raise InvalidScheduleError(f"{malformed}: extras: expected a dict, got "
+                                   f"{type(schedule.extras).__name__}")
+    from .io import dumps
+    try:
+        dumps(dict(schedule.extras))
+    except (TypeError, ValueError, RecursionError) as err:
+        raise InvalidScheduleError(f"{malformed}: extras: not JSON values ({err})") from None
+
+
 def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
     """Run one algorithm (a name, or a function given directly), validate its schedule, and
     record the wall seconds in ``extras``.
@@ -343,11 +360,17 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
     if not isinstance(schedule, Schedule):
         raise AlgorithmError(f"algorithm {name!r} returned {type(schedule).__name__}, not a "
                              f"Schedule (build one with Schedule.from_arrays)")
+    malformed = f"algorithm {name!r} produced a malformed schedule on {instance.name}"
+    if not builtin:
+        _check_written(schedule, malformed)
     try:
         report = validate(instance, schedule)
     except InputError as err:  # unknown job or server, a negative count: the algorithm's bug
-        raise InvalidScheduleError(f"algorithm {name!r} produced a malformed schedule on "
-                                   f"{instance.name}: {err}") from None
+        raise InvalidScheduleError(f"{malformed}: {err}") from None
+    except Exception as err:  # jobs that are not JobResults, counts not a mapping, …
+        if builtin:
+            raise
+        raise InvalidScheduleError(f"{malformed}: {type(err).__name__}: {err}") from err
     if not report.feasible:
         raise InvalidScheduleError(
             f"algorithm {name!r} produced an infeasible schedule on {instance.name}: "

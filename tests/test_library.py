@@ -129,6 +129,29 @@ def richer(instance):
     s = algorithms.run("fifo", instance)
     instance.utility_table[:] *= 10
     return s
+
+
+def int_completed(instance):
+    """completed as 1/0: passed the validator, and the file written was refused on reading."""
+    s = algorithms.run("fifo", instance)
+    jobs = tuple(JobResult(j.id, int(j.completed), j.completion_slot, j.utility, j.allocations)
+                 for j in s.jobs)
+    return Schedule(s.instance, "x", s.total_utility, jobs, {})
+
+
+def set_extras(instance):
+    s = algorithms.run("fifo", instance)
+    return Schedule(s.instance, "x", s.total_utility, s.jobs, {"tags": {1, 2}})
+
+
+def no_jobs(instance):
+    return Schedule(instance.name, "x", 0.0, None, {})
+
+
+def list_counts(instance):
+    j = instance.jobs[0]
+    return Schedule(instance.name, "x", 0.0,
+                    (JobResult(j.id, False, None, 0.0, (Allocation(j.arrival, [1], {}),)),), {})
 '''
 
 
@@ -228,6 +251,11 @@ def test_names_that_do_not_resolve(mysched, small, name, message) -> None:
     ("mysched:aliases", "algorithm 'mysched:aliases' failed on small-s1: ValueError: .*read-only"),
     ("mysched:zero_demand", "'mysched:zero_demand' failed on small-s1: ValueError: .*read-only"),
     ("mysched:richer", "algorithm 'mysched:richer' failed on small-s1: ValueError: .*read-only"),
+    ("mysched:int_completed", r"produced a malformed schedule on small-s1: jobs\[0\].completed: "
+                              "expected true or false, got [01]"),
+    ("mysched:set_extras", "produced a malformed schedule on small-s1: extras: not JSON values"),
+    ("mysched:no_jobs", "produced a malformed schedule on small-s1: jobs: expected a tuple"),
+    ("mysched:list_counts", "produced a malformed schedule on small-s1: AttributeError"),
 ])
 def test_runs_that_fail_name_the_algorithm(mysched, small, name, message) -> None:
     with pytest.raises(AlgorithmError, match=message):
@@ -324,6 +352,9 @@ def test_cli_run_ratio_and_errors(mysched, small, tmp_path) -> None:
         r = _cli("run", inst, "--algorithm", name, "-o", "out.json", cwd=tmp_path)
         assert r.returncode == 1 and f"algorithm error: algorithm '{name}'" in r.stderr, name
         assert "Traceback" not in r.stderr and not (tmp_path / "out.json").exists()
+    r = _cli("run", inst, "--algorithm", "mysched:set_extras", "-o", "out.json", cwd=tmp_path)
+    assert r.returncode == 1 and "algorithm error: algorithm 'mysched:set_extras'" in r.stderr
+    assert not (tmp_path / "out.json").exists()
     r = _cli("run", inst, "--algorithm", "nomodule_abc:run", cwd=tmp_path)
     assert r.returncode == 2 and "--algorithm: 'nomodule_abc:run': cannot import" in r.stderr
     r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "u_scale=NaN",
