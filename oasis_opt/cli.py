@@ -652,7 +652,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output is not None:
         save_schedule(sched, args.output)
     data = {"algorithm": args.algorithm, "params": params, "total_utility": sched.total_utility,
-            "completed": sched.completed, **sched.extras}
+            "completed": sched.completed}
+    # the extras join the validated figures without replacing them: a scheduler's own
+    # "total_utility" or "completed" in its extras was reported as the run's
+    data.update((k, v) for k, v in sched.extras.items() if k not in data)
     data["seconds"] = sched.extras.get("seconds")
     _emit(args, data, lambda: print(
         f"{inst.name}: {args.algorithm} total utility {sched.total_utility:.10g}, "

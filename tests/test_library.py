@@ -152,6 +152,13 @@ def list_counts(instance):
     j = instance.jobs[0]
     return Schedule(instance.name, "x", 0.0,
                     (JobResult(j.id, False, None, 0.0, (Allocation(j.arrival, [1], {}),)),), {})
+
+
+def claims(instance):
+    """Its extras hold figures named like the run's own: ``run --json`` reported them."""
+    s = algorithms.run("fifo", instance)
+    return Schedule(s.instance, "claims", s.total_utility, s.jobs,
+                    {"total_utility": 1e9, "completed": 99, "note": "kept"})
 '''
 
 
@@ -352,6 +359,11 @@ def test_cli_run_ratio_and_errors(mysched, small, tmp_path) -> None:
         r = _cli("run", inst, "--algorithm", name, "-o", "out.json", cwd=tmp_path)
         assert r.returncode == 1 and f"algorithm error: algorithm '{name}'" in r.stderr, name
         assert "Traceback" not in r.stderr and not (tmp_path / "out.json").exists()
+    r = _cli("run", inst, "--algorithm", "mysched:claims", "--json", cwd=tmp_path)
+    out = json.loads(r.stdout)  # the validated figures, not the extras' claims
+    assert r.returncode == 0 and out["note"] == "kept", r.stderr
+    assert out["total_utility"] == pytest.approx(algorithms.run("fifo", small).total_utility)
+    assert out["completed"] == algorithms.run("fifo", small).completed
     r = _cli("run", inst, "--algorithm", "mysched:set_extras", "-o", "out.json", cwd=tmp_path)
     assert r.returncode == 1 and "algorithm error: algorithm 'mysched:set_extras'" in r.stderr
     assert not (tmp_path / "out.json").exists()
