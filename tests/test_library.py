@@ -286,6 +286,17 @@ def test_a_run_cannot_change_the_instance(mysched, small) -> None:
     assert validate(clone, algorithms.run("fifo", clone)).feasible
 
 
+def test_compare_takes_what_python_md_says(small) -> None:
+    """docs/python.md: ``compare`` takes ``method``, ``on_progress``, ``on_schedule`` and
+    ``on_solve``; the public function refused them (TypeError)."""
+    heard, told = [], []
+    rep = oasis_opt.compare(small, ["fifo", "drf"], method="compact",
+                            on_schedule=lambda s: heard.append(s.algorithm),
+                            on_progress=lambda *point: None, on_solve=told.append)
+    assert heard[:2] == ["fifo", "drf"] and len(told) == 1
+    assert rep.rows[0]["opt_over_alg"] >= 1
+
+
 def test_unknown_parameter_is_refused_before_running(mysched, small) -> None:
     with pytest.raises(InputError, match="not a parameter of mysched:scaled .*u_scale"):
         algorithms.run("mysched:scaled", small, depth=3)
