@@ -418,6 +418,27 @@ def test_cli_sweep_on_the_process_pool_and_adversary(mysched, small, tmp_path) -
             mysched.scaled(worst, u_scale=0.5).total_utility)
 
 
+@pytest.mark.parametrize("name, params, code, message", [
+    ("mysched:broken", {}, 1, "algorithm error: algorithms.mysched:broken: {}: algorithm "
+                              "'mysched:broken' failed on probe: ZeroDivisionError: oops"),
+    ("mysched:cheat", {}, 1, "algorithm error: algorithms.mysched:cheat: {}: algorithm "
+                             "'mysched:cheat' produced an infeasible schedule"),
+    ("mysched:scaled", {"u_scale": [-2]}, 2, "error: algorithms.mysched:scaled: "
+                                             '{"u_scale":-2}: u_scale: must be a positive'),
+])
+def test_a_grid_names_a_failing_algorithm_with_exit_1(mysched, tmp_path, name, params, code,
+                                                      message) -> None:
+    """The grid tries each combination on a one-job instance first: a scheduler that failed
+    there, or broke a rule, was bad input (exit 2); it is the algorithm's failure (exit 1,
+    SPEC §6), and a value it refuses is still bad input."""
+    grid = {"format": "oasis-sweep/1", "instances": [str(INSTANCES / "small-s1.json")],
+            "algorithms": {name: params}, "reference": None, "out": "out"}
+    (tmp_path / "grid.json").write_text(json.dumps(grid))
+    r = _cli("sweep", "grid.json", "--workers", "0", cwd=tmp_path)
+    assert r.returncode == code and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "out").exists()
+
+
 def test_registered_algorithm_on_the_process_pool(mysched, small, tmp_path) -> None:
     oasis_opt.register("mine", mysched.noisy)
     try:
