@@ -388,6 +388,11 @@ def test_cli_run_ratio_and_errors(mysched, small, tmp_path) -> None:
     assert r.returncode == 2 and "numbers must be finite" in r.stderr
     r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "depth=1", cwd=tmp_path)
     assert r.returncode == 2 and "not a parameter of mysched:scaled" in r.stderr
+    for cmd in (["adversary", "--jobs", "2", "-o", "w.json"],
+                ["verify", str(INSTANCES / "spaces" / "tiny-2jobs.json"), "-o", "v"]):
+        r = _cli(*cmd, "--algorithm", "mysched:scaled", "--param", "depth=1", cwd=tmp_path)
+        assert r.returncode == 2, r.stderr  # the flag, not the library's "params.depth"
+        assert "error: --param.depth: not a parameter of mysched:scaled" in r.stderr, r.stderr
     r = _cli("ratio", inst, "--algorithms", "oasis", "--param", "fifo", "x=1", cwd=tmp_path)
     assert r.returncode == 2 and "not one of the algorithms compared" in r.stderr
 
