@@ -173,8 +173,12 @@ def get(name: Algorithm) -> Callable[..., Schedule]:
     ``InputError`` if none."""
     if callable(name) and not isinstance(name, str):
         return name
+    if isinstance(name, Instance):  # the whole instance's repr was the message
+        raise InputError("algorithm", "expected an algorithm name or a function, got an "
+                                      "Instance (oasis_opt.run takes the instance first: "
+                                      "run(instance, algorithm))")
     if not isinstance(name, str) or not name:
-        raise InputError("algorithm", f"expected an algorithm name, got {name!r}")
+        raise InputError("algorithm", f"expected an algorithm name, got {name!r:.60}")
     if name in REGISTRY:
         return _import_target(name, REGISTRY[name])
     if name in _REGISTERED:

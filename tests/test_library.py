@@ -324,6 +324,18 @@ def test_numpy_scalars_pass_the_annotation_check(small) -> None:
     assert validate(small, s).feasible
 
 
+def test_arguments_in_the_wrong_order_get_a_short_message(small) -> None:
+    """``oasis_opt.run("fifo", inst)`` (algorithms.run's order) put the whole instance's
+    repr in the message: thousands of characters for a small instance."""
+    with pytest.raises(InputError, match=r"got an Instance \(oasis_opt.run takes the "
+                                         r"instance first") as err:
+        oasis_opt.run("fifo", small)
+    assert len(str(err.value)) < 200
+    with pytest.raises(InputError) as err:
+        oasis_opt.run(small, ["fifo"] * 1000)
+    assert len(str(err.value)) < 200
+
+
 def test_register_refuses_bad_names(mysched) -> None:
     for bad in ("", "a:b", "a,b", "a=b"):
         with pytest.raises(InputError, match="algorithm name"):
