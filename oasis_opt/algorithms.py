@@ -353,7 +353,14 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
     try:
         with _seeded(seed_of(instance)):
             schedule = fn(instance, **params)
-    except (InputError, AlgorithmError):
+    except InputError as err:
+        if builtin:
+            raise
+        # still bad input (a value the scheduler refuses), but its place is inside the
+        # user's code: named with the algorithm, not shown as an option of the command that
+        # the user never gave ("--u-scale: must be a positive number" from a call in it)
+        raise InputError(f"algorithm {name!r}", str(err)) from None
+    except AlgorithmError:
         raise
     except (Exception, SystemExit) as err:  # sys.exit() in a scheduler is a failure, not exit 0
         if builtin:

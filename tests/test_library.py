@@ -398,6 +398,10 @@ def test_cli_run_ratio_and_errors(mysched, small, tmp_path) -> None:
     r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "u_scale=[1e400]",
              cwd=tmp_path)
     assert r.returncode == 2 and "numbers must be finite" in r.stderr
+    r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "u_scale=-1",
+             cwd=tmp_path)  # refused inside the scheduler (by OASiS): not as --u-scale
+    assert r.returncode == 2 and "error: algorithm 'mysched:scaled': u_scale: must be a " \
+        "positive number, got -1" in r.stderr, r.stderr
     r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "depth=1", cwd=tmp_path)
     assert r.returncode == 2 and "not a parameter of mysched:scaled" in r.stderr
     for cmd in (["adversary", "--jobs", "2", "-o", "w.json"],
@@ -441,7 +445,8 @@ def test_cli_sweep_on_the_process_pool_and_adversary(mysched, small, tmp_path) -
     ("mysched:cheat", {}, 1, "algorithm error: algorithms.mysched:cheat: {}: algorithm "
                              "'mysched:cheat' produced an infeasible schedule"),
     ("mysched:scaled", {"u_scale": [-2]}, 2, "error: algorithms.mysched:scaled: "
-                                             '{"u_scale":-2}: u_scale: must be a positive'),
+                                             '{"u_scale":-2}: algorithm \'mysched:scaled\': '
+                                             "u_scale: must be a positive"),
 ])
 def test_a_grid_names_a_failing_algorithm_with_exit_1(mysched, tmp_path, name, params, code,
                                                       message) -> None:
