@@ -173,8 +173,12 @@ def get(name: Algorithm) -> Callable[..., Schedule]:
     ``InputError`` if none."""
     if callable(name) and not isinstance(name, str):
         return name
+    if isinstance(name, Instance):  # the whole instance's repr was the message
+        raise InputError("algorithm", "expected an algorithm name or a function, got an "
+                                      "Instance (oasis_opt.run takes the instance first: "
+                                      "run(instance, algorithm))")
     if not isinstance(name, str) or not name:
-        raise InputError("algorithm", f"expected an algorithm name, got {name!r}")
+        raise InputError("algorithm", f"expected an algorithm name, got {name!r:.60}")
     if name in REGISTRY:
         return _import_target(name, REGISTRY[name])
     if name in _REGISTERED:
@@ -317,6 +321,23 @@ def _seeded(seed: int) -> Iterator[None]:
         np.random.set_state(np_state)  # noqa: NPY002
 
 
+def _check_written(schedule: Schedule, malformed: str) -> None:
+    """Refuse what a schedule file cannot hold (SPEC §5) in a user's schedule: ``extras`` that
+    are not a dict of JSON values (a set, an object) and jobs that are not a sequence. These
+    were an internal error when ``run -o`` or ``--json`` wrote them, naming no algorithm."""
+    if not isinstance(schedule.jobs, tuple | list):
+        raise InvalidScheduleError(f"{malformed}: jobs: expected a tuple of JobResult, got "
+                                   f"{type(schedule.jobs).__name__}")
+    if not isinstance(schedule.extras, Mapping):
+        raise InvalidScheduleError(f"{malformed}: extras: expected a dict, got "
+                                   f"{type(schedule.extras).__name__}")
+    from .io import dumps
+    try:
+        dumps(dict(schedule.extras))
+    except (TypeError, ValueError, RecursionError) as err:
+        raise InvalidScheduleError(f"{malformed}: extras: not JSON values ({err})") from None
+
+
 def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
     """Run one algorithm (a name, or a function given directly), validate its schedule, and
     record the wall seconds in ``extras``.
@@ -332,7 +353,14 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
     try:
         with _seeded(seed_of(instance)):
             schedule = fn(instance, **params)
-    except (InputError, AlgorithmError):
+    except InputError as err:
+        if builtin:
+            raise
+        # still bad input (a value the scheduler refuses), but its place is inside the
+        # user's code: named with the algorithm, not shown as an option of the command that
+        # the user never gave ("--u-scale: must be a positive number" from a call in it)
+        raise InputError(f"algorithm {name!r}", str(err)) from None
+    except AlgorithmError:
         raise
     except (Exception, SystemExit) as err:  # sys.exit() in a scheduler is a failure, not exit 0
         if builtin:
@@ -343,11 +371,17 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
     if not isinstance(schedule, Schedule):
         raise AlgorithmError(f"algorithm {name!r} returned {type(schedule).__name__}, not a "
                              f"Schedule (build one with Schedule.from_arrays)")
+    malformed = f"algorithm {name!r} produced a malformed schedule on {instance.name}"
+    if not builtin:
+        _check_written(schedule, malformed)
     try:
         report = validate(instance, schedule)
     except InputError as err:  # unknown job or server, a negative count: the algorithm's bug
-        raise InvalidScheduleError(f"algorithm {name!r} produced a malformed schedule on "
-                                   f"{instance.name}: {err}") from None
+        raise InvalidScheduleError(f"{malformed}: {err}") from None
+    except Exception as err:  # jobs that are not JobResults, counts not a mapping, …
+        if builtin:
+            raise
+        raise InvalidScheduleError(f"{malformed}: {type(err).__name__}: {err}") from err
     if not report.feasible:
         raise InvalidScheduleError(
             f"algorithm {name!r} produced an infeasible schedule on {instance.name}: "

@@ -107,14 +107,22 @@ def run(instance: Instance, algorithm: str | Callable[..., Schedule], **params: 
 def compare(instance: Instance,
             algorithms: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None]
             | None = None, *, time_limit: float | None = None, modeler: str = "auto",
-            solver: str = "highs", opt_cache: str | Path | None = None) -> Any:
+            solver: str = "highs", opt_cache: str | Path | None = None,
+            method: str = "auto",
+            on_progress: Callable[[float, float | None, float], None] | None = None,
+            on_schedule: Callable[[Schedule], None] | None = None,
+            on_solve: Callable[[Callable[[Any], Any]], None] | None = None) -> Any:
     """OPT (or its bound) against each algorithm: ``algorithms`` is one name, a list of names
     or ``{name: params}`` (default every named algorithm). ``time_limit`` bounds the whole
-    call, the algorithms included (``ratio.compare``). Returns a ``RatioReport`` (``rows``,
-    ``to_records()``, ``to_dataframe()``)."""
+    call, the algorithms included (``ratio.compare``). ``method`` goes to the offline solve;
+    ``on_progress`` and ``on_schedule`` hear it as in ``solve`` (every algorithm's schedule is
+    told first), and ``on_solve(report_of)`` is told, as it starts, how to make the report
+    from a solve report of your own. Returns a ``RatioReport`` (``rows``, ``to_records()``,
+    ``to_dataframe()``)."""
     from .ratio import compare as _compare
     return _compare(instance, algorithms, time_limit=time_limit, modeler=modeler,
-                    solver=solver, opt_cache=opt_cache)
+                    solver=solver, opt_cache=opt_cache, method=method,
+                    on_progress=on_progress, on_schedule=on_schedule, on_solve=on_solve)
 
 
 def import_trace(format: str, path: str | Path, *, jobs: int | str | None = 40, start: int = 0,

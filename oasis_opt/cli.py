@@ -652,7 +652,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output is not None:
         save_schedule(sched, args.output)
     data = {"algorithm": args.algorithm, "params": params, "total_utility": sched.total_utility,
-            "completed": sched.completed, **sched.extras}
+            "completed": sched.completed}
+    # the extras join the validated figures without replacing them: a scheduler's own
+    # "total_utility" or "completed" in its extras was reported as the run's
+    data.update((k, v) for k, v in sched.extras.items() if k not in data)
     data["seconds"] = sched.extras.get("seconds")
     _emit(args, data, lambda: print(
         f"{inst.name}: {args.algorithm} total utility {sched.total_utility:.10g}, "
@@ -839,6 +842,9 @@ def cmd_adversary(args: argparse.Namespace) -> int:
         raise InputError("--algorithm", "required (or --family NAME)")
     if args.evaluations == 0:
         raise InputError("--evaluations", "must be at least 1, got 0")
+    from . import algorithms
+    params = _params(args.param)  # refused by the flag's name (it was "params.KEY")
+    algorithms.check_params(args.algorithm, params, place="--param")
     out = check_output(args.output)
     prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
     for suffix in (".csv", ".png"):
@@ -851,7 +857,7 @@ def cmd_adversary(args: argparse.Namespace) -> int:
         res = search(args.algorithm, space=space, evaluations=args.evaluations,
                      budget=args.budget, seed=args.seed, executor=ex,
                      progress=_progress_wanted(args), time_limit=args.time_limit,
-                     params=_params(args.param), certified=args.certified,
+                     params=params, certified=args.certified,
                      seed_family=args.seed_family)
     data = res.summary()
     if res.instance is not None:
@@ -937,6 +943,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     params = _params(args.param)
     space = load_space(args.space)
     algorithms.check(args.algorithm)
+    algorithms.check_params(args.algorithm, params, place="--param")  # not "params.KEY"
     check_size(space, limit)  # before any folder, process or file exists
     out = Path(args.output or f"results/verify/{space.name}-{args.algorithm}")
     with make_executor(args.workers, args.dask) as ex:

@@ -430,7 +430,19 @@ def _combos(table: dict[str, dict[str, Any]]) -> tuple[Combo, ...]:
             except InputError as err:
                 raise InputError(f"algorithms.{name}", f"{params_key(params)}: {err}") \
                     from None
-            except (TypeError, ValueError, AlgorithmError) as err:
+            except AlgorithmError as err:
+                # a value the algorithm refuses (its ValueError or TypeError) is bad input;
+                # a schedule that breaks a rule, a failure with no value given or any other
+                # failure is the algorithm's own: exit 1 naming it (SPEC §6), as in every
+                # other command, not exit 2
+                if isinstance(err, algorithms.InvalidScheduleError) or not params \
+                        or not isinstance(err.__cause__, TypeError | ValueError):
+                    raise type(err)(f"algorithms.{name}: {params_key(params)}: {err} (the "
+                                    "grid's check of each combination on a one-job "
+                                    "instance)") from err
+                raise InputError(f"algorithms.{name}", f"{params_key(params)}: {err}") \
+                    from None
+            except (TypeError, ValueError) as err:
                 raise InputError(f"algorithms.{name}", f"{params_key(params)}: {err}") \
                     from None
             out.append(Combo(name, params))

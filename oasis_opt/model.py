@@ -17,6 +17,36 @@ import numpy as np
 
 from .utility import Utility
 
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """``a``, made read-only. Algorithms are handed the instance itself: one that wrote into
+    what it read (``free = inst.worker_capacity; free -= demand``) changed the capacities,
+    demands or utilities that the validator then judged its schedule by, and every later run
+    and solve in the process; now the write raises where it is made."""
+    a.setflags(write=False)
+    return a
+
+
+class _array_property(cached_property):  # type: ignore[type-arg]
+    """``cached_property`` for the instance's arrays: computed once, read-only
+    (``_read_only``)."""
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        value = super().__get__(instance, owner)
+        if isinstance(value, np.ndarray):
+            _read_only(value)
+        return value
+
+
+def _freeze(state: dict[str, Any]) -> dict[str, Any]:
+    """A pickled instance's or job's state with its arrays read-only again (pickling copies
+    arrays writable: the process pool's and Dask's workers)."""
+    for value in state.values():
+        if isinstance(value, np.ndarray):
+            _read_only(value)
+    return state
+
+
 #: Two floats are equal when they differ by at most this, relative (SPEC §2, §3).
 REL_TOL = 1e-6
 #: Capacity rows allow this much float noise in the validator, relative to the capacity (and
@@ -83,6 +113,14 @@ class Job:
     requested_workers: int
     training: Training | None = None
 
+    def __post_init__(self) -> None:
+        for name in ("worker_demand", "ps_demand"):  # read-only: ``_read_only``
+            object.__setattr__(self, name,
+                               _read_only(np.asarray(getattr(self, name), dtype=float)))
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(_freeze(state))
+
     def ps_needed(self, workers: int) -> int:
         """PSs that ``workers`` workers need: ``ceil(workers / γ)``."""
         return ps_needed(workers, self.ps_ratio)
@@ -115,6 +153,9 @@ class Instance:
     jobs: tuple[Job, ...]
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(_freeze(state))
+
     # --- servers -------------------------------------------------------------------------
     @cached_property
     def worker_names(self) -> list[str]:
@@ -124,12 +165,12 @@ class Instance:
     def ps_names(self) -> list[str]:
         return [n for g in self.ps_groups for n in g.names]
 
-    @cached_property
+    @_array_property
     def worker_capacity(self) -> np.ndarray:
         """(H, R) capacity of each worker server."""
         return _expand(self.worker_groups, len(self.resources))
 
-    @cached_property
+    @_array_property
     def ps_capacity(self) -> np.ndarray:
         """(K, R) capacity of each PS server."""
         return _expand(self.ps_groups, len(self.resources))
@@ -151,42 +192,42 @@ class Instance:
     def job_index(self) -> dict[str, int]:
         return {j.id: i for i, j in enumerate(self.jobs)}
 
-    @cached_property
+    @_array_property
     def arrival(self) -> np.ndarray:
         """(J,) first slot each job may run in."""
         return np.array([j.arrival for j in self.jobs], dtype=np.int64)
 
-    @cached_property
+    @_array_property
     def workload(self) -> np.ndarray:
         """(J,) worker-slots each job needs."""
         return np.array([j.workload for j in self.jobs], dtype=np.int64)
 
-    @cached_property
+    @_array_property
     def max_workers(self) -> np.ndarray:
         """(J,) most concurrent workers per slot."""
         return np.array([j.max_workers for j in self.jobs], dtype=np.int64)
 
-    @cached_property
+    @_array_property
     def requested_workers(self) -> np.ndarray:
         """(J,) worker count of static schedulers."""
         return np.array([j.requested_workers for j in self.jobs], dtype=np.int64)
 
-    @cached_property
+    @_array_property
     def ps_ratio(self) -> np.ndarray:
         """(J,) workers one PS serves."""
         return np.array([j.ps_ratio for j in self.jobs], dtype=float)
 
-    @cached_property
+    @_array_property
     def worker_demand(self) -> np.ndarray:
         """(J, R) resources one worker holds for one slot."""
         return _stack([j.worker_demand for j in self.jobs], len(self.resources))
 
-    @cached_property
+    @_array_property
     def ps_demand(self) -> np.ndarray:
         """(J, R) resources one PS holds for one slot."""
         return _stack([j.ps_demand for j in self.jobs], len(self.resources))
 
-    @cached_property
+    @_array_property
     def utility_table(self) -> np.ndarray:
         """(J, T): ``utility_table[i, d-1] = f_i(d)`` for durations d = 1 … T. Dense: refused
         (``InputError``) above the memory limit; per-job readers use ``utility_row``."""

@@ -64,11 +64,24 @@ def _is_count(x: object) -> bool:
         and float(x).is_integer()
 
 
+def _is_number(x: object) -> bool:
+    """A real number (a bool is not one; NaN is, and the utility rules refuse it)."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool | np.bool_)
+
+
 def check_names(instance: Instance, schedule: Schedule) -> None:
     """Raise ``InputError`` for a job or server the instance does not have, a job listed
-    twice, or a slot or count that is not a non-negative integer: what ``load_schedule``
-    refuses in a file (SPEC §5), refused here too for a schedule built in memory (a negative
-    count would free capacity for another job, a job listed twice would earn twice)."""
+    twice, a slot or count that is not a non-negative integer, a ``completed`` that is not a
+    bool or a utility that is not a number: what ``load_schedule`` refuses in a file (SPEC §5),
+    refused here too for a schedule built in memory (a negative count would free capacity for
+    another job, a job listed twice would earn twice, ``completed: 1`` is written to a file
+    the loader refuses)."""
+    for place in ("instance", "algorithm"):
+        if not isinstance(getattr(schedule, place), str):
+            raise InputError(place, f"expected a string, got {getattr(schedule, place)!r:.40}")
+    if not _is_number(schedule.total_utility):
+        raise InputError("total_utility", f"expected a number, got "
+                                          f"{schedule.total_utility!r:.40}")
     seen: dict[str, int] = {}
     for n, jr in enumerate(schedule.jobs):
         if jr.id not in instance.job_index:
@@ -77,6 +90,17 @@ def check_names(instance: Instance, schedule: Schedule) -> None:
             raise InputError(f"jobs[{n}].id",
                              f"duplicate job id {jr.id!r} (also jobs[{seen[jr.id]}])")
         seen[jr.id] = n
+        # the file's types (SPEC §5): ``completed: 1`` passed here, and the schedule written
+        # to a file was then refused by ``load_schedule``
+        if not isinstance(jr.completed, bool | np.bool_):
+            raise InputError(f"jobs[{n}].completed",
+                             f"expected true or false, got {jr.completed!r:.40}")
+        if jr.completion_slot is not None and not _is_count(jr.completion_slot):
+            raise InputError(f"jobs[{n}].completion_slot",
+                             f"expected a non-negative integer or null, got "
+                             f"{jr.completion_slot!r:.40}")
+        if not _is_number(jr.utility):
+            raise InputError(f"jobs[{n}].utility", f"expected a number, got {jr.utility!r:.40}")
         for m, a in enumerate(jr.allocations):
             if not _is_count(a.slot):
                 raise InputError(f"jobs[{n}].allocations[{m}].slot",

@@ -108,6 +108,57 @@ def elsewhere(instance):
 def quits(instance):
     import sys
     sys.exit(0)
+
+
+def aliases(instance):
+    """Writes into the instance's capacities, thinking them a copy: the validator then judged
+    an overfilled schedule by the raised capacities (and the next runs and the solve too)."""
+    free = instance.worker_capacity
+    free *= 100
+    s = algorithms.run("fifo", instance)
+    return s
+
+
+def zero_demand(instance):
+    instance.jobs[0].worker_demand[:] = 0
+    return algorithms.run("fifo", instance)
+
+
+def richer(instance):
+    """Reports its utilities ten times higher after scaling the instance's utility table."""
+    s = algorithms.run("fifo", instance)
+    instance.utility_table[:] *= 10
+    return s
+
+
+def int_completed(instance):
+    """completed as 1/0: passed the validator, and the file written was refused on reading."""
+    s = algorithms.run("fifo", instance)
+    jobs = tuple(JobResult(j.id, int(j.completed), j.completion_slot, j.utility, j.allocations)
+                 for j in s.jobs)
+    return Schedule(s.instance, "x", s.total_utility, jobs, {})
+
+
+def set_extras(instance):
+    s = algorithms.run("fifo", instance)
+    return Schedule(s.instance, "x", s.total_utility, s.jobs, {"tags": {1, 2}})
+
+
+def no_jobs(instance):
+    return Schedule(instance.name, "x", 0.0, None, {})
+
+
+def list_counts(instance):
+    j = instance.jobs[0]
+    return Schedule(instance.name, "x", 0.0,
+                    (JobResult(j.id, False, None, 0.0, (Allocation(j.arrival, [1], {}),)),), {})
+
+
+def claims(instance):
+    """Its extras hold figures named like the run's own: ``run --json`` reported them."""
+    s = algorithms.run("fifo", instance)
+    return Schedule(s.instance, "claims", s.total_utility, s.jobs,
+                    {"total_utility": 1e9, "completed": 99, "note": "kept"})
 '''
 
 
@@ -203,10 +254,47 @@ def test_names_that_do_not_resolve(mysched, small, name, message) -> None:
                           r"small-s1: jobs\[\d\].allocations\[0\].workers: unknown worker "
                           "server"),
     ("mysched:quits", "algorithm 'mysched:quits' failed on small-s1: SystemExit: 0"),
+    # the instance's arrays are read-only: a write into them fails where it is made
+    ("mysched:aliases", "algorithm 'mysched:aliases' failed on small-s1: ValueError: .*read-only"),
+    ("mysched:zero_demand", "'mysched:zero_demand' failed on small-s1: ValueError: .*read-only"),
+    ("mysched:richer", "algorithm 'mysched:richer' failed on small-s1: ValueError: .*read-only"),
+    ("mysched:int_completed", r"produced a malformed schedule on small-s1: jobs\[0\].completed: "
+                              "expected true or false, got [01]"),
+    ("mysched:set_extras", "produced a malformed schedule on small-s1: extras: not JSON values"),
+    ("mysched:no_jobs", "produced a malformed schedule on small-s1: jobs: expected a tuple"),
+    ("mysched:list_counts", "produced a malformed schedule on small-s1: AttributeError"),
 ])
 def test_runs_that_fail_name_the_algorithm(mysched, small, name, message) -> None:
     with pytest.raises(AlgorithmError, match=message):
         algorithms.run(name, small)
+
+
+def test_a_run_cannot_change_the_instance(mysched, small) -> None:
+    """A scheduler that wrote into the instance's capacities passed the validator with an
+    overfilled schedule; the arrays are read-only, in this process and after pickling (the
+    process pool, Dask)."""
+    import pickle
+    before = small.worker_capacity.copy()
+    with pytest.raises(AlgorithmError, match="read-only"):
+        algorithms.run("mysched:aliases", small)
+    assert (small.worker_capacity == before).all()
+    clone = pickle.loads(pickle.dumps(small))
+    for arrays in (clone.__dict__, clone.jobs[0].__dict__):
+        for name, value in arrays.items():
+            if hasattr(value, "flags"):
+                assert not value.flags.writeable, name
+    assert validate(clone, algorithms.run("fifo", clone)).feasible
+
+
+def test_compare_takes_what_python_md_says(small) -> None:
+    """docs/python.md: ``compare`` takes ``method``, ``on_progress``, ``on_schedule`` and
+    ``on_solve``; the public function refused them (TypeError)."""
+    heard, told = [], []
+    rep = oasis_opt.compare(small, ["fifo", "drf"], method="compact",
+                            on_schedule=lambda s: heard.append(s.algorithm),
+                            on_progress=lambda *point: None, on_solve=told.append)
+    assert heard[:2] == ["fifo", "drf"] and len(told) == 1
+    assert rep.rows[0]["opt_over_alg"] >= 1
 
 
 def test_unknown_parameter_is_refused_before_running(mysched, small) -> None:
@@ -234,6 +322,18 @@ def test_numpy_scalars_pass_the_annotation_check(small) -> None:
     import numpy as np
     s = algorithms.run("tetris", small, remaining_weight=np.int64(2), drop_hopeless=np.bool_(1))
     assert validate(small, s).feasible
+
+
+def test_arguments_in_the_wrong_order_get_a_short_message(small) -> None:
+    """``oasis_opt.run("fifo", inst)`` (algorithms.run's order) put the whole instance's
+    repr in the message: thousands of characters for a small instance."""
+    with pytest.raises(InputError, match=r"got an Instance \(oasis_opt.run takes the "
+                                         r"instance first") as err:
+        oasis_opt.run("fifo", small)
+    assert len(str(err.value)) < 200
+    with pytest.raises(InputError) as err:
+        oasis_opt.run(small, ["fifo"] * 1000)
+    assert len(str(err.value)) < 200
 
 
 def test_register_refuses_bad_names(mysched) -> None:
@@ -282,6 +382,14 @@ def test_cli_run_ratio_and_errors(mysched, small, tmp_path) -> None:
         r = _cli("run", inst, "--algorithm", name, "-o", "out.json", cwd=tmp_path)
         assert r.returncode == 1 and f"algorithm error: algorithm '{name}'" in r.stderr, name
         assert "Traceback" not in r.stderr and not (tmp_path / "out.json").exists()
+    r = _cli("run", inst, "--algorithm", "mysched:claims", "--json", cwd=tmp_path)
+    out = json.loads(r.stdout)  # the validated figures, not the extras' claims
+    assert r.returncode == 0 and out["note"] == "kept", r.stderr
+    assert out["total_utility"] == pytest.approx(algorithms.run("fifo", small).total_utility)
+    assert out["completed"] == algorithms.run("fifo", small).completed
+    r = _cli("run", inst, "--algorithm", "mysched:set_extras", "-o", "out.json", cwd=tmp_path)
+    assert r.returncode == 1 and "algorithm error: algorithm 'mysched:set_extras'" in r.stderr
+    assert not (tmp_path / "out.json").exists()
     r = _cli("run", inst, "--algorithm", "nomodule_abc:run", cwd=tmp_path)
     assert r.returncode == 2 and "--algorithm: 'nomodule_abc:run': cannot import" in r.stderr
     r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "u_scale=NaN",
@@ -290,8 +398,17 @@ def test_cli_run_ratio_and_errors(mysched, small, tmp_path) -> None:
     r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "u_scale=[1e400]",
              cwd=tmp_path)
     assert r.returncode == 2 and "numbers must be finite" in r.stderr
+    r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "u_scale=-1",
+             cwd=tmp_path)  # refused inside the scheduler (by OASiS): not as --u-scale
+    assert r.returncode == 2 and "error: algorithm 'mysched:scaled': u_scale: must be a " \
+        "positive number, got -1" in r.stderr, r.stderr
     r = _cli("run", inst, "--algorithm", "mysched:scaled", "--param", "depth=1", cwd=tmp_path)
     assert r.returncode == 2 and "not a parameter of mysched:scaled" in r.stderr
+    for cmd in (["adversary", "--jobs", "2", "-o", "w.json"],
+                ["verify", str(INSTANCES / "spaces" / "tiny-2jobs.json"), "-o", "v"]):
+        r = _cli(*cmd, "--algorithm", "mysched:scaled", "--param", "depth=1", cwd=tmp_path)
+        assert r.returncode == 2, r.stderr  # the flag, not the library's "params.depth"
+        assert "error: --param.depth: not a parameter of mysched:scaled" in r.stderr, r.stderr
     r = _cli("ratio", inst, "--algorithms", "oasis", "--param", "fifo", "x=1", cwd=tmp_path)
     assert r.returncode == 2 and "not one of the algorithms compared" in r.stderr
 
@@ -320,6 +437,28 @@ def test_cli_sweep_on_the_process_pool_and_adversary(mysched, small, tmp_path) -
         worst = oasis_opt.load_instance(tmp_path / "worst.json")
         assert data["alg"] == pytest.approx(
             mysched.scaled(worst, u_scale=0.5).total_utility)
+
+
+@pytest.mark.parametrize("name, params, code, message", [
+    ("mysched:broken", {}, 1, "algorithm error: algorithms.mysched:broken: {}: algorithm "
+                              "'mysched:broken' failed on probe: ZeroDivisionError: oops"),
+    ("mysched:cheat", {}, 1, "algorithm error: algorithms.mysched:cheat: {}: algorithm "
+                             "'mysched:cheat' produced an infeasible schedule"),
+    ("mysched:scaled", {"u_scale": [-2]}, 2, "error: algorithms.mysched:scaled: "
+                                             '{"u_scale":-2}: algorithm \'mysched:scaled\': '
+                                             "u_scale: must be a positive"),
+])
+def test_a_grid_names_a_failing_algorithm_with_exit_1(mysched, tmp_path, name, params, code,
+                                                      message) -> None:
+    """The grid tries each combination on a one-job instance first: a scheduler that failed
+    there, or broke a rule, was bad input (exit 2); it is the algorithm's failure (exit 1,
+    SPEC §6), and a value it refuses is still bad input."""
+    grid = {"format": "oasis-sweep/1", "instances": [str(INSTANCES / "small-s1.json")],
+            "algorithms": {name: params}, "reference": None, "out": "out"}
+    (tmp_path / "grid.json").write_text(json.dumps(grid))
+    r = _cli("sweep", "grid.json", "--workers", "0", cwd=tmp_path)
+    assert r.returncode == code and message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "out").exists()
 
 
 def test_registered_algorithm_on_the_process_pool(mysched, small, tmp_path) -> None:
