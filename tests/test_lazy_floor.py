@@ -137,3 +137,19 @@ def test_the_floor_runs_oasis_without_its_certificate():
         assert schedule.extras["D_cert"] is None and schedule.extras["certificate_seconds"] == 0
         assert schedule.jobs == alone.jobs
         assert schedule.total_utility == alone.total_utility
+
+
+def test_a_slow_schedule_of_the_users_leaves_the_solve_its_time():
+    """A schedule handed to the floor from a user's scheduler that took 3 s (``ratio
+    --time-limit 1`` with it): its seconds entered the reserve's estimate for the pending
+    built-ins, the reserve took the whole limit and the solve answered at once with a bound
+    only (218.3 ≤ OPT ≤ 385.3). Only built-ins' seconds estimate built-ins now: proven."""
+    inst = load_instance(INSTANCES / "small-s1.json")
+    fifo = algorithms.run("fifo", inst)
+    mine = fifo.__class__(fifo.instance, "mine", fifo.total_utility, fifo.jobs,
+                          {**fifo.extras, "seconds": 3.0})
+    _, unlimited = solve(inst)
+    schedule, report = solve(inst, time_limit=1.0, floor_schedules={"mine": mine})
+    assert report.status is SolveStatus.OPTIMAL
+    assert report.objective == pytest.approx(unlimited.objective, rel=REL_TOL)
+    assert validate(inst, schedule).feasible

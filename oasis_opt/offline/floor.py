@@ -178,8 +178,8 @@ class Floor:
     ``given``: schedules already made (``given_schedules``, validated), by algorithm name:
     they count as runs of the floor (``floor_runs`` their utility; ties after the named
     algorithms), an algorithm of ``names`` among them does not run, and the seconds
-    ``algorithms.run`` recorded on them enter ``reserve``'s estimate as if they had run
-    here (they spent none of this call's budget)."""
+    ``algorithms.run`` recorded on the built-in ones (``FLOOR_COSTS``) enter ``reserve``'s
+    estimate as if they had run here (they spent none of this call's budget)."""
 
     def __init__(self, instance: Instance, tracker: Tracker, names: Sequence[str],
                  clock: Clock | None = None, share: float = FLOOR_SHARE,
@@ -203,7 +203,9 @@ class Floor:
             self.ran.append((name, given[name]))
             tracker.floor_runs[name] = given[name].total_utility
             seconds = _seconds_of(given[name])
-            if seconds is not None:
+            # only a built-in's seconds say what the pending built-ins will take: a user's
+            # scheduler of 3 s made the reserve take the whole limit from the solve
+            if seconds is not None and name in FLOOR_COSTS:
                 self.timed.append((name, seconds))
 
     def _cost_rank(self, name: str) -> tuple[int, int]:
