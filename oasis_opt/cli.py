@@ -686,8 +686,13 @@ def cmd_ratio(args: argparse.Namespace) -> int:
     from . import algorithms
     from .io import load_instance
     from .ratio import compare
-    names = algorithms.names() if args.algorithms is None else \
-        _names(args.algorithms, "--algorithms", empty_ok=False)
+    left_out: list[str] = []
+    if args.algorithms is None:  # every named algorithm that loads
+        names, left_out = algorithms.loadable_names()
+    else:
+        names = _names(args.algorithms, "--algorithms", empty_ok=False)
+    for line in left_out:  # a third party's broken plug-in: said, not fatal
+        print(f"note: {line}", file=sys.stderr)
     table = _algorithm_params(names, args.param)
     if args.plot:
         from .show import format_of

@@ -215,7 +215,8 @@ def compare(instance: Instance,
     ``oasis_opt.optcache``), and compare (module docstring).
 
     ``names``: one algorithm name, a list of names, or ``{name: params}``; default every
-    algorithm ``algorithms.names()`` lists. ``method`` and ``executor`` go to
+    algorithm ``algorithms.names()`` lists that loads (an installed one whose entry point
+    does not is left out, and the notes say so). ``method`` and ``executor`` go to
     ``offline.solve`` (``method="colgen"`` with a time limit: the certified bound at trace
     scale, its pricing on ``executor``).
 
@@ -232,7 +233,10 @@ def compare(instance: Instance,
     solve starts, how to make this report of a solve report: the command line's
     ``--time-limit`` answers from them where the solve does not return
     (``oasis_opt/lifeline.py``)."""
-    table = algorithm_table(algorithms.names() if names is None else names)
+    left_out: list[str] = []
+    if names is None:  # every named algorithm that loads (``algorithms.loadable_names``)
+        names, left_out = algorithms.loadable_names()
+    table = algorithm_table(names)
     names = list(table)
     offline = _offline()
     offline.check_settings(modeler, time_limit, method=method)
@@ -257,8 +261,8 @@ def compare(instance: Instance,
             on_schedule(sched)
 
     def report_of(rep: Any) -> RatioReport:
-        notes = [] if time_limit is None else \
-            [_time_note(time_limit, ran, record.get("seconds"))]
+        notes = list(left_out) + ([] if time_limit is None else
+                                  [_time_note(time_limit, ran, record.get("seconds"))])
         return _report(instance, names, schedules, rep, notes)
     if on_solve is not None:
         on_solve(report_of)

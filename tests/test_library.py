@@ -607,3 +607,33 @@ def test_solve_floor_takes_named_algorithms(mysched, small, tmp_path) -> None:
     r = _cli("solve", str(INSTANCES / "small-s1.json"), "--time-limit", "20", "--floor",
              "nope", cwd=tmp_path)
     assert r.returncode == 2 and "--floor: unknown algorithm 'nope'" in r.stderr
+
+
+class _BrokenEntryPoint:
+    """An installed plug-in whose module is gone."""
+
+    name, value = "broken-plugin", "gone_module:run"
+
+    def load(self):
+        raise ModuleNotFoundError("No module named 'gone_module'")
+
+
+def test_a_broken_plugin_is_left_out_of_the_default_comparison(monkeypatch, capfd):
+    """``ratio`` and ``compare`` without names take every named algorithm; a third party's
+    entry point that does not load made both exit 2. It is left out, and said; named
+    explicitly it is still refused."""
+    from oasis_opt import cli
+    monkeypatch.setattr(algorithms, "_entry_points",
+                        lambda: {"broken-plugin": _BrokenEntryPoint()})
+    inst = oasis_opt.load_instance(INSTANCES / "small-s0.json")
+    report = oasis_opt.compare(inst)
+    assert [r["algorithm"] for r in report.rows] == algorithms.builtin_names()
+    assert any(n.startswith("broken-plugin left out:") and "gone_module" in n
+               for n in report.notes)
+    assert cli.main(["ratio", str(INSTANCES / "small-s0.json"), "--json"]) == 0
+    out, err = capfd.readouterr()
+    assert "note: broken-plugin left out:" in err
+    assert [r["algorithm"] for r in json.loads(out)["rows"]] == algorithms.builtin_names()
+    assert cli.main(["ratio", str(INSTANCES / "small-s0.json"), "--algorithms",
+                     "fifo,broken-plugin"]) == 2
+    assert "does not load" in capfd.readouterr().err
