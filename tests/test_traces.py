@@ -372,6 +372,10 @@ ROW = "2017-10-09 07:01:55,66.0,1,66.0,a\n"
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,1.5,66.0,a\n", ":3:", "column num_gpus"),
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,1\n", ":3:", "expected 5 columns"),
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,1,5,a,extra\n", ":3:", "expected 5 columns"),
+    # a quoted field with line breaks: the row is named by the line it starts on
+    (PHILLY_HEADER + ROW + '2017-10-09 07:01:55,abc,1,66.0,"vc\nsecond\nthird"\n', ":3:",
+     "column duration"),
+    (PHILLY_HEADER + ROW + '"2017-10-09\n07:01:55",5,1,66.0,a\n', ":3:", "column timestamp"),
 ])
 def test_malformed_row_refused_or_skipped(tmp_path, capfd, content, where, message):
     trace = write(tmp_path / "t.csv", content)
@@ -409,6 +413,17 @@ def test_bad_files_one_message(tmp_path, capfd, content, message):
                               capfd)
     assert rc == 2 and not out.exists() and stdout == ""
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_broken_quoting_names_the_row_where_it_starts(tmp_path, capfd):
+    # the quote opened on line 3 is never closed: csv notices at the end of the file
+    trace = write(tmp_path / "t.csv", PHILLY_HEADER + ROW + '2017-10-09 07:01:55,"66\n'
+                  + ROW + ROW)
+    rc, _, err = run_cli(["import", "philly", str(trace), "-o", str(tmp_path / "i.json")],
+                         capfd)
+    assert rc == 2 and err.strip() == (f"oasis-opt import: error: {trace}:3: not CSV: "
+                                       "unexpected end of data (at line 5 of the row "
+                                       "starting here)")
 
 
 @pytest.mark.parametrize("args, message", [
