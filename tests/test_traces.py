@@ -252,6 +252,32 @@ def test_tiresias_layouts_and_spec(tmp_path):
     assert y.instance.requested_workers.tolist() == [1, 1, 1]
 
 
+@pytest.mark.parametrize("empty", ['""', '" "'])
+def test_yarn_empty_duration_is_a_bad_row_blank_lines_are_not(tmp_path, capfd, empty):
+    # a CSV writer puts an empty value of a one-column file as "": a row, unlike the blank
+    # lines (nothing, or only whitespace) around it, which every importer skips
+    yarn = write(tmp_path / "yarn.csv", f"duration\r\n121\r\n\r\n{empty}\r\n  \t\r\n300\r\n7")
+    out = tmp_path / "inst.json"
+    rc, stdout, err = run_cli(["import", "tiresias", str(yarn), "-o", str(out)], capfd)
+    assert rc == 2 and not out.exists() and stdout == ""
+    assert err.strip() == (f"oasis-opt import: error: {yarn}:4: column duration: expected a "
+                           f"number, got ''")
+    rc, stdout, _ = run_cli(["import", "tiresias", str(yarn), "-o", str(out), "--skip-bad",
+                             "--json"], capfd)
+    report = json.loads(stdout)
+    assert rc == 0 and report["skipped"] == 1 and report["jobs"] == 3
+    assert report["first_skipped"] == f"{yarn}:4: column duration: expected a number, got ''"
+    assert load_instance(out).extra["trace"]["lines"] == [2, 6, 7]
+
+
+def test_delimiter_only_row_is_a_bad_row(tmp_path):
+    trace = write(tmp_path / "t.csv", PHILLY_HEADER + ROW + ",,,,\n  \n\n")
+    with pytest.raises(InputError, match=r"t.csv:3: column timestamp: expected a date"):
+        import_trace("philly", trace, Policy())
+    res = import_trace("philly", trace, Policy(skip_bad=True))
+    assert res.skipped == 1 and res.instance.num_jobs == 1
+
+
 # --- alibaba: small files in its format --------------------------------------------------------
 
 POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"
@@ -346,6 +372,10 @@ ROW = "2017-10-09 07:01:55,66.0,1,66.0,a\n"
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,1.5,66.0,a\n", ":3:", "column num_gpus"),
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,1\n", ":3:", "expected 5 columns"),
     (PHILLY_HEADER + ROW + "2017-10-09 07:01:55,5,1,5,a,extra\n", ":3:", "expected 5 columns"),
+    # a quoted field with line breaks: the row is named by the line it starts on
+    (PHILLY_HEADER + ROW + '2017-10-09 07:01:55,abc,1,66.0,"vc\nsecond\nthird"\n', ":3:",
+     "column duration"),
+    (PHILLY_HEADER + ROW + '"2017-10-09\n07:01:55",5,1,66.0,a\n', ":3:", "column timestamp"),
 ])
 def test_malformed_row_refused_or_skipped(tmp_path, capfd, content, where, message):
     trace = write(tmp_path / "t.csv", content)
@@ -383,6 +413,17 @@ def test_bad_files_one_message(tmp_path, capfd, content, message):
                               capfd)
     assert rc == 2 and not out.exists() and stdout == ""
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_broken_quoting_names_the_row_where_it_starts(tmp_path, capfd):
+    # the quote opened on line 3 is never closed: csv notices at the end of the file
+    trace = write(tmp_path / "t.csv", PHILLY_HEADER + ROW + '2017-10-09 07:01:55,"66\n'
+                  + ROW + ROW)
+    rc, _, err = run_cli(["import", "philly", str(trace), "-o", str(tmp_path / "i.json")],
+                         capfd)
+    assert rc == 2 and err.strip() == (f"oasis-opt import: error: {trace}:3: not CSV: "
+                                       "unexpected end of data (at line 5 of the row "
+                                       "starting here)")
 
 
 @pytest.mark.parametrize("args, message", [

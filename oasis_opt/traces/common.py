@@ -211,19 +211,36 @@ def read_text(path: str | Path, what: str = "trace") -> str:
 
 
 def rows(text: str, delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
-    """(line number, fields) for each non-blank row; CRLF and a missing final newline are
-    fine."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    """(line number, fields) for each row; CRLF and a missing final newline are fine. The
+    line is where the row starts: a quoted field may hold line breaks, and messages name the
+    line a reader finds the row by (``csv.reader.line_num`` is where it ends).
+
+    A blank line — empty, or only whitespace (spaces, tabs) — is no row and is skipped. Any
+    other line is a row even when all its fields are empty: ``""`` (how a CSV writer puts an
+    empty value in a one-column file, Tiresias's ``duration`` layout) or ``,,,``, so the
+    importer refuses it or counts it as bad like any other."""
+    raw: list[str] = []  # the text of the record being read: csv.reader reads no further
+
+    def lines() -> Iterator[str]:
+        for line in io.StringIO(text, newline=""):
+            raw.append(line)
+            yield line
+
+    reader = csv.reader(lines(), delimiter=delimiter, strict=True)
     while True:
+        raw.clear()
+        start = reader.line_num + 1
         try:
             fields = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            raise InputError(f"?:{reader.line_num}", f"not CSV: {exc}") from None
-        if not fields or all(not f.strip() for f in fields):
+            end = reader.line_num
+            where = f" (at line {end} of the row starting here)" if end > start else ""
+            raise InputError(f"?:{start}", f"not CSV: {exc}{where}") from None
+        if all(not f.strip() for f in fields) and not "".join(raw).strip():
             continue
-        yield reader.line_num, [f.strip() for f in fields]
+        yield start, [f.strip() for f in fields]
 
 
 def header(path: str, line: int, fields: list[str], layouts: Sequence[Sequence[str]]) -> int:
