@@ -375,7 +375,7 @@ ROW = "2017-10-09 07:01:55,66.0,1,66.0,a\n"
     # a quoted field with line breaks: the row is named by the line it starts on
     (PHILLY_HEADER + ROW + '2017-10-09 07:01:55,abc,1,66.0,"vc\nsecond\nthird"\n', ":3:",
      "column duration"),
-    (PHILLY_HEADER + ROW + '"2017-10-09\n07:01:55",5,1,66.0,a\n', ":3:", "column timestamp"),
+    (PHILLY_HEADER + ROW + '2017-10-09 07:01:55,5,"1\n2",66.0,a\n', ":3:", "column num_gpus"),
 ])
 def test_malformed_row_refused_or_skipped(tmp_path, capfd, content, where, message):
     trace = write(tmp_path / "t.csv", content)
