@@ -5,7 +5,8 @@ An algorithm is named, everywhere one is named (SPEC §6), by
 1. a built-in name (``REGISTRY``: OASiS and the baselines);
 2. a name registered in Python with ``register(name, fn)``;
 3. a name an installed package declares in the entry-point group ``oasis_opt.algorithms``
-   (``[project.entry-points."oasis_opt.algorithms"] greedy = "mypkg.greedy:run"``);
+   (``[project.entry-points."oasis_opt.algorithms"] greedy = "mypkg.greedy:run"``); one
+   named like a built-in is ignored, with a note on stderr once per process;
 4. ``module:function``, imported from the current directory or ``PYTHONPATH``.
 
 A name that resolves to nothing is bad input (``InputError``, exit 2). ``run`` treats every
@@ -101,11 +102,35 @@ def install(table: Mapping[str, Callable[..., Schedule]]) -> None:
     _REGISTERED.update(table)
 
 
+#: Installed entry points already said to be ignored (``_note_shadowed``): (name, value).
+_NOTED_SHADOWED: set[tuple[str, str]] = set()
+
+
+def _note_shadowed(ep: Any) -> None:
+    """Say, once per process, that an installed entry point named like a built-in is ignored.
+
+    The built-in keeps its name (a package installed for another reason must not change what
+    ``oasis`` or ``fifo`` computes), but ignoring the plug-in silently left its author
+    wondering why their scheduler never ran. This is written here, not returned: the entry
+    points are read wherever a name is resolved or listed (``--help`` included), where there
+    is no result to carry a note."""
+    key = (ep.name, getattr(ep, "value", ""))
+    if key in _NOTED_SHADOWED:
+        return
+    _NOTED_SHADOWED.add(key)
+    dist = getattr(getattr(ep, "dist", None), "name", None)
+    source = f"from {dist}" if dist else "from an unnamed distribution"
+    sys.stderr.write(f"note: installed entry point {ep.name!r} ({key[1]}) {source} is ignored "
+                     f"because it is named like a built-in algorithm\n")
+
+
 def _entry_points() -> dict[str, Any]:
     from importlib.metadata import entry_points
     out: dict[str, Any] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in REGISTRY and not _RESERVED & set(ep.name):
+        if ep.name in REGISTRY:
+            _note_shadowed(ep)
+        elif not _RESERVED & set(ep.name):
             out.setdefault(ep.name, ep)
     return out
 

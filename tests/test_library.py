@@ -637,3 +637,43 @@ def test_a_broken_plugin_is_left_out_of_the_default_comparison(monkeypatch, capf
     assert cli.main(["ratio", str(INSTANCES / "small-s0.json"), "--algorithms",
                      "fifo,broken-plugin"]) == 2
     assert "does not load" in capfd.readouterr().err
+
+
+class _ShadowingEntryPoint:
+    """An installed plug-in named like a built-in: loading it is a failure of the test."""
+
+    group = algorithms.ENTRY_POINT_GROUP
+
+    def __init__(self, name: str) -> None:
+        self.name, self.value = name, f"shadow_pkg.{name}:run"
+        self.dist = type("Dist", (), {"name": "shadow-pkg"})()
+
+    def load(self):
+        raise AssertionError(f"the plug-in named {self.name!r} was loaded")
+
+
+def test_a_plugin_named_like_a_builtin_is_ignored_and_said_once(monkeypatch, capfd) -> None:
+    """An entry point called ``fifo`` was dropped without a word: its author never learnt why
+    their scheduler did not run. The built-in keeps its name; one note says so, once."""
+    import importlib.metadata
+
+    from oasis_opt import cli
+    eps = [_ShadowingEntryPoint("fifo"), _ShadowingEntryPoint("oasis")]
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda group=None: [e for e in eps if e.group == group])
+    monkeypatch.setattr(algorithms, "_NOTED_SHADOWED", set(), raising=False)
+    small = oasis_opt.load_instance(INSTANCES / "small-s0.json")
+    builtin = algorithms.run("fifo", small).total_utility
+    capfd.readouterr()
+    monkeypatch.setattr(algorithms, "_NOTED_SHADOWED", set(), raising=False)
+    for _ in range(2):  # the second command in the same process says nothing more
+        assert cli.main(["run", str(INSTANCES / "small-s0.json"), "-a", "fifo", "--json"]) == 0
+    out, err = capfd.readouterr()
+    assert err.splitlines() == [
+        "note: installed entry point 'fifo' (shadow_pkg.fifo:run) from shadow-pkg is ignored "
+        "because it is named like a built-in algorithm",
+        "note: installed entry point 'oasis' (shadow_pkg.oasis:run) from shadow-pkg is "
+        "ignored because it is named like a built-in algorithm"]
+    rows = [json.loads(part) for part in out.replace("}\n{", "}\x00{").split("\x00")]
+    assert [r["total_utility"] for r in rows] == [pytest.approx(builtin)] * 2
+    assert algorithms.names() == algorithms.builtin_names()
