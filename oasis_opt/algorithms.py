@@ -310,6 +310,14 @@ def _annotation_text(annotation: Any) -> str:
     return getattr(annotation, "__name__", None) or repr(annotation)
 
 
+def _param_place(place: str, key: str) -> str:
+    """Where a parameter is named: ``--param x`` (``--param NAME x`` for ``ratio``) on the
+    command line, as ``--param x`` is written; ``algorithms.NAME.x`` in a file."""
+    if not place:
+        return key
+    return f"{place} {key}" if place.startswith("--") else f"{place}.{key}"
+
+
 def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "params", *,
                  values: bool = True) -> None:
     """Refuse a parameter the algorithm does not take, or (``values``) a value its annotation
@@ -324,7 +332,7 @@ def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "param
         return
     for key in params:
         if key not in known:
-            raise InputError(f"{place}.{key}" if place else key,
+            raise InputError(_param_place(place, key),
                              f"not a parameter of {label(name)} (it takes "
                              f"{', '.join(sorted(known)) or 'none'})")
     if not values:
@@ -333,7 +341,7 @@ def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "param
     assert sig is not None  # ``known`` came from it
     for key, value in params.items():
         text = _annotation_text(sig.parameters[key].annotation)
-        where = f"{place}.{key}" if place else key
+        where = _param_place(place, key)
         if text in _PLAIN_TYPES:
             what, ok = _PLAIN_TYPES[text]
             if not ok(value):
@@ -341,6 +349,22 @@ def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "param
         elif "Callable" in text and value is not None and not callable(value):
             raise InputError(where, f"{label(name)} takes a function here (from Python only), "
                                     f"got {value!r:.60}")
+
+
+def param_values(name: Algorithm, params: Mapping[str, Any],
+                 place: str = "params") -> dict[str, Any]:
+    """Parameter values read from the command line (``--param KEY=VALUE``) or a sweep grid, as
+    the algorithm gets them: the one rule both follow.
+
+    An integral float counts as the integer, as everywhere in the files (SPEC §5): ``x=3.0``
+    for an ``int`` parameter is 3, and ``u_scale`` 1.0 and 1 are one grid row. Then
+    ``check_params`` refuses, naming ``place`` and the key, a key the algorithm does not take
+    or a value its annotation rules out (``--param x: NAME takes an integer here, got 3.5``).
+    """
+    out = {key: int(v) if isinstance(v, float) and v.is_integer() else v
+           for key, v in params.items()}
+    check_params(name, out, place)
+    return out
 
 
 # --- running -----------------------------------------------------------------------------
@@ -436,4 +460,5 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
 
 __all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "Algorithm", "InvalidScheduleError",
            "builtin_names", "check", "check_params", "describe", "get", "install", "label",
-           "names", "parameters", "register", "registered", "run", "seed_of", "unregister"]
+           "names", "param_values", "parameters", "register", "registered", "run", "seed_of",
+           "unregister"]
