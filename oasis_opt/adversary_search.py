@@ -50,8 +50,9 @@ import numpy as np
 from .errors import InputError
 from .model import REL_TOL
 
-#: Streams of ``default_rng([seed, stream])``: the search and the random control.
-SEARCH_STREAM, RANDOM_STREAM = 1, 2
+#: Streams of ``default_rng([seed, stream])``: the search and the random control; the
+#: instance on which ``search`` tries the algorithm once before it starts (``PROBE_STREAM``).
+SEARCH_STREAM, RANDOM_STREAM, PROBE_STREAM = 1, 2, 3
 RESOURCES = ("gpu", "cpu")
 DEFAULT_EVALUATIONS = 200
 #: At least one exact solve each: more would run for weeks (bound a long search by ``budget``).
@@ -565,6 +566,13 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
         raise InputError("batch", "batch and patience must be at least 1")
     if evaluations is None and budget is None:
         evaluations = DEFAULT_EVALUATIONS
+    # the algorithm and its parameters tried once here, in-process, on an instance of the
+    # space, as the verifier and sweep grids do: a value it refuses (``u_scale=-1``) is bad
+    # input before the progress bar, a worker's log or a file; the first candidate found it
+    # after them (on Dask with a worker's traceback). Its own stream: the search is unchanged.
+    from .io import instance_from_dict
+    probe = random_instance(np.random.default_rng([seed, PROBE_STREAM]), space)
+    algorithms.run(algorithm, instance_from_dict(probe), **(params or {}))
     pitems = tuple(sorted((params or {}).items()))
     rng_s = np.random.default_rng([seed, SEARCH_STREAM])
     rng_r = np.random.default_rng([seed, RANDOM_STREAM])

@@ -5,7 +5,8 @@ An algorithm is named, everywhere one is named (SPEC §6), by
 1. a built-in name (``REGISTRY``: OASiS and the baselines);
 2. a name registered in Python with ``register(name, fn)``;
 3. a name an installed package declares in the entry-point group ``oasis_opt.algorithms``
-   (``[project.entry-points."oasis_opt.algorithms"] greedy = "mypkg.greedy:run"``);
+   (``[project.entry-points."oasis_opt.algorithms"] greedy = "mypkg.greedy:run"``); one
+   named like a built-in is ignored, with a note on stderr once per process;
 4. ``module:function``, imported from the current directory or ``PYTHONPATH``.
 
 A name that resolves to nothing is bad input (``InputError``, exit 2). ``run`` treats every
@@ -101,11 +102,35 @@ def install(table: Mapping[str, Callable[..., Schedule]]) -> None:
     _REGISTERED.update(table)
 
 
+#: Installed entry points already said to be ignored (``_note_shadowed``): (name, value).
+_NOTED_SHADOWED: set[tuple[str, str]] = set()
+
+
+def _note_shadowed(ep: Any) -> None:
+    """Say, once per process, that an installed entry point named like a built-in is ignored.
+
+    The built-in keeps its name (a package installed for another reason must not change what
+    ``oasis`` or ``fifo`` computes), but ignoring the plug-in silently left its author
+    wondering why their scheduler never ran. This is written here, not returned: the entry
+    points are read wherever a name is resolved or listed (``--help`` included), where there
+    is no result to carry a note."""
+    key = (ep.name, getattr(ep, "value", ""))
+    if key in _NOTED_SHADOWED:
+        return
+    _NOTED_SHADOWED.add(key)
+    dist = getattr(getattr(ep, "dist", None), "name", None)
+    source = f"from {dist}" if dist else "from an unnamed distribution"
+    sys.stderr.write(f"note: installed entry point {ep.name!r} ({key[1]}) {source} is ignored "
+                     f"because it is named like a built-in algorithm\n")
+
+
 def _entry_points() -> dict[str, Any]:
     from importlib.metadata import entry_points
     out: dict[str, Any] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in REGISTRY and not _RESERVED & set(ep.name):
+        if ep.name in REGISTRY:
+            _note_shadowed(ep)
+        elif not _RESERVED & set(ep.name):
             out.setdefault(ep.name, ep)
     return out
 
@@ -285,6 +310,14 @@ def _annotation_text(annotation: Any) -> str:
     return getattr(annotation, "__name__", None) or repr(annotation)
 
 
+def _param_place(place: str, key: str) -> str:
+    """Where a parameter is named: ``--param x`` (``--param NAME x`` for ``ratio``) on the
+    command line, as ``--param x`` is written; ``algorithms.NAME.x`` in a file."""
+    if not place:
+        return key
+    return f"{place} {key}" if place.startswith("--") else f"{place}.{key}"
+
+
 def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "params", *,
                  values: bool = True) -> None:
     """Refuse a parameter the algorithm does not take, or (``values``) a value its annotation
@@ -299,7 +332,7 @@ def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "param
         return
     for key in params:
         if key not in known:
-            raise InputError(f"{place}.{key}" if place else key,
+            raise InputError(_param_place(place, key),
                              f"not a parameter of {label(name)} (it takes "
                              f"{', '.join(sorted(known)) or 'none'})")
     if not values:
@@ -308,7 +341,7 @@ def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "param
     assert sig is not None  # ``known`` came from it
     for key, value in params.items():
         text = _annotation_text(sig.parameters[key].annotation)
-        where = f"{place}.{key}" if place else key
+        where = _param_place(place, key)
         if text in _PLAIN_TYPES:
             what, ok = _PLAIN_TYPES[text]
             if not ok(value):
@@ -316,6 +349,22 @@ def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "param
         elif "Callable" in text and value is not None and not callable(value):
             raise InputError(where, f"{label(name)} takes a function here (from Python only), "
                                     f"got {value!r:.60}")
+
+
+def param_values(name: Algorithm, params: Mapping[str, Any],
+                 place: str = "params") -> dict[str, Any]:
+    """Parameter values read from the command line (``--param KEY=VALUE``) or a sweep grid, as
+    the algorithm gets them: the one rule both follow.
+
+    An integral float counts as the integer, as everywhere in the files (SPEC §5): ``x=3.0``
+    for an ``int`` parameter is 3, and ``u_scale`` 1.0 and 1 are one grid row. Then
+    ``check_params`` refuses, naming ``place`` and the key, a key the algorithm does not take
+    or a value its annotation rules out (``--param x: NAME takes an integer here, got 3.5``).
+    """
+    out = {key: int(v) if isinstance(v, float) and v.is_integer() else v
+           for key, v in params.items()}
+    check_params(name, out, place)
+    return out
 
 
 # --- running -----------------------------------------------------------------------------
@@ -411,4 +460,5 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
 
 __all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "Algorithm", "InvalidScheduleError",
            "builtin_names", "check", "check_params", "describe", "get", "install", "label",
-           "names", "parameters", "register", "registered", "run", "seed_of", "unregister"]
+           "names", "param_values", "parameters", "register", "registered", "run", "seed_of",
+           "unregister"]

@@ -646,7 +646,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if key in params:
             raise InputError(flag, f"given twice (also as --param {key})")
         params[key] = value
-    algorithms.check_params(args.algorithm, params, place="--param")
+    params = algorithms.param_values(args.algorithm, params, place="--param")
     inst = load_instance(args.instance)
     sched = algorithms.run(args.algorithm, inst, **params)
     if args.output is not None:
@@ -677,9 +677,8 @@ def _algorithm_params(names: Sequence[str],
         if key in table[name]:
             raise InputError(f"--param {name} {key}", "given twice")
         table[name][key] = value
-    for name, params in table.items():
-        algorithms.check_params(name, params, place=f"--param {name}")
-    return table
+    return {name: algorithms.param_values(name, params, place=f"--param {name}")
+            for name, params in table.items()}
 
 
 def cmd_ratio(args: argparse.Namespace) -> int:
@@ -848,8 +847,8 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     if args.evaluations == 0:
         raise InputError("--evaluations", "must be at least 1, got 0")
     from . import algorithms
-    params = _params(args.param)  # refused by the flag's name (it was "params.KEY")
-    algorithms.check_params(args.algorithm, params, place="--param")
+    # refused by the flag's name (it was "params.KEY")
+    params = algorithms.param_values(args.algorithm, _params(args.param), place="--param")
     out = check_output(args.output)
     prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
     for suffix in (".csv", ".png"):
@@ -948,7 +947,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     params = _params(args.param)
     space = load_space(args.space)
     algorithms.check(args.algorithm)
-    algorithms.check_params(args.algorithm, params, place="--param")  # not "params.KEY"
+    params = algorithms.param_values(args.algorithm, params, place="--param")  # not params.KEY
     check_size(space, limit)  # before any folder, process or file exists
     out = Path(args.output or f"results/verify/{space.name}-{args.algorithm}")
     with make_executor(args.workers, args.dask) as ex:

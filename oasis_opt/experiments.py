@@ -217,6 +217,8 @@ def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "re
     for k in extra:
         if k not in exp.options:
             raise InputError(k, f"applies to the trace experiment, not {name}")
+    from .io import check_output
+    figure = check_output(out / f"{name}.png")  # drawn after the run: refused now, not then
     store = ResultStore(out / f"{name}.csv", columns=exp.columns)
     before = len(store.rows)
     start = time.perf_counter()
@@ -232,7 +234,6 @@ def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "re
     with _trace.report_steps(step_lines(progress)):
         ran = run_tasks(tasks, exp.execute, store, executor=executor, progress=progress,
                         description=name)
-    figure = out / f"{name}.png"
     exp.figure(store.rows, figure)
     return {"experiment": name, "csv": str(out / f"{name}.csv"), "figure": str(figure),
             "rows": len(store.rows), "new_rows": len(store.rows) - before, "tasks_run": ran,

@@ -422,9 +422,10 @@ def _combos(table: dict[str, dict[str, Any]]) -> tuple[Combo, ...]:
         algorithms.check_params(name, grid, place=f"algorithms.{name}", values=False)
         keys = sorted(grid)
         for values in itertools.product(*(_as_list(grid[k]) for k in keys)):
-            # an integral float is the integer (SPEC §5): u_scale 1.0 and 1 are one row
-            params = {k: int(v) if isinstance(v, float) and v.is_integer() else v
-                      for k, v in zip(keys, values, strict=True)}
+            # the command line's rule (an integral float is the integer: u_scale 1.0 and 1
+            # are one row); a fraction for an int parameter names algorithms.NAME.KEY
+            params = algorithms.param_values(name, dict(zip(keys, values, strict=True)),
+                                             place=f"algorithms.{name}")
             try:  # each combination on a one-job instance: bad values fail here, not mid-run
                 algorithms.run(name, probe, **params)
             except InputError as err:

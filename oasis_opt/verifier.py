@@ -527,15 +527,19 @@ def verify(space: Space, algorithm: str, *, out: str | Path,
     """Evaluate every instance of ``space`` (resuming from ``out/instances.csv``) and reduce.
 
     Refuses, before anything runs or is written: an unknown algorithm, a space larger than
-    ``max_instances``, a ``max_share`` outside (0, 1]."""
+    ``max_instances``, a ``max_share`` outside (0, 1], an output file of ``write_outputs``
+    that cannot be written (a folder of that name), a parameter value the algorithm refuses."""
     import time
 
     from . import algorithms
+    from .io import check_output
     from .tasks import ResultStore, Task, run_tasks
     algorithms.check(algorithm)
     check_size(space, max_instances)
     if max_share is not None and not (0 < max_share <= 1):
         raise InputError("max_share", f"must be in (0, 1], got {max_share}")
+    for name in OUTPUTS.values():  # written after the run: found then, after its progress
+        check_output(Path(out) / name)
     params = dict(params or {})
     pitems = tuple(sorted(params.items()))
     # the parameters tried once here, in-process, on instance 0: a bad value is refused
@@ -667,11 +671,18 @@ def histogram_figure(result: VerifyResult, path: str | Path) -> None:
     save_figure(fig, path, dpi=110)
 
 
+#: What ``write_outputs`` writes in the output folder, by its key in the returned paths
+#: (``verify`` checks each can be written before it starts).
+OUTPUTS = {"argmax": "argmax.json", "distribution_csv": "distribution.csv",
+           "histogram_png": "histogram.png", "summary": "summary.json"}
+
+
 def write_outputs(result: VerifyResult, out: str | Path) -> dict[str, str | None]:
     """``argmax.json`` (an instance file), ``distribution.csv``, ``histogram.png``,
-    ``summary.json``; returns their paths."""
+    ``summary.json`` (``OUTPUTS``); returns their paths."""
     from .io import instance_from_dict, save_instance, write_json_atomic, write_text_atomic
     out = Path(out)
+    path = {key: out / name for key, name in OUTPUTS.items()}
     files: dict[str, str | None] = {"instances_csv": str(out / "instances.csv"),
                                     "argmax": None}
     if result.argmax is not None:
@@ -680,13 +691,13 @@ def write_outputs(result: VerifyResult, out: str | Path) -> dict[str, str | None
         d["description"] = (f"argmax of OPT/{result.algorithm} over space "
                             f"{result.space.name}: instance {result.argmax}, ratio "
                             f"{result.max_ratio!r}")
-        save_instance(instance_from_dict(d), out / "argmax.json")
-        files["argmax"] = str(out / "argmax.json")
-    write_text_atomic(out / "distribution.csv", distribution_csv(result))
-    histogram_figure(result, out / "histogram.png")
-    files.update(distribution_csv=str(out / "distribution.csv"),
-                 histogram_png=str(out / "histogram.png"), summary=str(out / "summary.json"))
-    write_json_atomic(out / "summary.json", {**result.summary(), "files": files})
+        save_instance(instance_from_dict(d), path["argmax"])
+        files["argmax"] = str(path["argmax"])
+    write_text_atomic(path["distribution_csv"], distribution_csv(result))
+    histogram_figure(result, path["histogram_png"])
+    files.update({key: str(path[key]) for key in ("distribution_csv", "histogram_png",
+                                                  "summary")})
+    write_json_atomic(path["summary"], {**result.summary(), "files": files})
     return files
 
 

@@ -84,6 +84,32 @@ def test_bad_parameters_exit_2_and_write_nothing(tmp_path, args, message):
     assert not (tmp_path / "out.json").exists()
 
 
+@pytest.mark.parametrize("args,occupied,message", [
+    # a value the algorithm refuses: found by the first candidate, after the progress bar
+    (["adversary", "--algorithm", "oasis", "--param", "u_scale=-1", "--jobs", "2",
+      "--evaluations", "2", "-o", "OUT/w.json"], None,
+     "u_scale: must be a positive number, got -1"),
+    # an output written after the run, a folder of that name: found when written, after
+    # the progress bar and the files before it
+    (["verify", str(INSTANCES / "spaces" / "tiny-2jobs.json"), "--algorithm", "oasis", "-o",
+      "OUT"], "histogram.png", "OUT/histogram.png: cannot write: it is a folder"),
+    (["experiment", "ratio", "--quick", "--seeds", "1", "--workers", "0", "--out", "OUT"],
+     "ratio.png", "OUT/ratio.png: cannot write: it is a folder"),
+])
+def test_long_commands_refuse_bad_input_before_any_progress(tmp_path, args, occupied,
+                                                            message):
+    """Progress goes to stderr without --json: a bad input must be the only line there, and
+    nothing may be written."""
+    out = tmp_path / "out"
+    if occupied:
+        (out / occupied).mkdir(parents=True)
+    r = run_cli(*(a.replace("OUT", str(out)) for a in args))
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == f"oasis-opt {args[0]}: error: {message.replace('OUT', str(out))}\n"
+    written = sorted(p.relative_to(out) for p in out.rglob("*")) if out.exists() else []
+    assert [str(p) for p in written] == ([occupied] if occupied else [])
+
+
 def test_bad_instance_exit_2(tmp_path):
     p = tmp_path / "i.json"
     d = json.loads((INSTANCES / "small-s0.json").read_text())

@@ -159,6 +159,12 @@ def claims(instance):
     s = algorithms.run("fifo", instance)
     return Schedule(s.instance, "claims", s.total_utility, s.jobs,
                     {"total_utility": 1e9, "completed": 99, "note": "kept"})
+
+
+def deep(instance, *, depth: int = 1):
+    """An int parameter; says what it was given (``range(depth)`` fails on a float)."""
+    s = algorithms.run("fifo", instance)
+    return s.with_extras(depth=depth, steps=len(range(depth)))
 '''
 
 
@@ -408,9 +414,41 @@ def test_cli_run_ratio_and_errors(mysched, small, tmp_path) -> None:
                 ["verify", str(INSTANCES / "spaces" / "tiny-2jobs.json"), "-o", "v"]):
         r = _cli(*cmd, "--algorithm", "mysched:scaled", "--param", "depth=1", cwd=tmp_path)
         assert r.returncode == 2, r.stderr  # the flag, not the library's "params.depth"
-        assert "error: --param.depth: not a parameter of mysched:scaled" in r.stderr, r.stderr
+        assert "error: --param depth: not a parameter of mysched:scaled" in r.stderr, r.stderr
     r = _cli("ratio", inst, "--algorithms", "oasis", "--param", "fifo", "x=1", cwd=tmp_path)
     assert r.returncode == 2 and "not one of the algorithms compared" in r.stderr
+
+
+def test_an_int_parameter_takes_an_integral_float_in_both_places(mysched, tmp_path) -> None:
+    """One rule for ``--param`` and a grid's parameters (SPEC §5's, which grids followed):
+    3.0 for an ``int`` parameter is 3; 3.5 is refused naming the key where it was written.
+    The command line refused 3.0 (``--param.depth: … takes an integer here, got 3.0``), and
+    a grid named 3.5 by the probe's ``params.depth`` inside its combination."""
+    inst = str(INSTANCES / "small-s1.json")
+    r = _cli("run", inst, "-a", "mysched:deep", "--param", "depth=3.0", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["params"] == {"depth": 3} and (data["depth"], data["steps"]) == (3, 3)
+    r = _cli("run", inst, "-a", "mysched:deep", "--param", "depth=3.5", cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == ("oasis-opt run: error: --param depth: mysched:deep takes an integer "
+                        "here, got 3.5\n")
+    r = _cli("ratio", inst, "--algorithms", "mysched:deep", "--param", "mysched:deep",
+             "depth=3.5", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (2, "oasis-opt ratio: error: --param mysched:deep "
+                                           "depth: mysched:deep takes an integer here, got "
+                                           "3.5\n")
+    for value, code in ((3.0, 0), (3.5, 2)):
+        grid = {"format": "oasis-sweep/1", "instances": [inst], "reference": None,
+                "algorithms": {"mysched:deep": {"depth": [1, value]}}, "out": f"o{value}"}
+        (tmp_path / "grid.json").write_text(json.dumps(grid))
+        r = _cli("sweep", "grid.json", cwd=tmp_path)
+        assert r.returncode == code, r.stderr
+    assert r.stderr == ("oasis-opt sweep: error: algorithms.mysched:deep.depth: mysched:deep "
+                        "takes an integer here, got 3.5\n")
+    assert not (tmp_path / "o3.5").exists()
+    rows = (tmp_path / "o3.0" / "results.csv").read_text().splitlines()[1:]
+    assert [row.split(",")[2] for row in rows] == ['"{""depth"":1}"', '"{""depth"":3}"']
 
 
 def test_cli_sweep_on_the_process_pool_and_adversary(mysched, small, tmp_path) -> None:
@@ -637,3 +675,43 @@ def test_a_broken_plugin_is_left_out_of_the_default_comparison(monkeypatch, capf
     assert cli.main(["ratio", str(INSTANCES / "small-s0.json"), "--algorithms",
                      "fifo,broken-plugin"]) == 2
     assert "does not load" in capfd.readouterr().err
+
+
+class _ShadowingEntryPoint:
+    """An installed plug-in named like a built-in: loading it is a failure of the test."""
+
+    group = algorithms.ENTRY_POINT_GROUP
+
+    def __init__(self, name: str) -> None:
+        self.name, self.value = name, f"shadow_pkg.{name}:run"
+        self.dist = type("Dist", (), {"name": "shadow-pkg"})()
+
+    def load(self):
+        raise AssertionError(f"the plug-in named {self.name!r} was loaded")
+
+
+def test_a_plugin_named_like_a_builtin_is_ignored_and_said_once(monkeypatch, capfd) -> None:
+    """An entry point called ``fifo`` was dropped without a word: its author never learnt why
+    their scheduler did not run. The built-in keeps its name; one note says so, once."""
+    import importlib.metadata
+
+    from oasis_opt import cli
+    eps = [_ShadowingEntryPoint("fifo"), _ShadowingEntryPoint("oasis")]
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda group=None: [e for e in eps if e.group == group])
+    monkeypatch.setattr(algorithms, "_NOTED_SHADOWED", set(), raising=False)
+    small = oasis_opt.load_instance(INSTANCES / "small-s0.json")
+    builtin = algorithms.run("fifo", small).total_utility
+    capfd.readouterr()
+    monkeypatch.setattr(algorithms, "_NOTED_SHADOWED", set(), raising=False)
+    for _ in range(2):  # the second command in the same process says nothing more
+        assert cli.main(["run", str(INSTANCES / "small-s0.json"), "-a", "fifo", "--json"]) == 0
+    out, err = capfd.readouterr()
+    assert err.splitlines() == [
+        "note: installed entry point 'fifo' (shadow_pkg.fifo:run) from shadow-pkg is ignored "
+        "because it is named like a built-in algorithm",
+        "note: installed entry point 'oasis' (shadow_pkg.oasis:run) from shadow-pkg is "
+        "ignored because it is named like a built-in algorithm"]
+    rows = [json.loads(part) for part in out.replace("}\n{", "}\x00{").split("\x00")]
+    assert [r["total_utility"] for r in rows] == [pytest.approx(builtin)] * 2
+    assert algorithms.names() == algorithms.builtin_names()
