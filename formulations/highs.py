@@ -46,6 +46,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from oasis_opt.errors import SolverError
 
 _LOCK = threading.Lock()
@@ -127,11 +129,54 @@ CAREFUL: dict[str, Any] = {"mip_feasibility_tolerance": 1e-9,
 FINE_DEMAND = 1e-4
 
 
+#: A capacity that a job's demand divides into a whole number of units within this share, but
+#: not exactly, makes the compact MILP's solve careful from the start (``near_whole``).
+NEAR_WHOLE = 1e-6
+#: HiGHS's options where the instance has ``near_whole`` capacities: its defaults but presolve.
+NO_PRESOLVE: dict[str, Any] = {"presolve": "off"}
+#: Quotients closer than this share to a whole number are whole (rounding: 0.3 / 0.1).
+WHOLE = 1e-12
+
+
 def care_options(instance: Any, careful: bool = False) -> dict[str, Any]:
     """HiGHS's options for the compact MILP of ``instance``: ``CAREFUL`` where asked
-    (``careful``, a second solve) or where it has ``fine_demands``, else none (its
-    defaults)."""
-    return dict(CAREFUL) if careful or fine_demands(instance) else {}
+    (``careful``, a second solve) or where it has ``fine_demands`` or ``near_whole``
+    capacities, else none (its defaults)."""
+    if careful or fine_demands(instance):
+        return dict(CAREFUL)
+    return dict(NO_PRESOLVE) if near_whole(instance) else {}
+
+
+def near_whole(instance: Any) -> bool:
+    """Whether on a resource where some server may bind (as in ``fine_demands``) a capacity C
+    holds a job's positive demand d of its pool k ≥ 1 times but for a sliver: C/d within
+    ``NEAR_WHOLE`` of k, and not exactly (``WHOLE``). Such a row's right-hand side lies
+    within HiGHS's tolerances of what its entries sum to, on one side or the other, and its
+    presolve then reasons wrongly: two PSs of 2e13 on a server of 3.999999996e13 (the second
+    is over by 1e-9·C), or one worker of 9.99999999e14 on a server of 1e15, and HiGHS 1.16
+    proved 0 optimal where 53.37 and 40.32 are, through every modeller, at one unit of the
+    rows and not the next (1e4 and 1e5 wrong, 1e6 right), and always right without presolve
+    (tests/test_tolerance.py). The shipped instances and the imported traces have none: their
+    capacities are whole multiples of the demands or far from them."""
+    from .common import may_bind, most_units
+    units = most_units(instance)
+    for demand, capacity, most in ((instance.worker_demand, instance.worker_capacity,
+                                    units[0]),
+                                   (instance.ps_demand, instance.ps_capacity, units[1])):
+        if demand.size == 0 or capacity.size == 0:
+            continue
+        binds = may_bind(capacity, demand, most).any(axis=0)  # per resource
+        for r in np.flatnonzero(binds):
+            d = np.unique(demand[:, r][demand[:, r] > 0])
+            c = np.unique(capacity[:, r][capacity[:, r] > 0])
+            if not d.size or not c.size:
+                continue
+            q = c[:, None] / d[None, :]
+            k = np.rint(q)
+            off = np.abs(q - k) / np.maximum(q, 1.0)
+            if ((k >= 1) & (off > WHOLE) & (off < NEAR_WHOLE)).any():
+                return True
+    return False
 
 
 def fine_demands(instance: Any) -> bool:
