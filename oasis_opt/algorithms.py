@@ -6,7 +6,8 @@ An algorithm is named, everywhere one is named (SPEC §6), by
 2. a name registered in Python with ``register(name, fn)``;
 3. a name an installed package declares in the entry-point group ``oasis_opt.algorithms``
    (``[project.entry-points."oasis_opt.algorithms"] greedy = "mypkg.greedy:run"``); one
-   named like a built-in is ignored, with a note on stderr once per process;
+   named like a built-in, or that no command line can name, or a second package's of the
+   same name, is ignored, with a note on stderr once per process;
 4. ``module:function``, imported from the current directory or ``PYTHONPATH``.
 
 A name that resolves to nothing is bad input (``InputError``, exit 2). ``run`` treats every
@@ -102,26 +103,31 @@ def install(table: Mapping[str, Callable[..., Schedule]]) -> None:
     _REGISTERED.update(table)
 
 
-#: Installed entry points already said to be ignored (``_note_shadowed``): (name, value).
-_NOTED_SHADOWED: set[tuple[str, str]] = set()
+#: Installed entry points already said to be ignored (``_note_ignored``): (name, value).
+_NOTED_IGNORED: set[tuple[str, str]] = set()
 
 
-def _note_shadowed(ep: Any) -> None:
-    """Say, once per process, that an installed entry point named like a built-in is ignored.
-
-    The built-in keeps its name (a package installed for another reason must not change what
-    ``oasis`` or ``fifo`` computes), but ignoring the plug-in silently left its author
-    wondering why their scheduler never ran. This is written here, not returned: the entry
-    points are read wherever a name is resolved or listed (``--help`` included), where there
-    is no result to carry a note."""
-    key = (ep.name, getattr(ep, "value", ""))
-    if key in _NOTED_SHADOWED:
-        return
-    _NOTED_SHADOWED.add(key)
+def _source(ep: Any) -> str:
+    """``'NAME' (module:function) from DISTRIBUTION``: an entry point as its author knows it."""
     dist = getattr(getattr(ep, "dist", None), "name", None)
-    source = f"from {dist}" if dist else "from an unnamed distribution"
-    sys.stderr.write(f"note: installed entry point {ep.name!r} ({key[1]}) {source} is ignored "
-                     f"because it is named like a built-in algorithm\n")
+    return (f"{ep.name!r} ({getattr(ep, 'value', '')}) "
+            f"{f'from {dist}' if dist else 'from an unnamed distribution'}")
+
+
+def _note_ignored(ep: Any, why: str) -> None:
+    """Say, once per process, that an installed entry point is ignored and why.
+
+    A built-in keeps its name (a package installed for another reason must not change what
+    ``oasis`` or ``fifo`` computes); a name no command line can write, or one a second
+    package declares too (the first found is kept), is not used either. Ignoring them
+    silently left their authors wondering why their scheduler never ran. This is written
+    here, not returned: the entry points are read wherever a name is resolved or listed
+    (``--help`` included), where there is no result to carry a note."""
+    key = (ep.name, getattr(ep, "value", ""))
+    if key in _NOTED_IGNORED:
+        return
+    _NOTED_IGNORED.add(key)
+    sys.stderr.write(f"note: installed entry point {_source(ep)} is ignored because {why}\n")
 
 
 def _entry_points() -> dict[str, Any]:
@@ -129,9 +135,16 @@ def _entry_points() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name in REGISTRY:
-            _note_shadowed(ep)
-        elif not _RESERVED & set(ep.name):
-            out.setdefault(ep.name, ep)
+            _note_ignored(ep, "it is named like a built-in algorithm")
+        elif not ep.name or _RESERVED & set(ep.name):
+            _note_ignored(ep, "its name is empty or holds ':', ',', '=' or white space, "
+                              "which a command line cannot name")
+        elif ep.name in out:
+            if getattr(ep, "value", None) != getattr(out[ep.name], "value", None):
+                _note_ignored(ep, f"{_source(out[ep.name])} has the same name (the first "
+                                  f"one found is kept)")
+        else:
+            out[ep.name] = ep
     return out
 
 

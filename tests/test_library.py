@@ -682,9 +682,9 @@ class _ShadowingEntryPoint:
 
     group = algorithms.ENTRY_POINT_GROUP
 
-    def __init__(self, name: str) -> None:
-        self.name, self.value = name, f"shadow_pkg.{name}:run"
-        self.dist = type("Dist", (), {"name": "shadow-pkg"})()
+    def __init__(self, name: str, dist: str = "shadow-pkg", value: str | None = None) -> None:
+        self.name, self.value = name, value or f"shadow_pkg.{name}:run"
+        self.dist = type("Dist", (), {"name": dist})()
 
     def load(self):
         raise AssertionError(f"the plug-in named {self.name!r} was loaded")
@@ -699,11 +699,11 @@ def test_a_plugin_named_like_a_builtin_is_ignored_and_said_once(monkeypatch, cap
     eps = [_ShadowingEntryPoint("fifo"), _ShadowingEntryPoint("oasis")]
     monkeypatch.setattr(importlib.metadata, "entry_points",
                         lambda group=None: [e for e in eps if e.group == group])
-    monkeypatch.setattr(algorithms, "_NOTED_SHADOWED", set(), raising=False)
+    monkeypatch.setattr(algorithms, "_NOTED_IGNORED", set(), raising=False)
     small = oasis_opt.load_instance(INSTANCES / "small-s0.json")
     builtin = algorithms.run("fifo", small).total_utility
     capfd.readouterr()
-    monkeypatch.setattr(algorithms, "_NOTED_SHADOWED", set(), raising=False)
+    monkeypatch.setattr(algorithms, "_NOTED_IGNORED", set(), raising=False)
     for _ in range(2):  # the second command in the same process says nothing more
         assert cli.main(["run", str(INSTANCES / "small-s0.json"), "-a", "fifo", "--json"]) == 0
     out, err = capfd.readouterr()
@@ -715,3 +715,28 @@ def test_a_plugin_named_like_a_builtin_is_ignored_and_said_once(monkeypatch, cap
     rows = [json.loads(part) for part in out.replace("}\n{", "}\x00{").split("\x00")]
     assert [r["total_utility"] for r in rows] == [pytest.approx(builtin)] * 2
     assert algorithms.names() == algorithms.builtin_names()
+
+
+def test_plugins_no_command_can_name_or_named_twice_are_ignored_and_said(monkeypatch,
+                                                                         capfd) -> None:
+    """An entry point named ``a,b`` (no command line can name it) and a second package's
+    ``greedy2`` beside the first one's were dropped without a word; the first ``greedy2``
+    found is kept. Each ignored one is said once; the same one declared twice is no clash."""
+    import importlib.metadata
+    eps = [_ShadowingEntryPoint("a,b"),
+           _ShadowingEntryPoint("greedy2", "first-pkg", "first.greedy:run"),
+           _ShadowingEntryPoint("greedy2", "second-pkg", "second.greedy:run"),
+           _ShadowingEntryPoint("greedy2", "first-pkg", "first.greedy:run")]
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda group=None: [e for e in eps if e.group == group])
+    monkeypatch.setattr(algorithms, "_NOTED_IGNORED", set())
+    capfd.readouterr()
+    for _ in range(2):
+        assert algorithms.names() == [*algorithms.builtin_names(), "greedy2"]
+    assert capfd.readouterr().err.splitlines() == [
+        "note: installed entry point 'a,b' (shadow_pkg.a,b:run) from shadow-pkg is ignored "
+        "because its name is empty or holds ':', ',', '=' or white space, which a command "
+        "line cannot name",
+        "note: installed entry point 'greedy2' (second.greedy:run) from second-pkg is ignored "
+        "because 'greedy2' (first.greedy:run) from first-pkg has the same name (the first one "
+        "found is kept)"]
