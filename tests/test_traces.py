@@ -612,3 +612,40 @@ def test_bad_measurement_file_named(tmp_path):
                                          "x-0,0,gpt,1,32\n")
     with pytest.raises(InputError, match=r"w2.csv:2: column application: 'gpt' has no"):
         import_trace("pollux", bad_app, Policy(), apps=apps)
+
+
+def test_columns_are_read_by_name_in_any_order(tmp_path, capfd):
+    """A trace whose columns come in another order (a spreadsheet's export, a script's
+    dict writer) was refused as a missing header; it imports the same instance now."""
+    rows = [ROW, "2017-10-09 07:05:00,120.5,2,241.0,b\n"]
+    order = [4, 2, 0, 3, 1]  # cluster,num_gpus,timestamp,gpu_time,duration
+
+    def reordered(line: str) -> str:
+        fields = line.rstrip("\n").split(",")
+        return ",".join(fields[k] for k in order) + "\n"
+    same = write(tmp_path / "same.csv", PHILLY_HEADER + "".join(rows))
+    moved = write(tmp_path / "moved.csv", reordered(PHILLY_HEADER)
+                  + "".join(reordered(r) for r in rows))
+    for trace in (same, moved):
+        rc, _, err = run_cli(["import", "philly", str(trace), "-o",
+                              str(tmp_path / f"{trace.stem}.json")], capfd)
+        assert rc == 0, err
+    a = json.loads((tmp_path / "same.json").read_text())
+    b = json.loads((tmp_path / "moved.json").read_text())
+    for doc in (a, b):  # what names the file differs, what was read from it does not
+        for key in ("name", "trace", "description"):
+            doc.pop(key, None)
+    assert a == b and len(a["jobs"]) == 2
+
+
+@pytest.mark.parametrize("head, why", [
+    ("timestamp,duration,num_gpus,cluster\n", "(missing gpu_time)"),
+    ("timestamp,duration,num_gpus,gpu_time,cluster,user\n", "(unexpected user)"),
+    ("timestamp,runtime,num_gpus,gpu_time,cluster\n", "(missing duration; unexpected runtime)"),
+])
+def test_a_header_names_what_it_misses(tmp_path, capfd, head, why):
+    trace = write(tmp_path / "t.csv", head + ROW)
+    rc, _, err = run_cli(["import", "philly", str(trace), "-o", str(tmp_path / "i.json")],
+                         capfd)
+    assert rc == 2 and f"t.csv:1: missing or unexpected header {why}: expected" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "i.json").exists()

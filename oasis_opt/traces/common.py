@@ -243,11 +243,11 @@ def rows(text: str, delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
         yield start, [f.strip() for f in fields]
 
 
-def header(path: str, line: int, fields: list[str], layouts: Sequence[Sequence[str]]) -> int:
-    """Which of ``layouts`` the header row matches (index); else one message naming them."""
-    for k, cols in enumerate(layouts):
-        if list(fields) == list(cols):
-            return k
+def header(path: str, line: int, fields: list[str], layouts: Sequence[Sequence[str]]
+           ) -> tuple[int, list[str]]:
+    """Which of ``layouts`` the header row names (index), in any order, and the columns in the
+    file's order; else one message: a duplicate column, or what the nearest layout misses
+    and what it does not have."""
     names = [f for f in fields if not _is_number(f)]
     if len(names) == len(fields):  # a header row, not data: say what is wrong with it
         seen: set[str] = set()
@@ -255,12 +255,25 @@ def header(path: str, line: int, fields: list[str], layouts: Sequence[Sequence[s
             if f in seen:
                 raise InputError(f"{path}:{line}", f"duplicate column {f!r} in the header")
             seen.add(f)
+    for k, cols in enumerate(layouts):
+        if sorted(fields) == sorted(cols):
+            return k, list(fields)
     want = " or ".join(",".join(c) for c in layouts)
     got = ",".join(fields)
     if len(got) > 120:
         got = got[:117] + "..."
-    raise InputError(f"{path}:{line}", f"missing or unexpected header: expected {want}, "
-                                       f"got {got!r}")
+    why = ""
+    if len(names) == len(fields):
+        near = max(layouts, key=lambda cols: len(set(cols) & set(fields)))
+        if set(near) & set(fields):
+            missing = [c for c in near if c not in fields]
+            extra = [f for f in fields if f not in near]
+            why = "; ".join(part for part in (
+                f"missing {', '.join(missing)}" if missing else "",
+                f"unexpected {', '.join(extra)}" if extra else "") if part)
+            why = f" ({why})"
+    raise InputError(f"{path}:{line}", f"missing or unexpected header{why}: expected {want} "
+                                       f"(in any order), got {got!r}")
 
 
 def _is_number(text: str) -> bool:
@@ -283,8 +296,7 @@ def table(path: str | Path, layouts: Sequence[Sequence[str]], reader: Reader | N
         raise InputError(p, f"empty {what}") from None
     except InputError as err:
         raise InputError(p + err.place[1:], err.message) from None
-    layout = header(p, first[0], first[1], layouts)
-    cols = layouts[layout]
+    layout, cols = header(p, first[0], first[1], layouts)
     out = []
     try:
         for line, fields in it:
