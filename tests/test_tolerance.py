@@ -24,7 +24,13 @@ from conftest import INSTANCES, add_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oasis_opt.formulations import highs
-from oasis_opt.formulations.common import CAREFUL_TOL, ROW_SLACK, row_capacity
+from oasis_opt.formulations.common import (
+    CAREFUL_TOL,
+    PLAIN,
+    ROW_SLACK,
+    maximal_patterns,
+    row_capacity,
+)
 
 from oasis_opt import algorithms
 from oasis_opt.errors import InputError
@@ -429,19 +435,20 @@ def test_fine_demands_count_only_where_a_row_may_bind():
     assert highs.fine_demands(instance_from_dict(data))
 
 
-#: Instances of the numeric-range search (round 26) that HiGHS 1.16 proved wrong "optimal"
-#: through every modeller without a floor (``floor=()``), found by an online schedule earning
+#: Instances of the numeric-range search (round 26) proved wrong "optimal" through every
+#: modeller without a floor (``floor=()``), found by an online schedule earning
 #: more: r572 (40.32, proved 0) and r708 (14.63, proved 0.62), a worker or PS of
 #: 9.99999999e14 on a server of 1e15 (``highs.near_whole``: its presolve); r2705 (107.14,
 #: proved 40.74), rows of 1e15 measured at 2^49 (``scale.BIG``); r6072 (53.37, proved 0
-#: through PuLP), two PSs of 2e13 on servers of 3.999999996e13.
-PRESOLVE_CASES = json.loads((Path(__file__).parent / "presolve_cases.json").read_text())
+#: through PuLP), two PSs of 2e13 on servers of 3.999999996e13; r21984 (68.07, proved
+#: 45.18), the demand-class patterns (``test_patterns_test_fit_one_way``).
+NUMERIC_CASES = json.loads((Path(__file__).parent / "numeric_cases.json").read_text())
 
 
 @pytest.mark.parametrize("name", ["r572", "r708", "r2705"])
 @pytest.mark.parametrize("modeler", ["auto", "pyomo", "pulp"])
 def test_near_whole_capacities_and_huge_rows_are_proven_right(name, modeler):
-    instance = instance_from_dict(PRESOLVE_CASES[name])
+    instance = instance_from_dict(NUMERIC_CASES[name])
     opt = best_utility(instance)
     for floor in ((), None):
         schedule, report = solve(instance, modeler=modeler, floor=floor)
@@ -456,7 +463,7 @@ def test_two_ps_over_by_a_sliver_do_not_make_the_optimum_zero(modeler):
     has j0 done in its first slot (3 workers, one PS) and j2 in two (2 workers and 2 PSs of
     2e13 a slot, one on each PS server of 3.999999996e13: two on one are over by 1e-9·C).
     Too many servers for the brute force: the optimum is their values at those durations."""
-    instance = instance_from_dict(PRESOLVE_CASES["r6072"])
+    instance = instance_from_dict(NUMERIC_CASES["r6072"])
     u = {j.id: j.utility for j in instance.jobs}
     opt = value(u["j0"], 1) + value(u["j2"], 2)
     schedule, report = solve(instance, modeler=modeler, floor=())
@@ -466,9 +473,9 @@ def test_two_ps_over_by_a_sliver_do_not_make_the_optimum_zero(modeler):
 
 
 def test_near_whole_capacities_are_solved_without_presolve():
-    assert highs.near_whole(instance_from_dict(PRESOLVE_CASES["r572"]))
-    assert highs.near_whole(instance_from_dict(PRESOLVE_CASES["r6072"]))
-    assert highs.care_options(instance_from_dict(PRESOLVE_CASES["r572"])) == \
+    assert highs.near_whole(instance_from_dict(NUMERIC_CASES["r572"]))
+    assert highs.near_whole(instance_from_dict(NUMERIC_CASES["r6072"]))
+    assert highs.care_options(instance_from_dict(NUMERIC_CASES["r572"])) == \
         highs.NO_PRESOLVE
     assert highs.near_whole(instance_from_dict(thirds()))  # 1 / 0.33333334
     # whole quotients (4 GPUs of 1, 0.3 of 0.1) are not near: HiGHS's defaults serve them,
@@ -481,6 +488,29 @@ def test_near_whole_capacities_are_solved_without_presolve():
 
 
 def test_a_pool_that_may_bind_is_measured_below_big():
-    instance = instance_from_dict(PRESOLVE_CASES["r2705"])
+    instance = instance_from_dict(NUMERIC_CASES["r2705"])
     workers, _ = scale.unit_scales(instance)
     assert 2 * 1e15 * workers[0] <= scale.BIG < 2 * 2 * 1e15 * workers[0]
+
+
+def test_patterns_test_fit_one_way():
+    """r21984 (round 26's search): PSs of 3.125e10 and 15.625 on servers of 3.125e10 (in
+    their unit). The counts tried held the small ones to none beside the large one, and the
+    maximality test called two of them alone "not maximal" (the large one fit on top, within
+    1e-9 of the rest): neither pattern was kept, the job with the small PSs never ran, and
+    the default route proved 45.18 where the server model and column generation prove
+    68.07, which is OPT: in the one slot only j0 and j3 can complete, and both do. One limit
+    now, the server model's row C·(1 + ROW_SLACK)."""
+    big, small = np.array([3.125e10]), np.array([15.625])
+    assert maximal_patterns([big, small], [1, 2], big) == [(1, 1), (0, 2)]
+    assert maximal_patterns([np.array([0.33333334])], [5], np.array([1.0])) == [(2,)]
+    assert maximal_patterns([np.array([1 / 3]), np.array([0.5])], [5, 5],
+                            np.array([1.0])) == [(3, 0), (1, 1), (0, 2)]
+    instance = instance_from_dict(NUMERIC_CASES["r21984"])
+    server, _ = solve(instance, options=PLAIN, floor=())
+    for modeler in ("auto", "pyomo", "pulp"):
+        schedule, report = solve(instance, modeler=modeler, floor=())
+        assert report.status is SolveStatus.OPTIMAL
+        assert report.objective == pytest.approx(server.total_utility, rel=1e-12)
+        assert report.objective == pytest.approx(68.07337407960499, rel=1e-12)
+        assert validate(instance, schedule).feasible
