@@ -134,17 +134,23 @@ FINE_DEMAND = 1e-4
 NEAR_WHOLE = 1e-6
 #: HiGHS's options where the instance has ``near_whole`` capacities: its defaults but presolve.
 NO_PRESOLVE: dict[str, Any] = {"presolve": "off"}
+#: The second solve where the first was ``CAREFUL``: its tolerances, with presolve.
+TIGHT: dict[str, Any] = {k: v for k, v in CAREFUL.items() if k != "presolve"}
 #: Quotients closer than this share to a whole number are whole (rounding: 0.3 / 0.1).
 WHOLE = 1e-12
 
 
 def care_options(instance: Any, careful: bool = False) -> dict[str, Any]:
-    """HiGHS's options for the compact MILP of ``instance``: ``CAREFUL`` where asked
-    (``careful``, a second solve) or where it has ``fine_demands`` or ``near_whole``
-    capacities, else none (its defaults)."""
-    if careful or fine_demands(instance):
-        return dict(CAREFUL)
-    return dict(NO_PRESOLVE) if near_whole(instance) else {}
+    """HiGHS's options for the compact MILP of ``instance``: where it has ``fine_demands``,
+    ``CAREFUL``; else where it has ``near_whole`` capacities, ``NO_PRESOLVE``; else none (its
+    defaults). ``careful`` (a second solve, after the first one's schedule overfilled a
+    server or its proven optimum lay below an online schedule): ``CAREFUL``, or ``TIGHT``
+    where the first solve was careful already: the same options again would give the same
+    wrong answer (r18551 through PuLP: 39.91 proved twice where 45.01 is)."""
+    first = CAREFUL if fine_demands(instance) else NO_PRESOLVE if near_whole(instance) else {}
+    if careful:
+        return dict(TIGHT if first == CAREFUL else CAREFUL)
+    return dict(first)
 
 
 def near_whole(instance: Any) -> bool:

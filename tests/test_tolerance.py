@@ -514,3 +514,21 @@ def test_patterns_test_fit_one_way():
         assert report.objective == pytest.approx(server.total_utility, rel=1e-12)
         assert report.objective == pytest.approx(68.07337407960499, rel=1e-12)
         assert validate(instance, schedule).feasible
+
+
+def test_a_second_solve_is_not_the_first_again(monkeypatch):
+    """r18551 (round 26's search): a worker demand of 1e-6 beside capacities of 1000 makes
+    the first solve careful (``fine_demands``); through PuLP it proved 39.91 where tetris's
+    schedule earns 45.01, and the second solve, careful again with the same options, proved
+    39.91 again: ``solve`` failed ("the proven optimum ... is below tetris's schedule"). A
+    second solve after a careful one keeps its tolerances and presolves (``highs.TIGHT``)."""
+    instance = instance_from_dict(NUMERIC_CASES["r18551"])
+    assert highs.fine_demands(instance)
+    assert highs.care_options(instance) == highs.CAREFUL
+    assert highs.care_options(instance, careful=True) == highs.TIGHT
+    assert highs.care_options(instance_from_dict(thirds()), careful=True) == highs.CAREFUL
+    server, _ = solve(instance, options=PLAIN)
+    schedule, report = solve(instance, modeler="pulp")
+    assert report.status is SolveStatus.OPTIMAL and validate(instance, schedule).feasible
+    assert report.objective == pytest.approx(server.total_utility, rel=1e-9)
+    assert report.objective >= algorithms.run("tetris", instance).total_utility - 1e-9
