@@ -532,3 +532,16 @@ def test_a_second_solve_is_not_the_first_again(monkeypatch):
     assert report.status is SolveStatus.OPTIMAL and validate(instance, schedule).feasible
     assert report.objective == pytest.approx(server.total_utility, rel=1e-9)
     assert report.objective >= algorithms.run("tetris", instance).total_utility - 1e-9
+
+
+def test_a_solve_error_is_solved_again_carefully():
+    """r102874 (round 26's search): near-whole capacities (PSs of 9.99999999e14 on servers of
+    1e15), so HiGHS runs without presolve; given the floor's schedule as its start it ended
+    in "Solve error" and ``solve`` failed (exit 1 on a valid instance). The compact route
+    solves once more carefully, as where a schedule overfills."""
+    instance = instance_from_dict(NUMERIC_CASES["r102874"])
+    assert highs.care_options(instance) == highs.NO_PRESOLVE
+    server, _ = solve(instance, options=PLAIN, floor=())
+    schedule, report = solve(instance, modeler="highspy")
+    assert report.status is SolveStatus.OPTIMAL and validate(instance, schedule).feasible
+    assert report.objective == pytest.approx(server.total_utility, rel=1e-9)

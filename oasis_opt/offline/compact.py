@@ -103,7 +103,14 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
             # incumbent kept; small models solve in this process (plan.GUARD_MIN_NONZEROS)
             raw = race.solve_portfolio([prep], [0], solving, tracker, mip_gap, floor)
         else:
-            raw = backends.ROUTES[medium](prep, solving, tracker, mip_gap, start=floor)
+            try:
+                raw = backends.ROUTES[medium](prep, solving, tracker, mip_gap, start=floor)
+            except SolverError:  # HiGHS's "Solve error" at its first options: once more,
+                # carefully (r102874: without presolve and given the floor's start, HiGHS
+                # ended in an error; carefully it proves the optimum)
+                tracker.retract(None if floor is None else floor.total_utility)
+                raw = backends.ROUTES[medium](prep, solving, tracker, mip_gap, start=floor,
+                                              careful=True)
     prep_seconds = time.perf_counter() - t0 - raw.build_seconds - raw.handover_seconds \
         - raw.solve_seconds
     schedule = extract(prep, raw)
