@@ -67,7 +67,7 @@ from .colgen_scale import (
 from .common import most_units, row_capacity
 from .deadline import Deadline, run_limit
 from .highs import new_highs, option
-from .pattern_master import ENTER_TOL, PatternMaster, dive, generate
+from .pattern_master import ENTER_TOL, PatternMaster, dive, generate, lp_proven
 from .result import SolveResult
 from .status import SolveStatus
 
@@ -862,6 +862,8 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
     kept = master.row_of >= 0
     rows_of = master.row_of[kept]
 
+    last_bound = [math.inf]  # the Lagrangian bound of the last pricing (``lp_proven``)
+
     def price_at(pi: np.ndarray) -> list[BestSchedule] | None:
         """Every job priced at ``pi`` (None: cut short by the deadline); its Lagrangian bound
         updates ``res.bound`` and, when the least of the phase, the centre ``best_pi``."""
@@ -877,6 +879,7 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
         if report is not None:
             report(bound)
         res.bound = min(res.bound, bound)
+        last_bound[0] = bound
         if bound < st.phase_best or st.best_pi is None:
             st.phase_best, st.best_pi, st.best_found = bound, pi, found
         return found
@@ -1004,6 +1007,10 @@ def _generate(master: _Master, specs: Sequence[JobSpec], res: ColgenStats, *, st
             # penalties, the next rounds are the exact master's
             st.kappa = 0.0
         elif entered == 0:
+            # the last pricing was at the LP's duals (a smoothed one that entered nothing is
+            # followed by it): they prove the LP only if they price no job above it
+            if master.columns and not lp_proven(lp, last_bound[0]):
+                return False
             if master.columns:
                 if report is not None:
                     report(lp)

@@ -37,6 +37,7 @@ on one resource the job demands. The Lagrangian bound for prices ``π ≥ 0`` is
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +56,19 @@ from .status import SolveStatus
 
 #: A column enters when its reduced cost exceeds this, relative to max(1, |μ_i|).
 ENTER_TOL = 1e-7
+#: The restricted LP is proven optimal only where its duals price no job above it: the
+#: Lagrangian bound at them at most ``PROOF_TOL``·max(1, LP) above its value. Round 26's
+#: search found HiGHS's LP of a master returning duals at which a column already in it had
+#: a reduced cost of 12.3 (PSs of 1e6 beside 3.3e14): nothing could enter, the LP's 52.56 was
+#: taken as proven and the route called 52.86 optimal where 64.87 is. Such a round proves
+#: nothing; the bound stays the least Lagrangian one (64.87 there, valid at any prices).
+PROOF_TOL = 1e-6
+
+
+def lp_proven(lp: float, lagrangian: float) -> bool:
+    """Whether a round in which no column entered proves the restricted LP's value ``lp``
+    (``PROOF_TOL``): its Lagrangian bound at the LP's duals equals it."""
+    return math.isfinite(lagrangian) and lagrangian <= lp + PROOF_TOL * max(1.0, abs(lp))
 
 #: Most patterns one group may have before it is split into single servers.
 PATTERN_LIMIT = 2000
@@ -701,7 +715,9 @@ def generate(master: PatternMaster, specs: list, *, deadline: float | None = Non
             reduced = value - float((y * cw).sum() + (z * cp).sum()) - pi[i]
             if reduced > ENTER_TOL * max(1.0, abs(pi[i])):
                 master.add(master.group_counts(i, y, z, value))
-        if len(master.columns) == n0 and np.isfinite(lb):  # every job priced: proven
+        if len(master.columns) == n0 and np.isfinite(lb):  # every job priced
+            if not lp_proven(lp, lb):  # the LP's duals are not its optimum's: no proof
+                break
             if report is not None:
                 report(lp)
             return True, lp

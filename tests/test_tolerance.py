@@ -545,3 +545,22 @@ def test_a_solve_error_is_solved_again_carefully():
     schedule, report = solve(instance, modeler="highspy")
     assert report.status is SolveStatus.OPTIMAL and validate(instance, schedule).feasible
     assert report.objective == pytest.approx(server.total_utility, rel=1e-9)
+
+
+def test_column_generation_proves_its_lp_only_where_its_duals_do():
+    """r605706 (round 26's search): HiGHS's LP of the master returned duals at which a column
+    already in it had a reduced cost of 12.3 (PSs of 1e6 beside capacities of 3.3e14), so no
+    column entered, the LP's 52.56 was taken as proven, and ``--method colgen`` called its
+    52.86 optimal where DRF's schedule earns 64.87. Such a round proves nothing
+    (``pattern_master.lp_proven``): the bound is the least Lagrangian one, valid at any
+    prices, and nothing is called optimal below DRF."""
+    from oasis_opt.formulations.pattern_master import lp_proven
+    assert lp_proven(52.56, 52.56 + 1e-5) and not lp_proven(52.56, 64.87)
+    assert not lp_proven(52.56, float("inf"))
+    instance = instance_from_dict(NUMERIC_CASES["r605706"])
+    drf = algorithms.run("drf", instance).total_utility
+    assert drf == pytest.approx(64.87119149482524)
+    schedule, report = solve(instance, method="colgen", floor=(), time_limit=5)
+    assert validate(instance, schedule).feasible
+    assert report.bound >= drf - 1e-9 * drf
+    assert report.status is not SolveStatus.OPTIMAL or report.objective >= drf - 1e-9 * drf
