@@ -1051,10 +1051,15 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 COMMAND_PARSERS: dict[str, argparse.ArgumentParser] = {}
 
 
-def _as_flag(err: InputError, command: str) -> str:
+def _as_flag(err: InputError, command: str, params: Sequence[Any] = ()) -> str:
     """Library errors name the parameter (``time_limit: …``); on the command line the same
-    message names the option that sets it (``--time-limit: …``)."""
+    message names the option that sets it (``--time-limit: …``), or ``--param KEY`` where
+    the key was given so (``params``: the command's ``--param KEY=VALUE`` texts): an
+    algorithm refusing ``u_scale`` a search or the verifier passed it."""
     place = err.place
+    given = {p.split("=", 1)[0].strip() for p in params if isinstance(p, str)}
+    if place and place in given:
+        return f"--param {place}: {err.message}"
     parser = COMMAND_PARSERS.get(command)
     if parser is None or not place or not place.replace("_", "").isalnum():
         return str(err)
@@ -1076,7 +1081,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _stdout_guard(args.json), _memory_limit(getattr(args, "max_memory", None)):
             return COMMANDS[args.command](args)
     except InputError as err:
-        print(f"oasis-opt {args.command}: error: {_as_flag(err, args.command)}",
+        print(f"oasis-opt {args.command}: error: "
+              f"{_as_flag(err, args.command, getattr(args, 'param', None) or ())}",
               file=sys.stderr)
         return 2
     except MemoryError:

@@ -88,7 +88,7 @@ def test_bad_parameters_exit_2_and_write_nothing(tmp_path, args, message):
     # a value the algorithm refuses: found by the first candidate, after the progress bar
     (["adversary", "--algorithm", "oasis", "--param", "u_scale=-1", "--jobs", "2",
       "--evaluations", "2", "-o", "OUT/w.json"], None,
-     "u_scale: must be a positive number, got -1"),
+     "--param u_scale: must be a positive number, got -1"),
     # an output written after the run, a folder of that name: found when written, after
     # the progress bar and the files before it
     (["verify", str(INSTANCES / "spaces" / "tiny-2jobs.json"), "--algorithm", "oasis", "-o",
