@@ -130,7 +130,7 @@ FINE_DEMAND = 1e-4
 
 
 #: A capacity that a job's demand divides into a whole number of units within this share, but
-#: not exactly, makes the compact MILP's solve careful from the start (``near_whole``).
+#: not exactly, makes the compact MILP's solve go without presolve (``near_whole``).
 NEAR_WHOLE = 1e-6
 #: HiGHS's options where the instance has ``near_whole`` capacities: its defaults but presolve.
 NO_PRESOLVE: dict[str, Any] = {"presolve": "off"}

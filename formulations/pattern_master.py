@@ -70,6 +70,7 @@ def lp_proven(lp: float, lagrangian: float) -> bool:
     (``PROOF_TOL``): its Lagrangian bound at the LP's duals equals it."""
     return math.isfinite(lagrangian) and lagrangian <= lp + PROOF_TOL * max(1.0, abs(lp))
 
+
 #: Most patterns one group may have before it is split into single servers.
 PATTERN_LIMIT = 2000
 
