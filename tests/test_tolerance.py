@@ -564,3 +564,17 @@ def test_column_generation_proves_its_lp_only_where_its_duals_do():
     assert validate(instance, schedule).feasible
     assert report.bound >= drf - 1e-9 * drf
     assert report.status is not SolveStatus.OPTIMAL or report.objective >= drf - 1e-9 * drf
+
+
+def test_the_numeric_search_makes_the_pinned_instances_from_their_seeds(tmp_path):
+    """``tools/numeric_search.py`` regenerates the instances it found (their seeds are their
+    names), so a change to its generator is seen here, and its command runs."""
+    import importlib.util
+    path = Path(__file__).resolve().parent.parent / "tools" / "numeric_search.py"
+    spec = importlib.util.spec_from_file_location("numeric_search", path)
+    search = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(search)
+    for name in ("r102874", "r18551", "r21984"):
+        made = search.instance(int(name[1:]))
+        assert {**made, "name": name} == NUMERIC_CASES[name]
+    assert search.main(["0", "3", "--routes", "compact", "--out", str(tmp_path)]) == 0
