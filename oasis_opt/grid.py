@@ -594,7 +594,9 @@ def run_sweep_cli(config: str, *, workers: int | None, dask: str | None, out: st
                   progress: bool, opt_cache: str | None = None) -> dict[str, Any]:
     """``oasis-opt sweep CONFIG``: a grid (``opt_cache``: the reference solves' cache folder),
     or a built-in experiment's config."""
-    cfg = load(config)
+    from .io import in_file
+    with in_file(config, fields=True):  # a field's error names the file it is in
+        cfg = load(config)
     if isinstance(cfg, Grid):
         return {"kind": "grid", **run_grid(cfg, out=out, workers=workers, dask=dask,
                                            progress=progress, opt_cache=opt_cache)}

@@ -444,8 +444,8 @@ def test_an_int_parameter_takes_an_integral_float_in_both_places(mysched, tmp_pa
         (tmp_path / "grid.json").write_text(json.dumps(grid))
         r = _cli("sweep", "grid.json", cwd=tmp_path)
         assert r.returncode == code, r.stderr
-    assert r.stderr == ("oasis-opt sweep: error: algorithms.mysched:deep.depth: mysched:deep "
-                        "takes an integer here, got 3.5\n")
+    assert r.stderr == ("oasis-opt sweep: error: grid.json: algorithms.mysched:deep.depth: "
+                        "mysched:deep takes an integer here, got 3.5\n")
     assert not (tmp_path / "o3.5").exists()
     rows = (tmp_path / "o3.0" / "results.csv").read_text().splitlines()[1:]
     assert [row.split(",")[2] for row in rows] == ['"{""depth"":1}"', '"{""depth"":3}"']
@@ -482,7 +482,7 @@ def test_cli_sweep_on_the_process_pool_and_adversary(mysched, small, tmp_path) -
                               "'mysched:broken' failed on probe: ZeroDivisionError: oops"),
     ("mysched:cheat", {}, 1, "algorithm error: algorithms.mysched:cheat: {}: algorithm "
                              "'mysched:cheat' produced an infeasible schedule"),
-    ("mysched:scaled", {"u_scale": [-2]}, 2, "error: algorithms.mysched:scaled: "
+    ("mysched:scaled", {"u_scale": [-2]}, 2, "error: grid.json: algorithms.mysched:scaled: "
                                              '{"u_scale":-2}: algorithm \'mysched:scaled\': '
                                              "u_scale: must be a positive"),
 ])
