@@ -164,14 +164,7 @@ def near_whole(instance: Any) -> bool:
     rows and not the next (1e4 and 1e5 wrong, 1e6 right), and always right without presolve
     (tests/test_tolerance.py). The shipped instances and the imported traces have none: their
     capacities are whole multiples of the demands or far from them."""
-    from .common import may_bind, most_units
-    units = most_units(instance)
-    for demand, capacity, most in ((instance.worker_demand, instance.worker_capacity,
-                                    units[0]),
-                                   (instance.ps_demand, instance.ps_capacity, units[1])):
-        if demand.size == 0 or capacity.size == 0:
-            continue
-        binds = may_bind(capacity, demand, most).any(axis=0)  # per resource
+    for demand, capacity, binds in _binding_pools(instance):
         for r in np.flatnonzero(binds):
             d = np.unique(demand[:, r][demand[:, r] > 0])
             c = np.unique(capacity[:, r][capacity[:, r] > 0])
@@ -198,18 +191,25 @@ def fine_demands(instance: Any) -> bool:
     others are not built. A PS demand of 1.9 beside capacities of 1.9e15 that nothing could
     fill made a solve careful, and HiGHS without presolve then proved 205 004 optimal
     through PuLP where 7.07e10 is (seed 64 215 of the numeric-range search)."""
+    for demand, capacity, binds in _binding_pools(instance):
+        top = capacity.max(axis=0)  # per resource
+        if ((demand > 0) & (demand < FINE_DEMAND * top[None, :]) & binds[None, :]).any():
+            return True
+    return False
+
+
+def _binding_pools(instance: Any) -> Iterator[tuple[Any, Any, Any]]:
+    """(demand (J, R), capacity (S, R), binds (R,) bool) of the worker and the PS pool, where
+    both are non-empty: ``binds[r]`` where some server's capacity of r may bind (below what
+    every job's most units a slot hold together, as ``offline/scale.py`` asks); the rows of
+    the other resources are not built."""
     from .common import may_bind, most_units
     units = most_units(instance)
     for demand, capacity, most in ((instance.worker_demand, instance.worker_capacity,
                                     units[0]),
                                    (instance.ps_demand, instance.ps_capacity, units[1])):
-        if demand.size == 0 or capacity.size == 0:
-            continue
-        binds = may_bind(capacity, demand, most).any(axis=0)  # per resource
-        top = capacity.max(axis=0)  # per resource
-        if ((demand > 0) & (demand < FINE_DEMAND * top[None, :]) & binds[None, :]).any():
-            return True
-    return False
+        if demand.size and capacity.size:
+            yield demand, capacity, may_bind(capacity, demand, most).any(axis=0)
 
 
 def new_highs(threads: int | None = None) -> Any:
