@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from .errors import AlgorithmError, InputError
-from .model import Instance, Schedule
+from .model import Instance, Schedule, check_instance
 from .validate import validate
 
 #: The entry-point group through which installed packages add algorithms.
@@ -428,6 +428,7 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
     not take, ``AlgorithmError`` (``InvalidScheduleError`` for a broken rule) for a run that
     fails."""
     fn = get(algorithm)
+    check_instance(instance)
     name = label(algorithm)
     builtin = isinstance(algorithm, str) and algorithm in REGISTRY
     check_params(algorithm, params)

@@ -13,8 +13,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
-from .model import Instance, Schedule
+from .errors import InputError, expect_integer, expect_number
+from .model import Instance, Schedule, check_instance
+
+
+def _check_kinds(integers: Mapping[str, Any] | None = None,
+                 numbers: Mapping[str, Any] | None = None,
+                 dicts: Mapping[str, Any] | None = None) -> None:
+    """Refuse, naming the parameter, a value of the wrong kind among those given (None is
+    each one's default, "not given"): a string where a number goes fails here, not in a
+    comparison deep inside."""
+    for place, value in (integers or {}).items():
+        if value is not None:
+            expect_integer(place, value)
+    for place, value in (numbers or {}).items():
+        if value is not None:
+            expect_number(place, value)
+    for place, value in (dicts or {}).items():
+        if value is not None and not isinstance(value, Mapping):
+            raise InputError(place, f"expected a dict {{KEY: VALUE}}, got "
+                                    f"{type(value).__name__}")
 
 
 @dataclass(frozen=True)
@@ -79,6 +97,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, mip_gap: float
     incumbent, bound)`` is called as either side improves. Other keywords go to
     ``offline.solve`` unchanged."""
     from . import optcache
+    check_instance(instance)
     if customize is not None:
         if not callable(customize):
             raise InputError("customize", f"must be a function of the model, got "
@@ -120,6 +139,7 @@ def compare(instance: Instance,
     from a solve report of your own. Returns a ``RatioReport`` (``rows``, ``to_records()``,
     ``to_dataframe()``)."""
     from .ratio import compare as _compare
+    check_instance(instance)
     return _compare(instance, algorithms, time_limit=time_limit, modeler=modeler,
                     solver=solver, opt_cache=opt_cache, method=method,
                     on_progress=on_progress, on_schedule=on_schedule, on_solve=on_solve)
@@ -142,6 +162,12 @@ def import_trace(format: str, path: str | Path, *, jobs: int | str | None = 40, 
         if jobs != "all":
             raise InputError("jobs", f"expected a number of jobs or 'all', got {jobs!r}")
         jobs = None
+    if not isinstance(path, str | Path):
+        raise InputError("path", f"expected a path to the trace file, got "
+                                 f"{type(path).__name__}")
+    _check_kinds(integers={"jobs": jobs, "start": start, "horizon": horizon,
+                           "servers": servers},
+                 numbers={"slot_seconds": slot_seconds, "load": load})
     policy = Policy(jobs=jobs, start=start, horizon=horizon, slot_seconds=slot_seconds,
                     load=load, servers=servers,
                     **{k: v for k, v in options.items() if k in fields})
@@ -158,6 +184,10 @@ def adversary(algorithm: str, *, jobs: int = 4, horizon: int = 6, worker_servers
     returns an ``AdversaryResult`` (``ratio``, ``opt``, ``alg``, ``instance`` as a dict,
     ``random_ratio``, the trajectory)."""
     from .adversary_search import SearchSpace, search
+    _check_kinds(integers={"jobs": jobs, "horizon": horizon, "worker_servers": worker_servers,
+                           "ps_servers": ps_servers, "evaluations": evaluations, "seed": seed},
+                 numbers={"max_share": max_share, "budget": budget, "time_limit": time_limit},
+                 dicts={"params": params})
     space = SearchSpace(jobs=jobs, horizon=horizon, worker_servers=worker_servers,
                         ps_servers=ps_servers, max_share=max_share)
     return search(algorithm, space=space, evaluations=evaluations, budget=budget, seed=seed,
@@ -174,6 +204,7 @@ def sweep(grid: Mapping[str, Any] | str | Path | Any, *, out: str | Path | None 
     paths in a dict are taken from ``base``; ``opt_cache`` (a folder) reuses the reference
     optima solved before with the same instance and settings."""
     from .grid import Grid, SweepResult, load
+    _check_kinds(integers={"workers": workers})
     if isinstance(grid, Mapping):
         g = Grid.from_dict(dict(grid), base=base)
     elif isinstance(grid, str | Path):
@@ -201,6 +232,12 @@ def verify(space: Mapping[str, Any] | str | Path, algorithm: str, *, out: str | 
     Returns a ``VerifyResult`` (``max_ratio``, ``counts``, ``argmax``, ``summary()``);
     ``max_instances`` refuses a larger space before anything runs (docs/toolbox.md)."""
     from . import algorithms, verifier
+    if not isinstance(space, Mapping | str | Path):
+        raise InputError("space", f"expected a dict or a path to an oasis-space/1 file, got "
+                                  f"{type(space).__name__}")
+    _check_kinds(integers={"max_instances": max_instances},
+                 numbers={"max_share": max_share, "time_limit": time_limit},
+                 dicts={"params": params})
     s = verifier.space_from_dict(dict(space)) if isinstance(space, Mapping) \
         else verifier.load_space(space)
     limit = verifier.DEFAULT_MAX_INSTANCES if max_instances is None else max_instances

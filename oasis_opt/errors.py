@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numbers
+from typing import Any
+
 
 class InputError(ValueError):
     """A malformed or inconsistent instance, schedule or parameter.
@@ -14,6 +17,34 @@ class InputError(ValueError):
         self.place = place
         self.message = message
         super().__init__(f"{place}: {message}" if place else message)
+
+
+def _kind(value: Any) -> str:
+    """``str '5'``, ``NoneType``: the value's type, and the value where it is short."""
+    name = type(value).__name__
+    return f"{name} {value!r}" if isinstance(value, (str, float, int)) and len(repr(value)) < 40 \
+        else name
+
+
+def expect_type(place: str, value: Any, kind: type, what: str, hint: str = "") -> None:
+    """Refuse (``InputError`` at ``place``) a ``value`` that is not a ``kind``: "expected
+    ``what``, got str" (a path where an instance goes, arguments swapped), not an
+    ``AttributeError`` from deep inside."""
+    if not isinstance(value, kind):
+        raise InputError(place, f"expected {what}, got {_kind(value)}{hint}")
+
+
+def expect_number(place: str, value: Any) -> None:
+    """Refuse a value that is not a real number (a string, None, True) before it is
+    compared with one."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(place, f"must be a number, got {_kind(value)}")
+
+
+def expect_integer(place: str, value: Any) -> None:
+    """Refuse a value that is not an integer (1.5, "3", True)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InputError(place, f"must be an integer, got {_kind(value)}")
 
 
 class SolverError(RuntimeError):

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, expect_integer
 from .model import Instance, Job, ServerGroup, Training
 from .utility import Sigmoid, Table
 
@@ -161,9 +161,9 @@ def _check_size(jobs: int | None, horizon: int | None, servers: int | None) -> N
     """Refuse sizes whose instance would not fit in the memory limit before drawing it."""
     from .limits import check_allocation
     j, t, s = jobs or 1, horizon or 1, 2 * (servers or 1)
-    check_allocation("--jobs" if j >= t else "--horizon", 8.0 * j * t + 2000.0 * j,
+    check_allocation("jobs" if j >= t else "horizon", 8.0 * j * t + 2000.0 * j,
                      f"an instance of {j} jobs × {t} slots")
-    check_allocation("--servers" if s >= t else "--horizon", 48.0 * s * t * len(RESOURCES),
+    check_allocation("servers" if s >= t else "horizon", 48.0 * s * t * len(RESOURCES),
                      f"{s} servers × {t} slots × {len(RESOURCES)} resources")
 
 
@@ -178,6 +178,10 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
     if preset not in PRESETS:
         raise InputError("preset", f"unknown preset {preset!r}; choose from "
                                      f"{', '.join(PRESETS)}")
+    for place, value in (("seed", seed), ("jobs", jobs), ("horizon", horizon),
+                         ("servers", servers)):
+        if value is not None:
+            expect_integer(place, value)
     if jobs is not None and jobs < 0:
         raise InputError("jobs", f"must be at least 0, got {jobs}")
     if horizon is not None and horizon < 1:

@@ -26,7 +26,17 @@ from pydantic_core import PydanticCustomError
 
 from . import utility as U
 from .errors import InputError
-from .model import Allocation, Instance, Job, JobResult, Schedule, ServerGroup, Training
+from .model import (
+    Allocation,
+    Instance,
+    Job,
+    JobResult,
+    Schedule,
+    ServerGroup,
+    Training,
+    check_instance,
+    check_schedule,
+)
 
 INSTANCE_FORMAT = "oasis-instance/1"
 SCHEDULE_FORMAT = "oasis-schedule/1"
@@ -556,6 +566,7 @@ def in_file(path: str | Path, fields: bool = False) -> Iterator[None]:
 
 def save_instance(inst: Instance, path: str | Path) -> None:
     """Write an instance file atomically (a reader never sees half a file)."""
+    check_instance(inst)
     write_json_atomic(path, instance_to_dict(inst))
 
 
@@ -607,6 +618,7 @@ def load_schedule(path: str | Path) -> Schedule:
 
 def save_schedule(s: Schedule, path: str | Path) -> None:
     """Write a schedule file atomically."""
+    check_schedule(s)
     write_json_atomic(path, schedule_to_dict(s))
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import expect_type
 from .utility import Utility
 
 
@@ -499,6 +500,21 @@ class Schedule:
                 for name, n in a.ps.items():
                     z[i, a.slot, instance.ps_index[name]] += n
         return y, z
+
+
+def check_instance(value: Any, place: str = "instance") -> None:
+    """Refuse (``InputError`` naming ``place``) what is not an ``Instance``: a path, None, a
+    schedule given in its place."""
+    hint = " (oasis_opt.load_instance(path) reads a file)" \
+        if isinstance(value, str) or hasattr(value, "__fspath__") else ""
+    expect_type(place, value, Instance, "an Instance", hint)
+
+
+def check_schedule(value: Any, place: str = "schedule") -> None:
+    """Refuse what is not a ``Schedule``, as ``check_instance``."""
+    hint = " (oasis_opt.load_schedule(path) reads a file)" \
+        if isinstance(value, str) or hasattr(value, "__fspath__") else ""
+    expect_type(place, value, Schedule, "a Schedule", hint)
 
 
 def _counts_array(counts: Any, shape: tuple[int, int], where: str) -> np.ndarray:

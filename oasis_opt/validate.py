@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import InputError
-from .model import CAP_TOL, REL_TOL, Instance, Schedule, ps_needed
+from .model import CAP_TOL, REL_TOL, Instance, Schedule, check_instance, check_schedule, ps_needed
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,8 @@ def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
 
     Memory is O(T·(H+K)·R + J + entries) whatever the schedule holds: counts are gathered as
     flat entries, never as a dense (J, T, H) or (J, T) array."""
+    check_instance(instance)
+    check_schedule(schedule)
     check_names(instance, schedule)
     v: list[Violation] = []
     warnings: list[str] = []

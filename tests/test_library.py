@@ -740,3 +740,62 @@ def test_plugins_no_command_can_name_or_named_twice_are_ignored_and_said(monkeyp
         "note: installed entry point 'greedy2' (second.greedy:run) from second-pkg is ignored "
         "because 'greedy2' (first.greedy:run) from first-pkg has the same name (the first one "
         "found is kept)"]
+
+
+# Each public function refuses an argument of the wrong kind with InputError naming the
+# parameter (api.py's promise); these raised AttributeError or a TypeError from deep inside
+# ("'str' object has no attribute 'workload'", "'<=' not supported between 'int' and 'str'").
+SPACE = str(INSTANCES / "spaces" / "tiny-2jobs.json")
+TRACE = str(INSTANCES / "traces" / "tiresias" / "60_job.csv")
+GRID = {"format": "oasis-grid/1", "instances": [str(INSTANCES / "small-s0.json")],
+        "algorithms": {"fifo": {}}}
+
+
+def _wrong_kinds(small):
+    path = str(INSTANCES / "small-s0.json")
+    sched = oasis_opt.run(small, "fifo")
+    return [
+        ("instance", "expected an Instance", lambda: oasis_opt.solve(path)),
+        ("instance", "expected an Instance", lambda: oasis_opt.solve(None)),
+        ("instance", "expected an Instance", lambda: oasis_opt.run(None, "fifo")),
+        ("instance", "expected an Instance", lambda: oasis_opt.compare(None)),
+        ("instance", "expected an Instance", lambda: oasis_opt.validate(sched, small)),
+        ("schedule", "expected a Schedule", lambda: oasis_opt.validate(small, None)),
+        ("instance", "expected an Instance", lambda: oasis_opt.save_instance(sched, "x.json")),
+        ("schedule", "expected a Schedule", lambda: oasis_opt.save_schedule(None, "x.json")),
+        ("time_limit", "must be a number, got str '5'",
+         lambda: oasis_opt.solve(small, time_limit="5")),
+        ("time_limit", "must be a number, got bool", lambda: oasis_opt.solve(small, time_limit=True)),
+        ("mip_gap", "must be a number, got str", lambda: oasis_opt.solve(small, mip_gap="0.1")),
+        ("time_limit", "must be a number, got str", lambda: oasis_opt.compare(small, time_limit="1")),
+        ("seed", "must be an integer, got float 1.5", lambda: oasis_opt.generate("small", seed=1.5)),
+        ("jobs", "must be an integer, got float", lambda: oasis_opt.generate("small", jobs=2.5)),
+        ("jobs", "too large", lambda: oasis_opt.generate("small", jobs=10**9)),
+        ("space", "expected a dict or a path", lambda: oasis_opt.verify(None, "fifo", out="v")),
+        ("time_limit", "must be a number, got str 'x'",
+         lambda: oasis_opt.verify(SPACE, "fifo", out="v", time_limit="x")),
+        ("max_instances", "must be an integer", lambda: oasis_opt.verify(SPACE, "fifo", out="v",
+                                                                         max_instances="x")),
+        ("max_share", "must be a number", lambda: oasis_opt.verify(SPACE, "fifo", out="v",
+                                                                   max_share="x")),
+        ("params", "expected a dict", lambda: oasis_opt.verify(SPACE, "fifo", out="v", params=3)),
+        ("jobs", "must be an integer, got str", lambda: oasis_opt.adversary("fifo", jobs="x")),
+        ("jobs", "must be an integer, got float", lambda: oasis_opt.adversary("fifo", jobs=2.5)),
+        ("budget", "must be a number", lambda: oasis_opt.adversary("fifo", budget="1")),
+        ("params", "expected a dict", lambda: oasis_opt.adversary("fifo", params=[1])),
+        ("jobs", "must be an integer", lambda: oasis_opt.import_trace("tiresias", TRACE, jobs=2.5)),
+        ("load", "must be a number", lambda: oasis_opt.import_trace("tiresias", TRACE, load="x")),
+        ("path", "expected a path", lambda: oasis_opt.import_trace("tiresias", None)),
+        ("workers", "must be an integer", lambda: oasis_opt.sweep(GRID, workers="x")),
+    ]
+
+
+def test_arguments_of_the_wrong_kind_are_named(small, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for place, message, call in _wrong_kinds(small):
+        with pytest.raises(InputError) as err:
+            call()
+        assert err.value.place == place, (place, str(err.value))
+        assert message in str(err.value) and not str(err.value).startswith("--"), str(err.value)
+        assert len(str(err.value)) < 200
+    assert list(tmp_path.iterdir()) == []  # nothing written

@@ -69,8 +69,8 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from ..errors import InputError
-from ..model import Instance, Schedule
+from ..errors import InputError, expect_number
+from ..model import Instance, Schedule, check_instance
 from ..utility import trivial_bound
 from .backends import THREADS
 from .clock import MAX_TIME_LIMIT, Clock, Progress, Tracker
@@ -190,8 +190,9 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
 
     Errors name the parameter (``InputError("time_limit", …)``), not a command-line flag.
     """
+    check_settings(modeler, time_limit, mip_gap, method)  # before the clock adds to S
     clock = Clock(time_limit)
-    check_settings(modeler, time_limit, mip_gap, method)
+    check_instance(instance)
     check_counts(instance)
     names = floor_names(floor)
     given = given_schedules(instance, floor_schedules)
@@ -270,6 +271,9 @@ def check_settings(modeler: str = "auto", time_limit: float | None = None,
     if method not in METHODS:
         raise InputError("method", f"unknown method {method!r}; choose from "
                                    f"{', '.join(METHODS)}")
+    if time_limit is not None:
+        expect_number("time_limit", time_limit)
+    expect_number("mip_gap", mip_gap)
     if time_limit is not None and not (time_limit > 0 and math.isfinite(time_limit)):
         raise InputError("time_limit", f"must be a positive number, got {time_limit}")
     if time_limit is not None and time_limit > MAX_TIME_LIMIT:  # timeouts past this overflow
