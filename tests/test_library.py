@@ -747,8 +747,8 @@ def test_plugins_no_command_can_name_or_named_twice_are_ignored_and_said(monkeyp
 # ("'str' object has no attribute 'workload'", "'<=' not supported between 'int' and 'str'").
 SPACE = str(INSTANCES / "spaces" / "tiny-2jobs.json")
 TRACE = str(INSTANCES / "traces" / "tiresias" / "60_job.csv")
-GRID = {"format": "oasis-grid/1", "instances": [str(INSTANCES / "small-s0.json")],
-        "algorithms": {"fifo": {}}}
+GRID = {"format": "oasis-sweep/1", "instances": [str(INSTANCES / "small-s0.json")],
+        "algorithms": {"fifo": {}}, "reference": None}
 
 
 def _wrong_kinds(small):
