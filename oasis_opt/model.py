@@ -8,7 +8,7 @@ expose numpy arrays that algorithms index (shapes in the property docstrings):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -418,7 +418,9 @@ class Schedule:
 
         ``workers[i]`` is a (T, H) integer array of job i's workers per slot and server,
         ``ps[i]`` a (T, K) array; i is the job's position in ``instance.jobs`` (not its id).
-        Jobs absent from ``workers`` did not run; a job absent from ``ps`` holds no PS.
+        Each is a dict by position, a list of arrays in job order, or one (J, T, H) array.
+        Jobs absent from ``workers`` (or past the list's end) did not run; a job absent from
+        ``ps`` holds no PS.
         Completion slot and utility are derived from the work done. With ``trim``, everything
         after the completion slot is dropped (the MILP lets work continue past completion,
         SPEC §2).
@@ -428,12 +430,13 @@ class Schedule:
         its id, a transposed array or half a worker would otherwise be dropped or rounded
         without a word.
         """
+        check_instance(instance)
         shape = {"workers": (instance.horizon, len(instance.worker_names)),
                  "ps": (instance.horizon, len(instance.ps_names))}
         dense: dict[str, dict[int, np.ndarray]] = {}
         for pool, table in (("workers", workers), ("ps", ps)):
             dense[pool] = {}
-            for i, counts in table.items():
+            for i, counts in _by_position(table, pool):
                 if isinstance(i, bool | np.bool_) or not isinstance(i, int | np.integer) \
                         or not 0 <= i < instance.num_jobs:
                     raise ValueError(f"{pool}: key {i!r:.40} is not a job's position in "
@@ -500,6 +503,17 @@ class Schedule:
                 for name, n in a.ps.items():
                     z[i, a.slot, instance.ps_index[name]] += n
         return y, z
+
+
+def _by_position(table: Any, pool: str) -> Iterator[tuple[Any, Any]]:
+    """(job position, counts) of ``Schedule.from_arrays``'s ``workers`` or ``ps``: a dict's
+    items, or a list's or a stacked array's entries in job order."""
+    if isinstance(table, Mapping):
+        return iter(table.items())
+    if isinstance(table, Sequence | np.ndarray) and not isinstance(table, str | bytes):
+        return enumerate(table)
+    raise ValueError(f"{pool}: expected a dict {{job position: array}}, a list of arrays or "
+                     f"one (jobs, slots, servers) array, got {type(table).__name__}")
 
 
 def check_instance(value: Any, place: str = "instance") -> None:

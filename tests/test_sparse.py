@@ -153,3 +153,32 @@ def test_import_all_jobs_cli(tmp_path, capfd) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["import", "philly", str(PHILLY), "--jobs", "some", "-o", str(out)])
     assert exit_.value.code == 2 and "--jobs must be an integer" in capfd.readouterr().err
+
+
+def test_from_arrays_takes_a_list_or_a_stacked_array_by_position() -> None:
+    """Counts by job position as a list, or as one (J, T, H) array, are the same schedule as
+    the dict; they raised AttributeError ('list' object has no attribute 'items')."""
+    inst = load_instance(INSTANCES / "small-s0.json")
+    workers, ps = _random_counts(inst, np.random.default_rng(7))
+    J = inst.num_jobs
+    full_w = [workers.get(i, np.zeros((inst.horizon, len(inst.worker_names)), np.int64))
+              for i in range(J)]
+    full_p = [ps.get(i, np.zeros((inst.horizon, len(inst.ps_names)), np.int64))
+              for i in range(J)]
+    want = json.dumps(schedule_to_dict(Schedule.from_arrays(
+        inst, "x", dict(enumerate(full_w)), dict(enumerate(full_p)))))
+    for w, p in ((full_w, full_p), (np.stack(full_w), np.stack(full_p)),
+                 (tuple(full_w), tuple(full_p))):
+        got = Schedule.from_arrays(inst, "x", w, p)
+        assert json.dumps(schedule_to_dict(got)) == want
+    # a shorter list: the jobs past its end did not run, as jobs absent from a dict
+    short = Schedule.from_arrays(inst, "x", full_w[:2], full_p[:2])
+    assert [jr.allocations == () for jr in short.jobs][2:] == [True] * (J - 2)
+    with pytest.raises(ValueError, match=r"workers: expected a dict \{job position: array\}, "
+                                         r"a list of arrays or one \(jobs, slots, servers\) "
+                                         r"array, got NoneType"):
+        Schedule.from_arrays(inst, "x", None, {})
+    with pytest.raises(ValueError, match=r"workers: key 7 is not a job's position"):
+        Schedule.from_arrays(inst, "x", full_w + [full_w[0]], full_p)
+    with pytest.raises(ValueError, match=r"instance: expected an Instance"):
+        Schedule.from_arrays(None, "x", full_w, full_p)
