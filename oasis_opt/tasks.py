@@ -135,8 +135,8 @@ def make_executor(workers: int | None = None,
                   dask: str | None = None) -> Iterator[Executor | None]:
     """A local process pool (default; ``workers=0`` gives None: ``run_tasks`` then runs
     in-process), or a Dask executor:
-    ``dask="local"`` starts a local cluster; ``dask="tcp://HOST:PORT"`` connects to a running
-    scheduler."""
+    ``dask="local"`` starts a local cluster at the first task; ``dask="tcp://HOST:PORT"``
+    connects to a running scheduler."""
     most = max(64, 8 * (os.cpu_count() or 1))
     if workers is not None and workers > most:
         raise InputError("workers", f"{workers} worker processes is too many for this machine "
@@ -157,26 +157,52 @@ def make_executor(workers: int | None = None,
         raise InputError("dask", "needs the optional extra: pip install 'oasis-opt[dask]'") \
             from None
     if dask == "local":
-        cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
-    else:
-        cluster = None
-        _probe_scheduler(dask)
+        # Started by the first task, not here: the checks a command makes between this and
+        # its first task refuse bad input at once, not after the cluster's seconds of start.
+        opened: list[Any] = []  # the cluster, then its client: closed in reverse
+
+        def start() -> Executor:
+            opened.append(LocalCluster(n_workers=workers or 2, threads_per_worker=1,
+                                       processes=True, dashboard_address=None))
+            opened.append(Client(opened[0]))
+            return _client_executor(opened[1], table)
         try:
-            client = Client(dask, timeout=DASK_CONNECT_SECONDS)
-        except Exception as exc:  # the scheduler went away between the probe and here
-            raise InputError("dask", f"cannot reach the Dask scheduler at {dask}: "
-                                     f"{_first_line(exc)}") from None
+            yield LazyExecutor(start)
+        finally:
+            for thing in reversed(opened):
+                thing.close()
+        return
+    _probe_scheduler(dask)
     try:
-        if table:
-            client.register_plugin(_algorithms_plugin(table))
-        # pure=False: Dask would tokenize every argument (0.5 s of a 5 000-job pricing pass)
-        yield client.get_executor(pure=False)
+        client = Client(dask, timeout=DASK_CONNECT_SECONDS)
+    except Exception as exc:  # the scheduler went away between the probe and here
+        raise InputError("dask", f"cannot reach the Dask scheduler at {dask}: "
+                                 f"{_first_line(exc)}") from None
+    try:
+        yield _client_executor(client, table)
     finally:
         client.close()
-        if cluster is not None:
-            cluster.close()
+
+
+def _client_executor(client: Any, table: dict[str, Any]) -> Executor:
+    """``client``'s executor, its workers given the algorithms registered here (``table``)."""
+    if table:
+        client.register_plugin(_algorithms_plugin(table))
+    # pure=False: Dask would tokenize every argument (0.5 s of a 5 000-job pricing pass)
+    return client.get_executor(pure=False)
+
+
+class LazyExecutor(Executor):
+    """The executor ``start()`` returns, started by the first ``submit``."""
+
+    def __init__(self, start: Callable[[], Executor]) -> None:
+        self._start = start
+        self._executor: Executor | None = None
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        if self._executor is None:
+            self._executor = self._start()
+        return self._executor.submit(fn, *args, **kwargs)
 
 
 #: Seconds to connect to a Dask scheduler; the whole handshake gets twice as long.

@@ -267,6 +267,30 @@ def test_dask_address_that_is_not_one(capsys, address):
     assert "--dask: cannot reach the Dask scheduler at" in _one_error(err)
 
 
+@pytest.mark.parametrize("argv", [
+    ["verify", SPACE, "-a", "fifo", "--max-share", "2", "-o", "{tmp}/v"],
+    ["verify", SPACE, "-a", "oasis", "--param", "u_scale=-1", "-o", "{tmp}/v"],
+    ["adversary", "-a", "fifo", "--seed", str(2**63), "-o", "{tmp}/a.json"],
+    ["adversary", "-a", "oasis", "--param", "u_scale=-1", "-o", "{tmp}/a.json"],
+    ["experiment", "ratio", "--method", "colgen", "--quick", "--out", "{tmp}/e"],
+    ["experiment", "ratio", "-a", "nope:nope", "--quick", "--out", "{tmp}/e"],
+])
+def test_bad_input_is_refused_before_a_local_dask_cluster_starts(tmp_path, capsys,
+                                                                  monkeypatch, argv):
+    """The commands' own checks ran after ``--dask local`` had started a cluster: each bad
+    input cost seconds (and a cluster's log lines) before its message."""
+    distributed = pytest.importorskip("distributed")
+
+    def started(*args, **kwargs):
+        raise AssertionError("a local Dask cluster started")
+    monkeypatch.setattr(distributed, "LocalCluster", started)
+    code, _, err = _run(capsys, *[str(a).format(tmp=tmp_path) for a in argv],
+                        "--dask", "local")
+    assert code == 2, err
+    _one_error(err)
+    assert list(tmp_path.iterdir()) == []
+
+
 # --- messages name the file -------------------------------------------------------------
 
 
