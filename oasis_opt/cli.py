@@ -949,7 +949,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     algorithms.check(args.algorithm)
     params = algorithms.param_values(args.algorithm, params, place="--param")  # not params.KEY
     check_size(space, limit)  # before any folder, process or file exists
-    out = Path(args.output or f"results/verify/{space.name}-{args.algorithm}")
+    # one folder whatever the space's name holds: a "/" would lead out of results/verify
+    default = f"{space.name}-{args.algorithm}".replace("/", "_").replace("\0", "_")
+    out = Path(args.output or f"results/verify/{default}")
     with make_executor(args.workers, args.dask) as ex:
         res = verify(space, args.algorithm, out=out, params=params, max_instances=limit,
                      max_share=args.max_share, executor=ex, progress=_progress_wanted(args),

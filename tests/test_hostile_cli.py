@@ -291,6 +291,22 @@ def test_bad_input_is_refused_before_a_local_dask_cluster_starts(tmp_path, capsy
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.filterwarnings("ignore:Glyph 0")  # the name in the histogram's title
+@pytest.mark.parametrize("name", ["../../outside", "a\u0000b", "/abs/olute"])
+def test_a_space_name_makes_one_folder_under_the_default(tmp_path, capsys, monkeypatch, name):
+    """The default folder is results/verify/NAME-ALGORITHM: a name with "/" wrote outside
+    results/verify, one with a NUL byte was an internal error."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.json").write_text(json.dumps({**json.loads(SPACE.read_text()),
+                                                 "name": name}))
+    code, _, err = _run(capsys, "verify", tmp_path / "s.json", "-a", "fifo")
+    assert code == 0, err
+    made = [p for p in tmp_path.iterdir() if p.name != "s.json"]
+    assert [p.name for p in made] == ["results"]
+    assert [p.name for p in (tmp_path / "results" / "verify").iterdir()] == \
+        [name.replace("/", "_").replace("\0", "_") + "-fifo"]
+
+
 # --- messages name the file -------------------------------------------------------------
 
 
