@@ -307,6 +307,24 @@ def test_a_space_name_makes_one_folder_under_the_default(tmp_path, capsys, monke
         [name.replace("/", "_").replace("\0", "_") + "-fifo"]
 
 
+_BIG = "[1e308, 1e308, 1e308, 1e308]"
+
+
+@pytest.mark.parametrize("param,message", [
+    ("u_scale=1e308", "--param u_scale: 1e+308 takes the price bounds out of a double's range"),
+    ("l_scale=1e-320", "--param l_scale: 1e-320 takes the price bounds out of a double's "
+                       "range"),
+    (f'bounds={{"U_w": {_BIG}, "L_w": [1e-308, 1e-308, 1e-308, 1e-308]}}',
+     "--param bounds: U_w/L_w overflows a double"),
+])
+def test_price_bounds_out_of_a_doubles_range_are_refused(capsys, param, message):
+    """U·u_scale = inf, L·l_scale = 0 or U/L = inf made α infinite and the prices NaN: exit 0
+    with numpy's overflow warnings, α and D_final null, a schedule priced by NaN."""
+    code, out, err = _run(capsys, "run", SMALL, "-a", "oasis", "--param", param)
+    assert code == 2, err
+    assert message in _one_error(err) and "Warning" not in err
+
+
 # --- messages name the file -------------------------------------------------------------
 
 
