@@ -30,6 +30,9 @@ COLUMNS = (
     "utility", "completed", "opt", "opt_kind", "ratio", "alpha", "bound_2alpha",
     "d_cert", "seconds", "decision_ms", "status",
 )
+#: The columns of ``COLUMNS`` that hold a number (or nothing): the figures read them.
+NUMBERS = ("seed", "jobs", "horizon", "worker_servers", "ps_servers", "utility", "completed",
+           "opt", "ratio", "alpha", "bound_2alpha", "d_cert", "seconds", "decision_ms")
 
 
 @dataclass(frozen=True)
@@ -59,13 +62,16 @@ def row_key(row: dict[str, Any]) -> tuple[str, str, str, str]:
 class ResultStore:
     """Append-only CSV of rows; knows which keys are already done. ``columns`` and ``key``
     (row → key tuple) default to the experiments'; a user's grid (``oasis_opt.grid``) keeps
-    its own."""
+    its own. A stored row of another length, or with a word in one of the columns
+    ``numbers``, is refused naming its line."""
 
     def __init__(self, path: str | Path, columns: Sequence[str] = COLUMNS,
-                 key: Callable[[dict[str, Any]], tuple[str, ...]] = row_key) -> None:
+                 key: Callable[[dict[str, Any]], tuple[str, ...]] = row_key,
+                 numbers: Sequence[str] = ()) -> None:
         self.path = Path(path)
         self.columns = tuple(columns)
         self.key = key
+        self.numbers = tuple(numbers)
         self.rows: list[dict[str, str]] = []
         from .io import check_output
         # a results path that cannot be written (a folder there, a file for its folder) is
@@ -89,11 +95,26 @@ class ResultStore:
             # A crash mid-append left a partial last line: drop it, keep the rest.
             text = text[: text.rfind("\n") + 1]
             self._rewrite(text)
-        reader = csv.DictReader(io.StringIO(text))
-        if reader.fieldnames is not None and tuple(reader.fieldnames) != self.columns:
+        reader = csv.reader(io.StringIO(text))
+        header = next(reader, None)
+        if header is not None and tuple(header) != self.columns:
             raise InputError(str(self.path), "not a results file of this version of oasis-opt "
                                              "(columns differ); use another output folder")
-        return list(reader)
+        rows = []
+        for cells in reader:
+            if not cells:
+                continue  # a blank line, as csv.DictReader skips it
+            place = f"{self.path}:{reader.line_num}"
+            if len(cells) != len(self.columns):
+                raise InputError(place, f"expected {len(self.columns)} columns, got "
+                                        f"{len(cells)}; use another output folder")
+            row = dict(zip(self.columns, cells, strict=True))
+            for col in self.numbers:
+                if row[col] != "" and not _is_number(row[col]):
+                    raise InputError(place, f"column {col}: expected a number, got "
+                                            f"{row[col][:40]!r}; use another output folder")
+            rows.append(row)
+        return rows
 
     def _rewrite(self, text: str) -> None:
         from .io import write_text_atomic
@@ -117,6 +138,14 @@ class ResultStore:
             s = {k: _fmt(r.get(k)) for k in self.columns}
             self.rows.append(s)
             self.done.add(self.key(s))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _fmt(x: Any) -> str:
