@@ -852,7 +852,10 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     out = check_output(args.output)
     prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
     for suffix in (".csv", ".png"):
-        check_output(f"{prefix}{suffix}", "--trajectory" if args.trajectory else None)
+        path = check_output(f"{prefix}{suffix}", "--trajectory" if args.trajectory else None)
+        if path.resolve() == out.resolve():  # written after the instance: it would replace it
+            raise InputError("--trajectory", f"{str(path)!r} is the -o file; choose another "
+                                             "prefix")
     space = SearchSpace(jobs=args.jobs, horizon=args.horizon,
                         worker_servers=args.worker_servers, ps_servers=args.ps_servers,
                         max_share=args.max_share)

@@ -325,6 +325,21 @@ def test_price_bounds_out_of_a_doubles_range_are_refused(capsys, param, message)
     assert message in _one_error(err) and "Warning" not in err
 
 
+@pytest.mark.parametrize("out,trajectory", [("a.csv", "a"), ("a.png", "./a"),
+                                             ("d/a.csv", "d/../d/a")])
+def test_an_instance_output_that_is_a_trajectory_file_is_refused(tmp_path, capsys,
+                                                                 monkeypatch, out, trajectory):
+    """``adversary -o a.csv --trajectory a``: the trajectory's CSV replaced the worst
+    instance just written, and the command said it wrote the instance there (exit 0)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    code, _, err = _run(capsys, "adversary", "-a", "fifo", "--evaluations", "1", "-o", out,
+                        "--trajectory", trajectory)
+    assert code == 2, err
+    assert "--trajectory: " in _one_error(err) and "is the -o file" in _one_error(err)
+    assert [p.name for p in tmp_path.rglob("*")] == ["d"]
+
+
 # --- messages name the file -------------------------------------------------------------
 
 
