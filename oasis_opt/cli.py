@@ -941,6 +941,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from .tasks import make_executor
     from .verifier import (
         DEFAULT_MAX_INSTANCES,
+        OUTPUTS,
         check_size,
         load_space,
         verify,
@@ -955,6 +956,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     # one folder whatever the space's name holds: a "/" would lead out of results/verify
     default = f"{space.name}-{args.algorithm}".replace("/", "_").replace("\0", "_")
     out = Path(args.output or f"results/verify/{default}")
+    for name in ("instances.csv", *OUTPUTS.values()):  # the space file in its own -o folder
+        _not_an_input(str(out / name), ("space", args.space))
     with make_executor(args.workers, args.dask) as ex:
         res = verify(space, args.algorithm, out=out, params=params, max_instances=limit,
                      max_share=args.max_share, executor=ex, progress=_progress_wanted(args),

@@ -629,13 +629,18 @@ def test_a_denormal_gavel_throughput_is_a_bad_row(tmp_path, capsys):
     (["import", "tiresias", "{trace}", "-o", "{trace}"], "trace"),
     (["export", "{lp}", "-o", "{lp}"], "instance"),  # an instance whose name ends in .lp
     (["show", "{inst}", "{png}", "-o", "{png}"], "schedule"),
+    (["verify", "{summary}", "-a", "fifo", "-o", "."], "space"),  # its summary.json
+    (["verify", "{argmax}", "-a", "fifo", "-o", "."], "space"),
 ])
 def test_an_output_that_is_the_input_is_refused(tmp_path, capsys, monkeypatch, argv, what):
     """``run i.json -o i.json`` replaced the instance by its schedule (exit 0)."""
     monkeypatch.chdir(tmp_path)
     files = {"inst": tmp_path / "i.json", "trace": tmp_path / "t.csv",
-             "lp": tmp_path / "i.lp", "png": tmp_path / "s.png"}
+             "lp": tmp_path / "i.lp", "png": tmp_path / "s.png",
+             "summary": tmp_path / "summary.json", "argmax": tmp_path / "argmax.json"}
     files["inst"].write_bytes(SMALL.read_bytes())
+    files["summary"].write_bytes(SPACE.read_bytes())
+    files["argmax"].write_bytes(SPACE.read_bytes())
     files["lp"].write_bytes(SMALL.read_bytes())
     files["trace"].write_bytes(TIRESIAS.read_bytes())
     assert cli.main(["run", str(SMALL), "-a", "fifo", "-o", str(files["png"])]) == 0
