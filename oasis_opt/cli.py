@@ -823,6 +823,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                           gpus_per_server=args.gpus_per_server, throughputs=args.throughputs,
                           gpu_type=args.gpu_type, cluster_spec=args.cluster_spec,
                           apps=args.apps, nodes=args.nodes, phases=phases)
+    # and the files the importer found itself, beside the trace
+    read = result.instance.extra["trace"]
+    _not_an_input(args.output, ("throughputs file", read.get("throughputs")),
+                  ("cluster spec", read.get("cluster_spec")), ("node list", read.get("nodes")))
     save_instance(result.instance, args.output)
     data = {"output": args.output, "name": result.instance.name, **result.report()}
     _emit(args, data, lambda: print(

@@ -340,6 +340,19 @@ def test_an_instance_output_that_is_a_trajectory_file_is_refused(tmp_path, capsy
     assert [p.name for p in tmp_path.rglob("*")] == ["d"]
 
 
+def test_an_import_over_the_cluster_spec_it_found_is_refused(tmp_path, capsys):
+    """The cluster spec found beside the trace (not given by --cluster-spec) was read, then
+    replaced by the instance (exit 0)."""
+    (tmp_path / "t.csv").write_bytes(TIRESIAS.read_bytes())
+    spec = tmp_path / "cluster_spec.csv"
+    spec.write_bytes((TIRESIAS.parent / "cluster_spec.csv").read_bytes())
+    before = spec.read_bytes()
+    code, _, err = _run(capsys, "import", "tiresias", tmp_path / "t.csv", "-o", spec)
+    assert code == 2, err
+    assert "cannot write: it is the cluster spec being read" in _one_error(err)
+    assert spec.read_bytes() == before and len(list(tmp_path.iterdir())) == 2
+
+
 # --- messages name the file -------------------------------------------------------------
 
 
