@@ -698,6 +698,7 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         format_of(args.plot, "--plot")  # refuse a bad suffix before the solve
         from .io import check_output
         check_output(args.plot, "--plot")
+        _not_an_input(args.plot, ("instance", args.instance))
     inst = load_instance(args.instance)
     from .tasks import make_executor
     hooks: dict[str, Any] = {}

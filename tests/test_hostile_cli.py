@@ -643,6 +643,7 @@ def test_a_denormal_gavel_throughput_is_a_bad_row(tmp_path, capsys):
     (["export", "{lp}", "-o", "{lp}"], "instance"),  # an instance whose name ends in .lp
     (["show", "{inst}", "{png}", "-o", "{png}"], "schedule"),
     (["verify", "{summary}", "-a", "fifo", "-o", "."], "space"),  # its summary.json
+    (["ratio", "{pnginst}", "--algorithms", "fifo", "--plot", "{pnginst}"], "instance"),
     (["verify", "{argmax}", "-a", "fifo", "-o", "."], "space"),
 ])
 def test_an_output_that_is_the_input_is_refused(tmp_path, capsys, monkeypatch, argv, what):
@@ -650,7 +651,9 @@ def test_an_output_that_is_the_input_is_refused(tmp_path, capsys, monkeypatch, a
     monkeypatch.chdir(tmp_path)
     files = {"inst": tmp_path / "i.json", "trace": tmp_path / "t.csv",
              "lp": tmp_path / "i.lp", "png": tmp_path / "s.png",
-             "summary": tmp_path / "summary.json", "argmax": tmp_path / "argmax.json"}
+             "summary": tmp_path / "summary.json", "argmax": tmp_path / "argmax.json",
+             "pnginst": tmp_path / "i.png"}  # an instance whose name ends in .png
+    files["pnginst"].write_bytes(SMALL.read_bytes())
     files["inst"].write_bytes(SMALL.read_bytes())
     files["summary"].write_bytes(SPACE.read_bytes())
     files["argmax"].write_bytes(SPACE.read_bytes())
