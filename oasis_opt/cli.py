@@ -1015,7 +1015,13 @@ def add_family_arguments(a: argparse.ArgumentParser) -> None:
 
 def cmd_adversary_family(args: argparse.Namespace) -> int:
 
-    from .io import ensure_folder, instance_from_dict, save_instance, write_text_atomic
+    from .io import (
+        check_output,
+        ensure_folder,
+        instance_from_dict,
+        save_instance,
+        write_text_atomic,
+    )
     from .tightness import (
         DEFAULT_SHARES,
         DEFAULT_STEPS,
@@ -1027,15 +1033,17 @@ def cmd_adversary_family(args: argparse.Namespace) -> int:
     )
     shares = args.share or list(DEFAULT_SHARES)
     steps = DEFAULT_STEPS if args.steps is None else args.steps
-    for s in shares:
-        check(args.family, s, steps)  # every bad value refused before anything runs
+    # every bad value refused before anything runs
+    capacities = [check(args.family, s, steps) for s in shares]
     out = ensure_folder(args.output, "-o")
+    instances = [out / f"{args.family}-c{c}-k{steps}.json" for c in capacities]
+    for path in (out / "tightness.csv", out / "tightness.png", *instances):
+        check_output(path)  # each of them, before the first is written
     rows = [tightness(args.family, s, steps) for s in shares]
     write_text_atomic(out / "tightness.csv", rows_csv(rows))
     figure(rows, out / "tightness.png")
-    for r in rows:  # the whole family per share: its prefixes are the instances
-        save_instance(instance_from_dict(threshold_instance(r.share, steps)),
-                      out / f"{args.family}-c{r.capacity}-k{steps}.json")
+    for r, path in zip(rows, instances, strict=True):  # the prefixes are the instances
+        save_instance(instance_from_dict(threshold_instance(r.share, steps)), path)
     data = {"family": args.family, "steps": steps,
             "rows": [{k: v for k, v in vars(r).items()} for r in rows],
             "files": {"csv": str(out / "tightness.csv"), "png": str(out / "tightness.png")}}

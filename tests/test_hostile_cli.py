@@ -144,6 +144,18 @@ def test_a_results_file_that_is_not_utf8_is_refused(tmp_path, capsys):
     assert "ratio.csv: not a results file: not UTF-8 text (byte 0)" in _one_error(err)
 
 
+@pytest.mark.parametrize("taken", ["tightness.png", "threshold-c10-k2.json"])
+def test_adversary_family_writes_nothing_when_one_file_cannot_be(tmp_path, capsys, taken):
+    """A folder where a later file goes (the figure, an instance) was found only when that
+    file was written: tightness.csv (and the figure) were left behind, exit 2."""
+    (tmp_path / "fam" / taken).mkdir(parents=True)
+    code, _, err = _run(capsys, "adversary", "--family", "threshold", "--steps", "2",
+                        "--share", "0.1", "-o", tmp_path / "fam")
+    assert code == 2
+    assert f"{taken}: cannot write: it is a folder" in _one_error(err)
+    assert [p.name for p in (tmp_path / "fam").iterdir()] == [taken]
+
+
 def test_adversary_family_into_a_file_is_refused(tmp_path, capsys):
     (tmp_path / "afile").write_text("x")
     code, _, err = _run(capsys, "adversary", "--family", "threshold", "-o",
