@@ -570,6 +570,11 @@ def _gavel(tmp_path: Path, throughputs: dict, spec: dict) -> list:
      "spec.json: a[0]: expected \"V100:P100:K80\" counts, got '²:1:1'"),
     ({"v100": {"('A', 1)": {"null": 1.0}}}, {"a": ["9" * 5000 + ":1:1"]},
      "spec.json: a[0]: a GPU count of more than 15 digits"),
+    # a number where the counts' text goes: "'int' object is not subscriptable"
+    ({"v100": {"('A', 1)": {"null": 1.0}}}, {"a": [4]},
+     "spec.json: a[0]: expected \"V100:P100:K80\" counts, got 4"),
+    ({"v100": {"('A', 1)": {"null": 1.0}}}, {"a": [None]},
+     "spec.json: a[0]: expected \"V100:P100:K80\" counts, got None"),
 ])
 def test_gavel_measurements_int_and_float_cannot_take(tmp_path, capsys, throughputs, spec,
                                                        message):
