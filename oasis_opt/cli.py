@@ -698,6 +698,7 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         format_of(args.plot, "--plot")  # refuse a bad suffix before the solve
         from .io import check_output
         check_output(args.plot, "--plot")
+        _not_an_input(args.plot, ("instance", args.instance))
     inst = load_instance(args.instance)
     from .tasks import make_executor
     hooks: dict[str, Any] = {}
@@ -823,6 +824,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                           gpus_per_server=args.gpus_per_server, throughputs=args.throughputs,
                           gpu_type=args.gpu_type, cluster_spec=args.cluster_spec,
                           apps=args.apps, nodes=args.nodes, phases=phases)
+    # and the files the importer found itself, beside the trace
+    read = result.instance.extra["trace"]
+    _not_an_input(args.output, ("throughputs file", read.get("throughputs")),
+                  ("cluster spec", read.get("cluster_spec")), ("node list", read.get("nodes")))
     save_instance(result.instance, args.output)
     data = {"output": args.output, "name": result.instance.name, **result.report()}
     _emit(args, data, lambda: print(
@@ -852,7 +857,10 @@ def cmd_adversary(args: argparse.Namespace) -> int:
     out = check_output(args.output)
     prefix = Path(args.trajectory) if args.trajectory else out.with_suffix(".trajectory")
     for suffix in (".csv", ".png"):
-        check_output(f"{prefix}{suffix}", "--trajectory" if args.trajectory else None)
+        path = check_output(f"{prefix}{suffix}", "--trajectory" if args.trajectory else None)
+        if path.resolve() == out.resolve():  # written after the instance: it would replace it
+            raise InputError("--trajectory", f"{str(path)!r} is the -o file; choose another "
+                                             "prefix")
     space = SearchSpace(jobs=args.jobs, horizon=args.horizon,
                         worker_servers=args.worker_servers, ps_servers=args.ps_servers,
                         max_share=args.max_share)
@@ -938,6 +946,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from .tasks import make_executor
     from .verifier import (
         DEFAULT_MAX_INSTANCES,
+        OUTPUTS,
         check_size,
         load_space,
         verify,
@@ -949,7 +958,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     algorithms.check(args.algorithm)
     params = algorithms.param_values(args.algorithm, params, place="--param")  # not params.KEY
     check_size(space, limit)  # before any folder, process or file exists
-    out = Path(args.output or f"results/verify/{space.name}-{args.algorithm}")
+    # one folder whatever the space's name holds: a "/" would lead out of results/verify
+    default = f"{space.name}-{args.algorithm}".replace("/", "_").replace("\0", "_")
+    out = Path(args.output or f"results/verify/{default}")
+    for name in ("instances.csv", *OUTPUTS.values()):  # the space file in its own -o folder
+        _not_an_input(str(out / name), ("space", args.space))
     with make_executor(args.workers, args.dask) as ex:
         res = verify(space, args.algorithm, out=out, params=params, max_instances=limit,
                      max_share=args.max_share, executor=ex, progress=_progress_wanted(args),
@@ -1002,7 +1015,13 @@ def add_family_arguments(a: argparse.ArgumentParser) -> None:
 
 def cmd_adversary_family(args: argparse.Namespace) -> int:
 
-    from .io import ensure_folder, instance_from_dict, save_instance, write_text_atomic
+    from .io import (
+        check_output,
+        ensure_folder,
+        instance_from_dict,
+        save_instance,
+        write_text_atomic,
+    )
     from .tightness import (
         DEFAULT_SHARES,
         DEFAULT_STEPS,
@@ -1014,15 +1033,17 @@ def cmd_adversary_family(args: argparse.Namespace) -> int:
     )
     shares = args.share or list(DEFAULT_SHARES)
     steps = DEFAULT_STEPS if args.steps is None else args.steps
-    for s in shares:
-        check(args.family, s, steps)  # every bad value refused before anything runs
+    # every bad value refused before anything runs
+    capacities = [check(args.family, s, steps) for s in shares]
     out = ensure_folder(args.output, "-o")
+    instances = [out / f"{args.family}-c{c}-k{steps}.json" for c in capacities]
+    for path in (out / "tightness.csv", out / "tightness.png", *instances):
+        check_output(path)  # each of them, before the first is written
     rows = [tightness(args.family, s, steps) for s in shares]
     write_text_atomic(out / "tightness.csv", rows_csv(rows))
     figure(rows, out / "tightness.png")
-    for r in rows:  # the whole family per share: its prefixes are the instances
-        save_instance(instance_from_dict(threshold_instance(r.share, steps)),
-                      out / f"{args.family}-c{r.capacity}-k{steps}.json")
+    for r, path in zip(rows, instances, strict=True):  # the prefixes are the instances
+        save_instance(instance_from_dict(threshold_instance(r.share, steps)), path)
     data = {"family": args.family, "steps": steps,
             "rows": [{k: v for k, v in vars(r).items()} for r in rows],
             "files": {"csv": str(out / "tightness.csv"), "png": str(out / "tightness.png")}}

@@ -26,7 +26,7 @@ from typing import Any
 
 from . import regime as _regime
 from .errors import InputError
-from .tasks import COLUMNS, ResultStore, Task, run_tasks
+from .tasks import COLUMNS, NUMBERS, ResultStore, Task, run_tasks
 from .traces import experiment as _trace
 
 ONLINE = ("oasis", "oasis-adaptive", "fifo", "drf", "rrh", "tetris")
@@ -219,7 +219,7 @@ def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "re
             raise InputError(k, f"applies to the trace experiment, not {name}")
     from .io import check_output
     figure = check_output(out / f"{name}.png")  # drawn after the run: refused now, not then
-    store = ResultStore(out / f"{name}.csv", columns=exp.columns)
+    store = ResultStore(out / f"{name}.csv", columns=exp.columns, numbers=NUMBERS)
     before = len(store.rows)
     start = time.perf_counter()
     tasks = exp.tasks(seeds or (2 if quick else exp.default_seeds), quick, **extra)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import glob
 import itertools
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -354,8 +355,19 @@ def _as_list(x: Any) -> list[Any]:
     return list(x) if isinstance(x, list) else [x]
 
 
+#: The most instances one preset entry draws (seeds × sizes): all are held in memory, and
+#: the built-in experiments take at most as many seeds.
+MAX_PRESET_INSTANCES = 100_000
+
+
 def _presets(entry: Any, place: str) -> list[tuple[str, Any]]:
     from .generator import generate
+    count = len(entry.seeds) if isinstance(entry.seeds, list) else entry.seeds
+    sizes = math.prod(len(_as_list(x)) for x in (entry.jobs, entry.horizon, entry.servers))
+    if count * sizes > MAX_PRESET_INSTANCES:  # before drawing any of them
+        raise InputError(f"{place}.seeds", f"{count} seeds × {sizes} sizes are "
+                                           f"{count * sizes} instances, more than "
+                                           f"{MAX_PRESET_INSTANCES}")
     seeds = entry.seeds if isinstance(entry.seeds, list) else list(range(entry.seeds))
     out = []
     for jobs, horizon, servers in itertools.product(

@@ -677,7 +677,8 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
             if not parent.is_dir():
                 raise _cannot_write(path, place, f"{str(parent)!r} is a file, not a folder")
             try:  # permissions alone do not tell (root, read-only mounts, /proc): try it
-                fd, probe = tempfile.mkstemp(dir=parent, prefix=".oasis-probe-")
+                # resolved: tempfile's names drop "link/.." lexically, the system does not
+                fd, probe = tempfile.mkstemp(dir=parent.resolve(), prefix=".oasis-probe-")
                 os.close(fd)
                 os.unlink(probe)
             except OSError as exc:
@@ -722,7 +723,7 @@ def atomic_output(path: str | Path, place: str | None = None, suffix: str = ".tm
     path = check_output(path, place)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=path.parent, suffix=suffix,
+        fd, name = tempfile.mkstemp(dir=path.parent.resolve(), suffix=suffix,
                                     prefix=f".{path.name}." if prefix is None else prefix)
         os.close(fd)
     except OSError as exc:

@@ -54,7 +54,7 @@ def _read(path: Path, instance: Instance) -> tuple[Schedule, Any] | None:
     from .validate import validate
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != CACHE_FORMAT:
+        if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
             return None
         rep = dict(data["report"])
         rep["status"] = SolveStatus(rep["status"])
@@ -63,9 +63,9 @@ def _read(path: Path, instance: Instance) -> tuple[Schedule, Any] | None:
         report = SolveReport(**{k: v for k, v in rep.items()
                                 if k in SolveReport.__dataclass_fields__})
         schedule = schedule_from_dict(data["schedule"])
+        if not validate(instance, schedule).feasible:  # an unknown job is an InputError
+            return None
     except (OSError, ValueError, KeyError, TypeError, InputError):
-        return None
-    if not validate(instance, schedule).feasible:
         return None
     return schedule.with_extras(opt_cache=str(path)), report
 

@@ -96,10 +96,11 @@ def _fate(schedule: Schedule, job_id: str, utility: float, completed: bool,
     if completed:
         return f"✓ {utility:.4g}", "black"
     payoff = schedule.extras.get("payoff")
-    if isinstance(payoff, dict) and job_id in payoff and not ran:
-        p = payoff[job_id]
-        return ("rejected: nothing fits" if p is None else f"rejected (payoff {p:.3g})"), \
-            "tab:red"
+    p = payoff.get(job_id, "") if isinstance(payoff, dict) and not ran else ""
+    if p is None:
+        return "rejected: nothing fits", "tab:red"
+    if isinstance(p, int | float) and not isinstance(p, bool):  # extras are free-form
+        return f"rejected (payoff {p:.3g})", "tab:red"
     return ("unfinished" if ran else "not run"), "tab:red"
 
 

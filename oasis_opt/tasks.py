@@ -30,6 +30,9 @@ COLUMNS = (
     "utility", "completed", "opt", "opt_kind", "ratio", "alpha", "bound_2alpha",
     "d_cert", "seconds", "decision_ms", "status",
 )
+#: The columns of ``COLUMNS`` that hold a number (or nothing): the figures read them.
+NUMBERS = ("seed", "jobs", "horizon", "worker_servers", "ps_servers", "utility", "completed",
+           "opt", "ratio", "alpha", "bound_2alpha", "d_cert", "seconds", "decision_ms")
 
 
 @dataclass(frozen=True)
@@ -59,13 +62,16 @@ def row_key(row: dict[str, Any]) -> tuple[str, str, str, str]:
 class ResultStore:
     """Append-only CSV of rows; knows which keys are already done. ``columns`` and ``key``
     (row → key tuple) default to the experiments'; a user's grid (``oasis_opt.grid``) keeps
-    its own."""
+    its own. A stored row of another length, or with a word in one of the columns
+    ``numbers``, is refused naming its line."""
 
     def __init__(self, path: str | Path, columns: Sequence[str] = COLUMNS,
-                 key: Callable[[dict[str, Any]], tuple[str, ...]] = row_key) -> None:
+                 key: Callable[[dict[str, Any]], tuple[str, ...]] = row_key,
+                 numbers: Sequence[str] = ()) -> None:
         self.path = Path(path)
         self.columns = tuple(columns)
         self.key = key
+        self.numbers = tuple(numbers)
         self.rows: list[dict[str, str]] = []
         from .io import check_output
         # a results path that cannot be written (a folder there, a file for its folder) is
@@ -89,11 +95,26 @@ class ResultStore:
             # A crash mid-append left a partial last line: drop it, keep the rest.
             text = text[: text.rfind("\n") + 1]
             self._rewrite(text)
-        reader = csv.DictReader(io.StringIO(text))
-        if reader.fieldnames is not None and tuple(reader.fieldnames) != self.columns:
+        reader = csv.reader(io.StringIO(text))
+        header = next(reader, None)
+        if header is not None and tuple(header) != self.columns:
             raise InputError(str(self.path), "not a results file of this version of oasis-opt "
                                              "(columns differ); use another output folder")
-        return list(reader)
+        rows = []
+        for cells in reader:
+            if not cells:
+                continue  # a blank line, as csv.DictReader skips it
+            place = f"{self.path}:{reader.line_num}"
+            if len(cells) != len(self.columns):
+                raise InputError(place, f"expected {len(self.columns)} columns, got "
+                                        f"{len(cells)}; use another output folder")
+            row = dict(zip(self.columns, cells, strict=True))
+            for col in self.numbers:
+                if row[col] != "" and not _is_number(row[col]):
+                    raise InputError(place, f"column {col}: expected a number, got "
+                                            f"{row[col][:40]!r}; use another output folder")
+            rows.append(row)
+        return rows
 
     def _rewrite(self, text: str) -> None:
         from .io import write_text_atomic
@@ -119,6 +140,14 @@ class ResultStore:
             self.done.add(self.key(s))
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _fmt(x: Any) -> str:
     if x is None:
         return ""
@@ -135,8 +164,8 @@ def make_executor(workers: int | None = None,
                   dask: str | None = None) -> Iterator[Executor | None]:
     """A local process pool (default; ``workers=0`` gives None: ``run_tasks`` then runs
     in-process), or a Dask executor:
-    ``dask="local"`` starts a local cluster; ``dask="tcp://HOST:PORT"`` connects to a running
-    scheduler."""
+    ``dask="local"`` starts a local cluster at the first task; ``dask="tcp://HOST:PORT"``
+    connects to a running scheduler."""
     most = max(64, 8 * (os.cpu_count() or 1))
     if workers is not None and workers > most:
         raise InputError("workers", f"{workers} worker processes is too many for this machine "
@@ -157,26 +186,52 @@ def make_executor(workers: int | None = None,
         raise InputError("dask", "needs the optional extra: pip install 'oasis-opt[dask]'") \
             from None
     if dask == "local":
-        cluster = LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
-    else:
-        cluster = None
-        _probe_scheduler(dask)
+        # Started by the first task, not here: the checks a command makes between this and
+        # its first task refuse bad input at once, not after the cluster's seconds of start.
+        opened: list[Any] = []  # the cluster, then its client: closed in reverse
+
+        def start() -> Executor:
+            opened.append(LocalCluster(n_workers=workers or 2, threads_per_worker=1,
+                                       processes=True, dashboard_address=None))
+            opened.append(Client(opened[0]))
+            return _client_executor(opened[1], table)
         try:
-            client = Client(dask, timeout=DASK_CONNECT_SECONDS)
-        except Exception as exc:  # the scheduler went away between the probe and here
-            raise InputError("dask", f"cannot reach the Dask scheduler at {dask}: "
-                                     f"{_first_line(exc)}") from None
+            yield LazyExecutor(start)
+        finally:
+            for thing in reversed(opened):
+                thing.close()
+        return
+    _probe_scheduler(dask)
     try:
-        if table:
-            client.register_plugin(_algorithms_plugin(table))
-        # pure=False: Dask would tokenize every argument (0.5 s of a 5 000-job pricing pass)
-        yield client.get_executor(pure=False)
+        client = Client(dask, timeout=DASK_CONNECT_SECONDS)
+    except Exception as exc:  # the scheduler went away between the probe and here
+        raise InputError("dask", f"cannot reach the Dask scheduler at {dask}: "
+                                 f"{_first_line(exc)}") from None
+    try:
+        yield _client_executor(client, table)
     finally:
         client.close()
-        if cluster is not None:
-            cluster.close()
+
+
+def _client_executor(client: Any, table: dict[str, Any]) -> Executor:
+    """``client``'s executor, its workers given the algorithms registered here (``table``)."""
+    if table:
+        client.register_plugin(_algorithms_plugin(table))
+    # pure=False: Dask would tokenize every argument (0.5 s of a 5 000-job pricing pass)
+    return client.get_executor(pure=False)
+
+
+class LazyExecutor(Executor):
+    """The executor ``start()`` returns, started by the first ``submit``."""
+
+    def __init__(self, start: Callable[[], Executor]) -> None:
+        self._start = start
+        self._executor: Executor | None = None
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        if self._executor is None:
+            self._executor = self._start()
+        return self._executor.submit(fn, *args, **kwargs)
 
 
 #: Seconds to connect to a Dask scheduler; the whole handshake gets twice as long.

@@ -556,6 +556,7 @@ def verify(space: Space, algorithm: str, *, out: str | Path,
     if other or any(r["algorithm"] != algorithm for r in store.rows):
         raise InputError(str(store_path), "holds results of another space, algorithm or "
                                           "parameters; use another -o")
+    check_rows(space, store.rows, store_path)
     tasks = [Task("verify", c, key_params, (algorithm,))
              for c in range(-(-space.size // CHUNK))]
     before = len(store.rows)
@@ -565,6 +566,53 @@ def verify(space: Space, algorithm: str, *, out: str | Path,
     result = reduce_rows(space, algorithm, params, store.rows, evaluated, max_share,
                          time.perf_counter() - start)
     return replace(result, store=str(store_path))
+
+
+STATUSES = ("ok", "alg_zero", "opt_zero", "unsolved")
+
+
+def check_rows(space: Space, rows: Sequence[Mapping[str, str]], path: str | Path) -> None:
+    """Refuse a stored results file that this code did not write whole (an edited or damaged
+    row, a row lost from a chunk whose others are there): ``InputError`` naming its line.
+    A resumed run trusts the rows it finds; the reduction reads every one."""
+    def bad(line: int, message: str) -> InputError:
+        return InputError(f"{path}:{line}", f"{message}; use another -o")
+
+    def number(r: Mapping[str, str], col: str, line: int, empty: bool, inf: bool) -> None:
+        text = r[col]
+        try:
+            x = float(text)
+        except ValueError:
+            x = math.nan
+        if text == "" and empty or math.isinf(x) and x > 0 and inf or math.isfinite(x):
+            return
+        raise bad(line, f"column {col}: expected a number, got {text[:40]!r}")
+
+    lines: dict[int, int] = {}
+    chunks: set[int] = set()
+    for k, r in enumerate(rows):
+        line = k + 2  # the header is line 1; no stored field holds a line break
+        text = r["index"]
+        n = int(text) if text.isascii() and text.isdigit() and len(text) < 20 else -1
+        if not 0 <= n < space.size or str(r["seed"]) != str(n // CHUNK):
+            raise bad(line, f"column index: expected an instance number of chunk "
+                            f"{r['seed'][:20]!r} below {space.size}, got {text[:40]!r}")
+        if n in lines:
+            raise bad(line, f"instance {n} is stored twice (also line {lines[n]})")
+        lines[n] = line
+        chunks.add(n // CHUNK)
+        if r["status"] not in STATUSES:
+            raise bad(line, f"column status: expected one of {', '.join(STATUSES)}, got "
+                            f"{r['status'][:40]!r}")
+        number(r, "opt", line, empty=r["status"] == "unsolved", inf=False)
+        for col, empty, inf in (("alg", False, False), ("ratio", True, True),
+                                ("job_share", False, False), ("two_alpha", True, False)):
+            number(r, col, line, empty, inf)
+    for c in sorted(chunks):
+        for n in range(c * CHUNK, min(space.size, (c + 1) * CHUNK)):
+            if n not in lines:
+                raise InputError(str(path), f"instance {n} is missing (its chunk {c} is "
+                                            "stored); use another -o")
 
 
 def reduce_rows(space: Space, algorithm: str, params: dict[str, Any],

@@ -177,6 +177,11 @@ BAD = [
     (lambda g: g["instances"][1].update(seeds=["0"]),
      "instances[1].seeds[0]: expected an integer, got a string"),
     (lambda g: g["instances"][1].update(jobs=4.5), "instances[1].jobs: expected an integer"),
+    # once generated one by one into memory until the machine killed the process
+    (lambda g: g["instances"][1].update(seeds=10**9),
+     "instances[1].seeds: 1000000000 seeds × 1 sizes are 1000000000 instances, more than"),
+    (lambda g: g["instances"][1].update(seeds=list(range(1000)), jobs=list(range(1, 201))),
+     "instances[1].seeds: 1000 seeds × 200 sizes are 200000 instances, more than"),
     (lambda g: g["instances"][1].update(preset="huge"), "instances[1].preset: unknown preset"),
     (lambda g: g["instances"][2].update(trace="slurm"), "instances[2].trace: unknown trace"),
     (lambda g: g["instances"][2].update(nodes="n.csv"),

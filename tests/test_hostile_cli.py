@@ -144,6 +144,18 @@ def test_a_results_file_that_is_not_utf8_is_refused(tmp_path, capsys):
     assert "ratio.csv: not a results file: not UTF-8 text (byte 0)" in _one_error(err)
 
 
+@pytest.mark.parametrize("taken", ["tightness.png", "threshold-c10-k2.json"])
+def test_adversary_family_writes_nothing_when_one_file_cannot_be(tmp_path, capsys, taken):
+    """A folder where a later file goes (the figure, an instance) was found only when that
+    file was written: tightness.csv (and the figure) were left behind, exit 2."""
+    (tmp_path / "fam" / taken).mkdir(parents=True)
+    code, _, err = _run(capsys, "adversary", "--family", "threshold", "--steps", "2",
+                        "--share", "0.1", "-o", tmp_path / "fam")
+    assert code == 2
+    assert f"{taken}: cannot write: it is a folder" in _one_error(err)
+    assert [p.name for p in (tmp_path / "fam").iterdir()] == [taken]
+
+
 def test_adversary_family_into_a_file_is_refused(tmp_path, capsys):
     (tmp_path / "afile").write_text("x")
     code, _, err = _run(capsys, "adversary", "--family", "threshold", "-o",
@@ -265,6 +277,92 @@ def test_dask_address_that_is_not_one(capsys, address):
     code, _, err = _run(capsys, "ratio", SMALL, "--algorithms", "fifo", "--dask", address)
     assert code == 2
     assert "--dask: cannot reach the Dask scheduler at" in _one_error(err)
+
+
+@pytest.mark.parametrize("argv", [
+    ["verify", SPACE, "-a", "fifo", "--max-share", "2", "-o", "{tmp}/v"],
+    ["verify", SPACE, "-a", "oasis", "--param", "u_scale=-1", "-o", "{tmp}/v"],
+    ["adversary", "-a", "fifo", "--seed", str(2**63), "-o", "{tmp}/a.json"],
+    ["adversary", "-a", "oasis", "--param", "u_scale=-1", "-o", "{tmp}/a.json"],
+    ["experiment", "ratio", "--method", "colgen", "--quick", "--out", "{tmp}/e"],
+    ["experiment", "ratio", "-a", "nope:nope", "--quick", "--out", "{tmp}/e"],
+])
+def test_bad_input_is_refused_before_a_local_dask_cluster_starts(tmp_path, capsys,
+                                                                  monkeypatch, argv):
+    """The commands' own checks ran after ``--dask local`` had started a cluster: each bad
+    input cost seconds (and a cluster's log lines) before its message."""
+    distributed = pytest.importorskip("distributed")
+
+    def started(*args, **kwargs):
+        raise AssertionError("a local Dask cluster started")
+    monkeypatch.setattr(distributed, "LocalCluster", started)
+    code, _, err = _run(capsys, *[str(a).format(tmp=tmp_path) for a in argv],
+                        "--dask", "local")
+    assert code == 2, err
+    _one_error(err)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.filterwarnings("ignore:Glyph 0")  # the name in the histogram's title
+@pytest.mark.parametrize("name", ["../../outside", "a\u0000b", "/abs/olute"])
+def test_a_space_name_makes_one_folder_under_the_default(tmp_path, capsys, monkeypatch, name):
+    """The default folder is results/verify/NAME-ALGORITHM: a name with "/" wrote outside
+    results/verify, one with a NUL byte was an internal error."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.json").write_text(json.dumps({**json.loads(SPACE.read_text()),
+                                                 "name": name}))
+    code, _, err = _run(capsys, "verify", tmp_path / "s.json", "-a", "fifo")
+    assert code == 0, err
+    made = [p for p in tmp_path.iterdir() if p.name != "s.json"]
+    assert [p.name for p in made] == ["results"]
+    assert [p.name for p in (tmp_path / "results" / "verify").iterdir()] == \
+        [name.replace("/", "_").replace("\0", "_") + "-fifo"]
+
+
+_BIG = "[1e308, 1e308, 1e308, 1e308]"
+
+
+@pytest.mark.parametrize("param,message", [
+    ("u_scale=1e308", "--param u_scale: 1e+308 takes the price bounds out of a double's range"),
+    ("l_scale=1e-320", "--param l_scale: 1e-320 takes the price bounds out of a double's "
+                       "range"),
+    (f'bounds={{"U_w": {_BIG}, "L_w": [1e-308, 1e-308, 1e-308, 1e-308]}}',
+     "--param bounds: U_w/L_w overflows a double"),
+])
+def test_price_bounds_out_of_a_doubles_range_are_refused(capsys, param, message):
+    """U·u_scale = inf, L·l_scale = 0 or U/L = inf made α infinite and the prices NaN: exit 0
+    with numpy's overflow warnings, α and D_final null, a schedule priced by NaN."""
+    code, out, err = _run(capsys, "run", SMALL, "-a", "oasis", "--param", param)
+    assert code == 2, err
+    assert message in _one_error(err) and "Warning" not in err
+
+
+@pytest.mark.parametrize("out,trajectory", [("a.csv", "a"), ("a.png", "./a"),
+                                             ("d/a.csv", "d/../d/a")])
+def test_an_instance_output_that_is_a_trajectory_file_is_refused(tmp_path, capsys,
+                                                                 monkeypatch, out, trajectory):
+    """``adversary -o a.csv --trajectory a``: the trajectory's CSV replaced the worst
+    instance just written, and the command said it wrote the instance there (exit 0)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d").mkdir()
+    code, _, err = _run(capsys, "adversary", "-a", "fifo", "--evaluations", "1", "-o", out,
+                        "--trajectory", trajectory)
+    assert code == 2, err
+    assert "--trajectory: " in _one_error(err) and "is the -o file" in _one_error(err)
+    assert [p.name for p in tmp_path.rglob("*")] == ["d"]
+
+
+def test_an_import_over_the_cluster_spec_it_found_is_refused(tmp_path, capsys):
+    """The cluster spec found beside the trace (not given by --cluster-spec) was read, then
+    replaced by the instance (exit 0)."""
+    (tmp_path / "t.csv").write_bytes(TIRESIAS.read_bytes())
+    spec = tmp_path / "cluster_spec.csv"
+    spec.write_bytes((TIRESIAS.parent / "cluster_spec.csv").read_bytes())
+    before = spec.read_bytes()
+    code, _, err = _run(capsys, "import", "tiresias", tmp_path / "t.csv", "-o", spec)
+    assert code == 2, err
+    assert "cannot write: it is the cluster spec being read" in _one_error(err)
+    assert spec.read_bytes() == before and len(list(tmp_path.iterdir())) == 2
 
 
 # --- messages name the file -------------------------------------------------------------
@@ -472,6 +570,11 @@ def _gavel(tmp_path: Path, throughputs: dict, spec: dict) -> list:
      "spec.json: a[0]: expected \"V100:P100:K80\" counts, got '²:1:1'"),
     ({"v100": {"('A', 1)": {"null": 1.0}}}, {"a": ["9" * 5000 + ":1:1"]},
      "spec.json: a[0]: a GPU count of more than 15 digits"),
+    # a number where the counts' text goes: "'int' object is not subscriptable"
+    ({"v100": {"('A', 1)": {"null": 1.0}}}, {"a": [4]},
+     "spec.json: a[0]: expected \"V100:P100:K80\" counts, got 4"),
+    ({"v100": {"('A', 1)": {"null": 1.0}}}, {"a": [None]},
+     "spec.json: a[0]: expected \"V100:P100:K80\" counts, got None"),
 ])
 def test_gavel_measurements_int_and_float_cannot_take(tmp_path, capsys, throughputs, spec,
                                                        message):
@@ -556,13 +659,21 @@ def test_a_denormal_gavel_throughput_is_a_bad_row(tmp_path, capsys):
     (["import", "tiresias", "{trace}", "-o", "{trace}"], "trace"),
     (["export", "{lp}", "-o", "{lp}"], "instance"),  # an instance whose name ends in .lp
     (["show", "{inst}", "{png}", "-o", "{png}"], "schedule"),
+    (["verify", "{summary}", "-a", "fifo", "-o", "."], "space"),  # its summary.json
+    (["ratio", "{pnginst}", "--algorithms", "fifo", "--plot", "{pnginst}"], "instance"),
+    (["verify", "{argmax}", "-a", "fifo", "-o", "."], "space"),
 ])
 def test_an_output_that_is_the_input_is_refused(tmp_path, capsys, monkeypatch, argv, what):
     """``run i.json -o i.json`` replaced the instance by its schedule (exit 0)."""
     monkeypatch.chdir(tmp_path)
     files = {"inst": tmp_path / "i.json", "trace": tmp_path / "t.csv",
-             "lp": tmp_path / "i.lp", "png": tmp_path / "s.png"}
+             "lp": tmp_path / "i.lp", "png": tmp_path / "s.png",
+             "summary": tmp_path / "summary.json", "argmax": tmp_path / "argmax.json",
+             "pnginst": tmp_path / "i.png"}  # an instance whose name ends in .png
+    files["pnginst"].write_bytes(SMALL.read_bytes())
     files["inst"].write_bytes(SMALL.read_bytes())
+    files["summary"].write_bytes(SPACE.read_bytes())
+    files["argmax"].write_bytes(SPACE.read_bytes())
     files["lp"].write_bytes(SMALL.read_bytes())
     files["trace"].write_bytes(TIRESIAS.read_bytes())
     assert cli.main(["run", str(SMALL), "-a", "fifo", "-o", str(files["png"])]) == 0

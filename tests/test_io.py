@@ -201,3 +201,18 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path, tiny):
         write_json_atomic(out, {"x": Boom()})
     assert out.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_an_output_through_a_link_and_dotdot_is_where_the_system_puts_it(tmp_path,
+                                                                          monkeypatch):
+    """``link/../out/x.json`` with ``link`` → ``out``: the system goes up from where the link
+    leads; tempfile's names go up from the link itself (lexically), to a folder that is not
+    there: the output was refused, 'cannot write: No such file or directory'."""
+    from oasis_opt.io import write_text_atomic
+    (tmp_path / "out").mkdir()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "link").symlink_to(tmp_path / "out")
+    monkeypatch.chdir(tmp_path / "a")
+    write_text_atomic("link/../out/x.json", "hi")
+    assert (tmp_path / "out" / "x.json").read_text() == "hi"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "link", "out", "x.json"]

@@ -617,6 +617,22 @@ def test_opt_cache_solves_once(small, tmp_path, monkeypatch) -> None:
     assert len(calls) == 3
 
 
+@pytest.mark.parametrize("text", ["[1]", "5", '"x"', "null", "ghost"])
+def test_an_opt_cache_file_that_is_no_object_is_solved_again(small, tmp_path, text) -> None:
+    """A JSON document but not an object ended in 'internal error: 'list' object has no
+    attribute 'get'' (exit 1), a schedule of an unknown job in 'error: jobs[0].id: unknown
+    job' (exit 2, no file named), instead of being solved again like any damaged file."""
+    ratio.compare(small, ["oasis"], opt_cache=tmp_path)
+    (f,) = tmp_path.glob("*.json")
+    if text == "ghost":
+        data = json.loads(f.read_text())
+        data["schedule"]["jobs"][0]["id"] = "ghost"
+        text = json.dumps(data)
+    f.write_text(text)
+    again = ratio.compare(small, ["oasis"], opt_cache=tmp_path)
+    assert again.status == "optimal" and json.loads(f.read_text())["format"]
+
+
 def test_bench_times_an_external_algorithm(mysched, small) -> None:
     from oasis_opt.bench import bench_baseline, run_bench
     row = bench_baseline("mysched:scaled", small, runs=1)

@@ -54,6 +54,21 @@ def test_job_rows_say_what_each_job_earned(testbed):
         assert sum(1 for lab in labels if lab.startswith(word)) == not_run
 
 
+@pytest.mark.parametrize("payoff", ["x", [1], {}])
+def test_a_payoff_that_is_no_number_is_not_drawn(testbed, tmp_path, capfd, payoff):
+    """``extras`` is free-form: a payoff of another type ended in 'internal error: Unknown
+    format code 'g''; the job's row then says what any schedule's would."""
+    inst, oasis, _ = testbed
+    save_schedule(oasis, tmp_path / "s.json")
+    doc = json.loads((tmp_path / "s.json").read_text())
+    doc["extras"]["payoff"] = {j: payoff for j in doc["extras"]["payoff"]}
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    code = main(["show", str(INSTANCES / "testbed-s1.json"), str(tmp_path / "s.json"), "-o",
+                 str(tmp_path / "p.png")])
+    assert code == 0, capfd.readouterr().err
+    assert (tmp_path / "p.png").read_bytes().startswith(MAGIC[".png"])
+
+
 def test_prices_are_oasis_own(testbed):
     """Σ p·C over the recomputed final prices equals D_final − Σ admitted payoffs (oasis.py)."""
     inst, oasis, fifo = testbed

@@ -77,3 +77,37 @@ def test_foreign_csv_is_refused(tmp_path):
     path.write_text("a,b\n1,2\n")
     with pytest.raises(InputError, match="columns differ"):
         ResultStore(path)
+
+
+@pytest.mark.parametrize("row,message", [
+    ("demo,0,{},oasis,,,,,,abc,,,,,,,,,,", "r.csv:2: column utility: expected a number, got "
+                                          "'abc'"),
+    ("demo,0,{},oasis,,,,", "r.csv:2: expected 20 columns, got 8"),
+    ("demo,0,{},oasis,,,,,,1,,,,,,,,,,,,", "r.csv:2: expected 20 columns, got 22"),
+])
+def test_a_damaged_row_of_numbers_is_refused_naming_its_line(tmp_path, row, message):
+    """The experiments' figures read every stored row: a word where a number goes ended in
+    'internal error: could not convert string to float' (exit 1)."""
+    from oasis_opt.tasks import NUMBERS
+    path = tmp_path / "r.csv"
+    path.write_text(",".join(COLUMNS) + "\n" + row + "\n")
+    with pytest.raises(InputError, match=message):
+        ResultStore(path, numbers=NUMBERS)
+
+
+def test_the_experiments_check_their_stored_numbers(tmp_path, capsys):
+    from oasis_opt.cli import main
+    argv = ["experiment", "ratio", "--quick", "--seeds", "1", "--workers", "0", "--out",
+            str(tmp_path)]
+    assert main(argv) == 0
+    store = tmp_path / "ratio.csv"
+    lines = store.read_text().splitlines(keepends=True)
+    cells = next(csv.reader(lines[1:2]))
+    cells[COLUMNS.index("ratio")] = "abc"
+    with open(store, "w", newline="") as f:
+        f.write(lines[0])
+        csv.writer(f, lineterminator="\n").writerow(cells)
+        f.writelines(lines[2:])
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert "ratio.csv:2: column ratio: expected a number, got 'abc'" in capsys.readouterr().err

@@ -278,6 +278,16 @@ def test_delimiter_only_row_is_a_bad_row(tmp_path):
     assert res.skipped == 1 and res.instance.num_jobs == 1
 
 
+@pytest.mark.parametrize("date", ['"2017-10-03\n04:19:04"', "2017-10-03\t04:19:04",
+                                  "2017-10-03  04:19:04", "2017-10-3 4:19:04"])
+def test_a_date_not_exactly_as_the_format_is_a_bad_row(tmp_path, date):
+    """strptime takes any run of whitespace (a quoted line break too) for the format's space,
+    and unpadded fields: such a date parsed."""
+    trace = write(tmp_path / "t.csv", PHILLY_HEADER + ROW + f"{date},100,1,100.0,c\n")
+    with pytest.raises(InputError, match=r"t.csv:3: column timestamp: expected a date"):
+        import_trace("philly", trace, Policy())
+
+
 # --- alibaba: small files in its format --------------------------------------------------------
 
 POD_HEADER = ("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"

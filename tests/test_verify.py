@@ -262,3 +262,34 @@ def test_named_spaces_parse():
                        .glob("*.json")):
         sp = verify.load_space(path)
         assert sp.size <= verify.DEFAULT_MAX_INSTANCES, path
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda r: r.replace(",fifo,0,ok,", ",fifo,x,ok,"), "instances.csv:2: column index: "
+                                                        "expected an instance number"),
+    (lambda r: r.replace(",fifo,0,ok,", ",fifo,99999,ok,"), "instances.csv:2: column index: "
+                                                            "expected an instance number"),
+    (lambda r: r.replace(",fifo,0,ok,", ",fifo,1,ok,"), "instances.csv:3: instance 1 is "
+                                                        "stored twice (also line 2)"),
+    (lambda r: r.replace(",fifo,0,ok,", ",fifo,0,weird,"), "instances.csv:2: column status: "
+                                                           "expected one of"),
+    (lambda r: r.replace(",ok,8.0,8.0,1.0,", ",ok,nan,8.0,inf,"), "instances.csv:2: column "
+                                                                  "opt: expected a number"),
+    (lambda r: "\n".join(r.splitlines()[:2] + r.splitlines()[3:]) + "\n",
+     "instances.csv: instance 1 is missing (its chunk 0 is stored)"),
+])
+def test_a_damaged_results_file_is_refused_naming_its_line(tmp_path, capsys, edit, message):
+    """A resumed instances.csv was trusted: a damaged row ended in 'internal error' (exit 1)
+    or was counted as it read ("abc" for OPT, an unknown status)."""
+    from pathlib import Path
+    tiny = Path(__file__).resolve().parents[1] / "instances" / "spaces" / "tiny-2jobs.json"
+    out = tmp_path / "v"
+    assert main(["verify", str(tiny), "-a", "fifo", "-o", str(out)]) == 0
+    store = out / "instances.csv"
+    text = store.read_text()
+    assert ",fifo,0,ok,8.0,8.0,1.0," in text
+    store.write_text(edit(text))
+    capsys.readouterr()
+    assert main(["verify", str(tiny), "-a", "fifo", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err

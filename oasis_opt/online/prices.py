@@ -209,9 +209,30 @@ def scaled(bounds: PriceBounds, u_scale: float, l_scale: float,
             raise InputError(name, f"must be a positive number, got {x!r}")
     if u_scale == 1.0 and l_scale == 1.0:
         return bounds
-    out = replace(bounds, U_w=bounds.U_w * u_scale, L_w=bounds.L_w * l_scale,
-                  U_ps=bounds.U_ps * u_scale, L_ps=bounds.L_ps * l_scale)
+    with np.errstate(over="ignore", under="ignore"):
+        out = replace(bounds, U_w=bounds.U_w * u_scale, L_w=bounds.L_w * l_scale,
+                      U_ps=bounds.U_ps * u_scale, L_ps=bounds.L_ps * l_scale)
+    lost = any(((L > 0) & (L * l_scale == 0)).any() for L in (bounds.L_w, bounds.L_ps))
+    if lost or _out_of_range(out) is not None:
+        name, x = max((("u_scale", u_scale), ("l_scale", l_scale)),
+                      key=lambda p: abs(math.log(p[1])))
+        raise InputError(name, f"{float(x)!r} takes the price bounds out of a double's range "
+                               "(U·u_scale, L·l_scale and U/L must be finite and L positive)")
     return _floor_u(out, resources)
+
+
+def _out_of_range(b: PriceBounds) -> str | None:
+    """The pool ("worker", "ps") where a priced pair's U, L or U/L is not a finite double, else
+    None: OASiS's α = ln(U/L) would be infinite and its prices NaN."""
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for pool, U, L, on in (("worker", b.U_w, b.L_w, b.worker_priced),
+                               ("ps", b.U_ps, b.L_ps, b.ps_priced)):
+            U, L = U[on], L[on]
+            pos = L > 0
+            if not (np.isfinite(U).all() and np.isfinite(L).all()
+                    and np.isfinite(U[pos] / L[pos]).all()):
+                return pool
+    return None
 
 
 #: The keys of a caller's price bounds (``from_mapping``).
@@ -259,6 +280,11 @@ def from_mapping(data: PriceBounds | Mapping[str, Any], instance: Instance) -> P
     out = PriceBounds(arrays["U_w"], arrays["L_w"], arrays["U_ps"], arrays["L_ps"],
                       base.worker_priced, base.ps_priced, base.opt_lb,
                       base.notes + ("price bounds given by the caller",))
+    pool = _out_of_range(out)
+    if pool is not None:
+        U, L = ("U_w", "L_w") if pool == "worker" else ("U_ps", "L_ps")
+        raise InputError("bounds", f"{U}/{L} overflows a double (α = ln(U/L) would be "
+                                   "infinite)")
     return _floor_u(out, instance.resources)
 
 

@@ -356,6 +356,10 @@ def timestamp(row: dict[str, str], col: str, fmt: str = ISO_SECONDS) -> float:
         # fromisoformat is fast but lenient; the pattern keeps it to exactly ``fmt``'s shape
         if fmt != ISO_SECONDS or not _ISO.fullmatch(text):
             when = datetime.strptime(text, fmt)
+            # strptime is lenient too: any whitespace (a quoted line break) for a space,
+            # unpadded numbers; exactly means the date written back is the text
+            if when.strftime(fmt) != text:
+                raise ValueError(text)
         else:
             when = datetime.fromisoformat(text)
         return (when - _EPOCH).total_seconds()

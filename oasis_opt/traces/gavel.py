@@ -90,7 +90,7 @@ def read_cluster_spec(path: str | Path, gpu_type: str) -> int:
             parts = s.split(":") if isinstance(s, str) else []
             if len(parts) != 3 or not all(x.isascii() and x.isdigit() for x in parts):
                 raise InputError(f"{p}: {name}[{k}]", f"expected \"V100:P100:K80\" counts, "
-                                                      f"got {s[:60]!r}")
+                                                      f"got {repr(s)[:60]}")
             if any(len(x) > 15 for x in parts):
                 raise InputError(f"{p}: {name}[{k}]", "a GPU count of more than 15 digits")
             if col is not None:
