@@ -21,8 +21,10 @@ from oasis_opt.offline.plan import (
     CUT_GAIN,
     LOOSE_FLOOR_SHARE,
     PLAIN_MIN_FILL,
+    POOLED_MIN_JOBS,
     cut_gain,
     floor_share,
+    pooled_colgen,
 )
 from oasis_opt.validate import validate
 
@@ -527,3 +529,32 @@ def test_auto_sizes_the_compact_model_against_max_memory_too(monkeypatch):
     assert sized_route(instance, Clock(30.0)) == ("colgen", None)
     schedule, report = solve(instance, time_limit=6.0)
     assert report.route == "colgen" and validate(instance, schedule).feasible
+
+
+def test_column_generation_pools_many_jobs_on_unlike_servers_or_one_resource():
+    """``plan.pooled_colgen`` (round 27): the pooled master below trace scale from
+    ``POOLED_MIN_JOBS`` jobs where the worker pool has three shapes or more (`mixed`) or the
+    model one resource (`uniform-1r`), not on alike servers of four resources (`hard`) nor
+    on fewer jobs."""
+    def shapes(inst):
+        return instance_features(inst)["worker_shapes"]
+    mixed = generate("mixed", seed=1, jobs=POOLED_MIN_JOBS, horizon=20)
+    assert shapes(mixed) >= 3 and pooled_colgen(mixed)
+    assert not pooled_colgen(generate("mixed", seed=1, jobs=POOLED_MIN_JOBS - 1, horizon=20))
+    hard = generate("hard", seed=1, jobs=200, horizon=20)
+    assert shapes(hard) == 1 and len(hard.resources) == 4 and not pooled_colgen(hard)
+    one = generate("uniform-1r", seed=1, jobs=POOLED_MIN_JOBS, horizon=20)
+    assert len(one.resources) == 1 and pooled_colgen(one)
+
+
+def test_the_pooled_route_answers_within_its_limit_with_a_valid_bound():
+    """On a pooled instance the colgen route runs the pooled master (``bound_only`` in the
+    report's extras) in its guarded child; its schedule is valid, never below the floor's
+    best, and its bound is at least that schedule."""
+    instance = generate("mixed", seed=2, jobs=POOLED_MIN_JOBS, horizon=20)
+    best = max(algorithms.run(a, instance).total_utility for a in ("fifo", "tetris", "rrh"))
+    schedule, report = solve(instance, method="colgen", time_limit=8.0)
+    assert schedule.extras["bound_only"] is True
+    assert validate(instance, schedule).feasible
+    assert schedule.total_utility >= best * (1 - REL_TOL)
+    assert report.bound >= schedule.total_utility * (1 - REL_TOL)

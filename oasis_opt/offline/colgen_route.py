@@ -16,6 +16,7 @@ from ..formulations.highs import quiet_stdout
 from ..model import REL_TOL, Instance, Schedule
 from . import race
 from .clock import Clock, Tracker
+from .plan import pooled_colgen
 from .report import SolveReport, SolveStatus, finish, relative_gap
 
 # --- column generation ------------------------------------------------------------------
@@ -88,7 +89,9 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     At trace scale (``colgen.schedule_cells`` above ``colgen.SCHEDULE_CELLS``) column
     generation computes the bound only and runs in this process: its loops stop at the
     deadline between pricing chunks, and its pricing may go to ``executor`` (a process pool or
-    Dask client's executor, which a forked child could not use). A time-limited call seeds column
+    Dask client's executor, which a forked child could not use). Below trace scale the pooled
+    master is chosen by ``plan.pooled_colgen`` (many jobs on servers of three shapes or more, or
+    one resource), in the guarded child. A time-limited call seeds column
     generation with ``floor_schedules`` (every schedule the floor made, within its share of
     the limit; at trace scale ``COLGEN_SEEDS`` run first, ``floor.floor_first``, and only
     theirs and the floor's best seed the master, ``trace_seeds``) instead
@@ -101,9 +104,10 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     from ..formulations import colgen
     from ..formulations.common import Options, prepare
 
-    bound_only = colgen.schedule_cells(instance) > colgen.SCHEDULE_CELLS
+    trace_scale = colgen.schedule_cells(instance) > colgen.SCHEDULE_CELLS
+    bound_only = trace_scale or pooled_colgen(instance)
     given = list(floor_schedules) or ([floor] if floor is not None else [])
-    if bound_only:
+    if trace_scale:
         given = trace_seeds(given, floor)
     left = clock.remaining()  # the heuristics take at most half of it
     inputs = colgen_inputs(instance, seeds=not given,
@@ -123,7 +127,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
         told = on_round
         on_round = lambda r: told(replace(r, seconds=clock.elapsed()))  # noqa: E731
     try:
-        if deadline is not None and race.can_fork() and not bound_only and executor is None:
+        if deadline is not None and race.can_fork() and not trace_scale and executor is None:
             res = race.colgen_guarded(instance, kwargs, deadline, tracker, stop, on_start)
         else:
             if on_start is not None:
@@ -150,7 +154,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
         status = SolveStatus.TIME_LIMIT
     else:
         status = SolveStatus.FEASIBLE
-    if bound_only and math.isfinite(res.bound):
+    if trace_scale and math.isfinite(res.bound):
         # ``prepare`` builds the compact model's index sets: 9.3 GB on the whole Philly trace
         # for a bound column generation has already beaten
         trivial = res.bound

@@ -266,6 +266,33 @@ def settle_fallback(prep: Any) -> Any:
     return prep if chosen == Options(packing="server") else prepare(prep.instance, chosen)
 
 
+#: Column generation pools each server pool into one group of rows (``colgen.solve``'s
+#: ``bound_only``: the trace-scale master, its rounding and moves) at trace scale, and on
+#: instances of at least ``POOLED_MIN_JOBS`` jobs whose worker pool has ``POOLED_MIN_SHAPES``
+#: capacity vectors or more, or whose model has one resource. At 60 s on 23 instances (70–2 000
+#: jobs: generator families, Philly, Alibaba and Gavel slices; 7 held out from the fit) the
+#: pooled route's incumbent was up to 23 % higher where servers differ in three shapes or more
+#: (13 of 13 at least even), −1 % to +36 % on one resource, and 4–11 % lower on alike servers
+#: of four resources (paper, hard) and on two shapes (ps-heavy): its rounding places pooled
+#: counts first-fit, which multi-resource servers refuse more often than a per-server
+#: pattern master does (docs/performance.md, "Round 27").
+POOLED_MIN_JOBS = 70
+POOLED_MIN_SHAPES = 3
+
+
+def pooled_colgen(instance: Instance) -> bool:
+    """Whether column generation runs on the pooled master (``POOLED_MIN_JOBS``): a pure
+    function of the instance."""
+    from ..formulations.colgen_scale import SCHEDULE_CELLS, schedule_cells
+    if schedule_cells(instance) > SCHEDULE_CELLS:
+        return True
+    if instance.num_jobs < POOLED_MIN_JOBS:
+        return False
+    import numpy as np
+    shapes = len(np.unique(instance.worker_capacity, axis=0))
+    return shapes >= POOLED_MIN_SHAPES or len(instance.resources) == 1
+
+
 def allocation_cells(instance: Instance) -> int:
     """Jobs × slots from arrival × servers: an upper bound on the allocation cells."""
     slots = int((instance.horizon - instance.arrival).sum()) if instance.num_jobs else 0
