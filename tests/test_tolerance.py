@@ -566,15 +566,74 @@ def test_column_generation_proves_its_lp_only_where_its_duals_do():
     assert report.status is not SolveStatus.OPTIMAL or report.objective >= drf - 1e-9 * drf
 
 
-def test_the_numeric_search_makes_the_pinned_instances_from_their_seeds(tmp_path):
-    """``tools/numeric_search.py`` regenerates the instances it found (their seeds are their
-    names), so a change to its generator is seen here, and its command runs."""
+def numeric_search():
+    """``tools/numeric_search.py`` as a module."""
     import importlib.util
     path = Path(__file__).resolve().parent.parent / "tools" / "numeric_search.py"
     spec = importlib.util.spec_from_file_location("numeric_search", path)
     search = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(search)
+    return search
+
+
+def test_the_numeric_search_makes_the_pinned_instances_from_their_seeds(tmp_path):
+    """``tools/numeric_search.py`` regenerates the instances it found (their seeds are their
+    names), so a change to its generator is seen here, and its command runs."""
+    search = numeric_search()
     for name in ("r102874", "r18551", "r21984"):
         made = search.instance(int(name[1:]))
         assert {**made, "name": name} == NUMERIC_CASES[name]
     assert search.main(["0", "3", "--routes", "compact", "--out", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize("mode, seeds", [("tiny", ["0", "6"]), ("ordinary", ["0", "3"])])
+def test_the_numeric_search_modes_run_and_find_nothing_on_a_few_seeds(tmp_path, capsys, mode,
+                                                                      seeds):
+    """Its brute-force mode (every route against ``bruteforce.best_utility``) and its mode
+    of ordinary numbers (the routes against each other) run on every route, and a few seeds
+    of each find nothing; the tiny instances are ones brute force takes (its docstring)."""
+    search = numeric_search()
+    for seed in range(int(seeds[0]), int(seeds[1])):
+        data = search.GENERATORS[mode](seed)
+        assert data == search.GENERATORS[mode](seed)  # reproducible from the seed
+        if mode == "tiny":
+            assert len(data["jobs"]) <= 3 and data["horizon"] <= 4
+            assert search.enumeration(data) <= search.TINY_ENUM
+            for pool in ("worker_servers", "ps_servers"):
+                assert sum(g.get("count", 1) for g in data[pool]) <= 2
+    code = search.main([*seeds, "--mode", mode, "--routes", "compact,colgen,limited",
+                        "--out", str(tmp_path)])
+    assert code == 0, capsys.readouterr().out
+    assert json.loads(capsys.readouterr().err)["instances"] >= 2
+
+
+def test_the_numeric_search_sees_a_wrong_optimum_and_a_wrong_bound(monkeypatch):
+    """A route that calls half the optimum optimal, or gives half of it as its bound, is a
+    failure against brute force and against the other routes' schedules."""
+    import oasis_opt.offline as offline
+    search = numeric_search()
+    seed = next(s for s in range(100) if search.brute_force(
+        instance_from_dict(search.tiny(s)))[0] > 1)
+    data = search.tiny(seed)
+    inst = instance_from_dict(data)
+    real = offline.solve
+
+    def halved(instance, **kw):
+        schedule, report = real(instance, **kw)
+        if kw.get("modeler") == "pulp":
+            return replace(schedule, total_utility=schedule.total_utility / 2), report
+        if kw.get("method") == "colgen":
+            return schedule, replace(report, bound=report.bound / 2)
+        return schedule, report
+
+    monkeypatch.setattr(offline, "solve", halved)
+    runs = search.solves("compact") + search.solves("colgen")
+    found, _ = search.judge(inst, data, "tiny", runs)
+    failures = {(f["route"], f["what"]) for f in found if f["kind"] == "failure"}
+    assert ("pulp-nofloor", "optimum below brute force") in failures
+    assert any(route == "pulp-nofloor" and what.endswith("'s schedule")
+               for route, what in failures)  # below another route's (or online) schedule
+    assert ("colgen", "bound below brute force") in failures
+    assert {route for route, _ in failures} == {"pulp-nofloor", "colgen"}
+    found, _ = search.judge(inst, data, "ordinary", runs)  # the routes against each other
+    assert {f["route"] for f in found if f["kind"] == "failure"} == {"pulp-nofloor", "colgen"}
