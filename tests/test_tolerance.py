@@ -637,3 +637,22 @@ def test_the_numeric_search_sees_a_wrong_optimum_and_a_wrong_bound(monkeypatch):
     assert {route for route, _ in failures} == {"pulp-nofloor", "colgen"}
     found, _ = search.judge(inst, data, "ordinary", runs)  # the routes against each other
     assert {f["route"] for f in found if f["kind"] == "failure"} == {"pulp-nofloor", "colgen"}
+
+
+# Round 27's search (``--mode extreme``, minimised): a job whose demand is (1 + 1e-9)·C
+# counted as earning ~10 alone (``floor(C/d + 1e-9)`` = 1), so the utilities of ~1e-8 that
+# the model's rows can hold were not scaled up, and HiGHS proved 0 (or 1.8e-5 where 4.9e-4
+# fits strictly) optimal without a floor to catch it.
+@pytest.mark.parametrize("name", ["e2019365", "e2104895", "e2111499", "e2113019"])
+@pytest.mark.parametrize("modeler", ["highspy", "pulp", "pyomo"])
+def test_a_job_only_the_validators_tolerance_fits_does_not_set_the_scale(name, modeler):
+    instance = instance_from_dict(NUMERIC_CASES[name])
+    loose = best_utility(instance)  # brute force at the validator's tolerance: the top end
+    best = max(algorithms.run(a, instance).total_utility
+               for a in ("fifo", "drf", "tetris", "rrh", "oasis"))
+    assert 0 < best <= loose
+    schedule, report = solve(instance, modeler=modeler, floor=())
+    assert report.status is SolveStatus.OPTIMAL
+    assert schedule.total_utility >= best * (1 - 1e-6)
+    assert schedule.total_utility <= loose * (1 + 1e-6)
+    assert report.bound >= schedule.total_utility * (1 - 1e-9)

@@ -56,15 +56,28 @@ def alone_values(instance: Instance) -> np.ndarray:
     agree), 0 where it cannot finish within the horizon. The optimum is at least the
     largest, and no term of the objective exceeds it."""
     from ..formulations.colgen_scale import server_fits
+    from ..formulations.common import row_capacity
     J, T = instance.num_jobs, instance.horizon
     out = np.zeros(J)
     if not J:
         return out
 
+    def fits(capacity: np.ndarray, rows: np.ndarray, d: np.ndarray) -> int:
+        """Units of ``d`` the pool holds, each server by its model rows (``row_capacity``):
+        ``floor(C/d + 1e-9)`` counted a demand of (1 + 1e-9)·C as one unit, which no row
+        takes, and a job worth 10 that no schedule of the model holds kept the utilities of
+        1e-8 unscaled: HiGHS proved 0 optimal (round 27's search)."""
+        n = server_fits(capacity, d)
+        need = d > 0
+        if need.any():
+            n = np.where((n[:, None] * d[need] > rows[:, need]).any(axis=1), n - 1, n)
+        return int(np.maximum(n, 0).sum())
+
     def pool(demand: np.ndarray, capacity: np.ndarray) -> np.ndarray:
         classes, inverse = np.unique(demand, axis=0, return_inverse=True)
-        fits = [int(server_fits(capacity, d).sum()) if len(capacity) else 0 for d in classes]
-        return np.array(fits, dtype=float)[np.asarray(inverse).reshape(-1)]
+        rows = row_capacity(capacity, demand) if len(capacity) else capacity
+        counts = [fits(capacity, rows, d) if len(capacity) else 0 for d in classes]
+        return np.array(counts, dtype=float)[np.asarray(inverse).reshape(-1)]
     by_ps = np.floor(instance.ps_ratio * pool(instance.ps_demand, instance.ps_capacity) + 1e-9)
     rate = np.minimum(np.minimum(instance.max_workers, pool(instance.worker_demand,
                                                             instance.worker_capacity)), by_ps)
