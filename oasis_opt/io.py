@@ -625,6 +625,15 @@ def save_schedule(s: Schedule, path: str | Path) -> None:
 # --- plumbing ----------------------------------------------------------------------------
 
 
+def float_text(text: str) -> bool:
+    """Whether ``float`` reads ``text`` (a CSV cell or header field; "nan" and "1e3" too)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _jsonable(x: Any) -> Any:
     """numpy scalars/arrays to Python; non-finite floats to null (JSON has no inf)."""
     if isinstance(x, dict):

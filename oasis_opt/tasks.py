@@ -100,6 +100,7 @@ class ResultStore:
         if header is not None and tuple(header) != self.columns:
             raise InputError(str(self.path), "not a results file of this version of oasis-opt "
                                              "(columns differ); use another output folder")
+        from .io import float_text
         rows = []
         for cells in reader:
             if not cells:
@@ -110,7 +111,7 @@ class ResultStore:
                                         f"{len(cells)}; use another output folder")
             row = dict(zip(self.columns, cells, strict=True))
             for col in self.numbers:
-                if row[col] != "" and not _is_number(row[col]):
+                if row[col] != "" and not float_text(row[col]):
                     raise InputError(place, f"column {col}: expected a number, got "
                                             f"{row[col][:40]!r}; use another output folder")
             rows.append(row)
@@ -138,14 +139,6 @@ class ResultStore:
             s = {k: _fmt(r.get(k)) for k in self.columns}
             self.rows.append(s)
             self.done.add(self.key(s))
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _fmt(x: Any) -> str:

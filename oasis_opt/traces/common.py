@@ -45,7 +45,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..io import CELL_BYTES, JOB_BYTES, MAX_AMOUNT, MIN_AMOUNT, SERVER_BYTES, read_input
+from ..io import (
+    CELL_BYTES,
+    JOB_BYTES,
+    MAX_AMOUNT,
+    MIN_AMOUNT,
+    SERVER_BYTES,
+    float_text,
+    read_input,
+)
 from ..limits import check_allocation, check_count
 from ..model import Instance, Job, ServerGroup
 from ..utility import Deadline, Linear, Sigmoid, Utility
@@ -248,7 +256,7 @@ def header(path: str, line: int, fields: list[str], layouts: Sequence[Sequence[s
     """Which of ``layouts`` the header row names (index), in any order, and the columns in the
     file's order; else one message: a duplicate column, or what the nearest layout misses
     and what it does not have."""
-    names = [f for f in fields if not _is_number(f)]
+    names = [f for f in fields if not float_text(f)]
     if len(names) == len(fields):  # a header row, not data: say what is wrong with it
         seen: set[str] = set()
         for f in fields:
@@ -274,14 +282,6 @@ def header(path: str, line: int, fields: list[str], layouts: Sequence[Sequence[s
             why = f" ({why})"
     raise InputError(f"{path}:{line}", f"missing or unexpected header{why}: expected {want} "
                                        f"(in any order), got {got!r}")
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def table(path: str | Path, layouts: Sequence[Sequence[str]], reader: Reader | None = None,
