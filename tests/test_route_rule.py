@@ -558,3 +558,27 @@ def test_the_pooled_route_answers_within_its_limit_with_a_valid_bound():
     assert validate(instance, schedule).feasible
     assert schedule.total_utility >= best * (1 - REL_TOL)
     assert report.bound >= schedule.total_utility * (1 - REL_TOL)
+
+
+def test_the_per_server_route_follows_the_pooled_one_in_the_time_it_leaves(monkeypatch):
+    """Where the pooled route ends with seconds of its limit left and its gap open, the
+    per-server route runs in them, started from the pooled schedule; the answer keeps the
+    better schedule and the lesser bound."""
+    from oasis_opt.offline import colgen_route, race
+    calls = []
+    real = race.colgen_guarded
+
+    def spy(instance, kwargs, *args, **kw):
+        out = real(instance, kwargs, *args, **kw)
+        calls.append((kwargs["bound_only"], len(kwargs.get("seeds", ())), out))
+        return out
+    monkeypatch.setattr(race, "colgen_guarded", spy)
+    monkeypatch.setattr(colgen_route, "FOLLOW_ON_SECONDS", 0.5)
+    instance = generate("mixed", seed=2, jobs=POOLED_MIN_JOBS, horizon=20)
+    schedule, report = solve(instance, method="colgen", time_limit=10.0)
+    assert len(calls) == 2, calls  # the pooled route leaves its gap open here
+    (first, seeds, pooled), (second, more, per_server) = calls
+    assert first is True and second is False and more == seeds + 1
+    assert report.bound <= min(pooled.bound, per_server.bound) + 1e-9 * report.bound
+    assert schedule.total_utility >= pooled.schedule.total_utility * (1 - REL_TOL)
+    assert validate(instance, schedule).feasible

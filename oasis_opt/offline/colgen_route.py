@@ -32,6 +32,36 @@ COLGEN_EXTRAS = ("lp_proven", "lp_value", "iterations", "columns", "lp_seconds",
                  "pricing_seconds", "mip_seconds", "mip_status", "bound_seconds")
 
 
+#: Below trace scale, where the pooled route ended with this many seconds of its limit left
+#: and its gap open, the per-server route runs in them, its schedule for a start.
+FOLLOW_ON = True
+FOLLOW_ON_SECONDS = 5.0
+
+
+def _per_server_after(instance: Instance, kwargs: dict[str, Any], res: Any,
+                      deadline: Any, tracker: Tracker, stop: Any, mip_gap: float) -> Any:
+    """The pooled route's result, improved by the per-server route in the time it left: the
+    better schedule and the lesser bound."""
+    left = deadline.left()
+    gap = relative_gap(max(res.bound, res.schedule.total_utility), res.schedule.total_utility)
+    if left < FOLLOW_ON_SECONDS or gap is None or gap <= max(mip_gap, REL_TOL):
+        return res
+    more = {**kwargs, "bound_only": False, "time_limit": max(0.05, left - 0.5),
+            "seeds": [*kwargs.get("seeds", ()), res.schedule]}
+    if race.can_fork():
+        nxt = race.colgen_guarded(instance, more, deadline, tracker, stop)
+    else:
+        from ..formulations import colgen
+        with quiet_stdout():
+            nxt = colgen.solve(instance, on_progress=lambda _s, inc, b: tracker.update(
+                inc, b), **more)
+    best = nxt.schedule if nxt.schedule.total_utility > res.schedule.total_utility \
+        else res.schedule
+    stopped = nxt.status is SolveStatus.TIME_LIMIT
+    return replace(res, schedule=best, bound=min(res.bound, nxt.bound),
+                   objective=best.total_utility, status=nxt.status if stopped else res.status)
+
+
 def colgen_inputs(instance: Instance, seeds: bool = True,
                   until: float | None = None) -> dict[str, Any]:
     """What ``colgen.solve`` takes from outside ``formulations/`` (which imports neither the
@@ -140,6 +170,8 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     except Exception as exc:  # a bug or solver failure on valid input
         raise SolverError(f"column generation failed on {instance.name}: "
                           f"{type(exc).__name__}: {exc}") from exc
+    if bound_only and not trace_scale and FOLLOW_ON and deadline is not None:
+        res = _per_server_after(instance, kwargs, res, deadline, tracker, stop, mip_gap)
     seconds = time.perf_counter() - t0
     schedule = res.schedule
     tracker.update(incumbent=schedule.total_utility, bound=res.bound)
