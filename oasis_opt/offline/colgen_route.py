@@ -48,13 +48,16 @@ def _per_server_after(instance: Instance, kwargs: dict[str, Any], res: Any,
         return res
     more = {**kwargs, "bound_only": False, "time_limit": max(0.05, left - 0.5),
             "seeds": [*kwargs.get("seeds", ()), res.schedule]}
-    if race.can_fork():
-        nxt = race.colgen_guarded(instance, more, deadline, tracker, stop)
-    else:
-        from ..formulations import colgen
-        with quiet_stdout():
-            nxt = colgen.solve(instance, on_progress=lambda _s, inc, b: tracker.update(
-                inc, b), **more)
+    try:
+        if race.can_fork():
+            nxt = race.colgen_guarded(instance, more, deadline, tracker, stop)
+        else:
+            from ..formulations import colgen
+            with quiet_stdout():
+                nxt = colgen.solve(instance, on_progress=lambda _s, inc, b: tracker.update(
+                    inc, b), **more)
+    except SolverError:  # the child failed: the pooled answer stands
+        return res
     best = nxt.schedule if nxt.schedule.total_utility > res.schedule.total_utility \
         else res.schedule
     stopped = nxt.status is SolveStatus.TIME_LIMIT
