@@ -516,19 +516,22 @@ def _by_position(table: Any, pool: str) -> Iterator[tuple[Any, Any]]:
                      f"one (jobs, slots, servers) array, got {type(table).__name__}")
 
 
+def _expect_loaded(value: Any, place: str, kind: type, what: str, reader: str) -> None:
+    """``expect_type``, with where a path given in its place is read (``reader``)."""
+    hint = f" (oasis_opt.{reader}(path) reads a file)" \
+        if isinstance(value, str) or hasattr(value, "__fspath__") else ""
+    expect_type(place, value, kind, what, hint)
+
+
 def check_instance(value: Any, place: str = "instance") -> None:
     """Refuse (``InputError`` naming ``place``) what is not an ``Instance``: a path, None, a
     schedule given in its place."""
-    hint = " (oasis_opt.load_instance(path) reads a file)" \
-        if isinstance(value, str) or hasattr(value, "__fspath__") else ""
-    expect_type(place, value, Instance, "an Instance", hint)
+    _expect_loaded(value, place, Instance, "an Instance", "load_instance")
 
 
 def check_schedule(value: Any, place: str = "schedule") -> None:
     """Refuse what is not a ``Schedule``, as ``check_instance``."""
-    hint = " (oasis_opt.load_schedule(path) reads a file)" \
-        if isinstance(value, str) or hasattr(value, "__fspath__") else ""
-    expect_type(place, value, Schedule, "a Schedule", hint)
+    _expect_loaded(value, place, Schedule, "a Schedule", "load_schedule")
 
 
 def _counts_array(counts: Any, shape: tuple[int, int], where: str) -> np.ndarray:
