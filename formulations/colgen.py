@@ -1518,14 +1518,17 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
 def result(stats: ColgenStats, schedule: Schedule, seconds: float,
            closed: bool = False) -> SolveResult:
     """Column generation's outcome as the one result record: ``schedule`` and ``stats.bound``;
-    status ``time_limit`` when a limit stopped a stage (the LP bound not proven — time or
-    rounds —, or the MIP stage stopped on its limit), else ``optimal`` when the gap is
-    ``closed`` (≤ ``mip_gap``), else ``feasible``; the extras are the stats' fields
-    (``proven`` as ``lp_proven``, ``mip_status`` as its value)."""
-    if not stats.proven or stats.mip_status == SolveStatus.TIME_LIMIT:
+    status ``optimal`` when the gap is ``closed`` (≤ ``mip_gap``: the rounds stop there, with
+    the LP not proven, and no limit stopped anything), else ``time_limit`` when a limit
+    stopped a stage (the LP bound not proven — time or rounds —, or the MIP stage stopped on
+    its limit), else ``feasible``; the extras are the stats' fields (``proven`` as
+    ``lp_proven``, ``mip_status`` as its value)."""
+    if closed:
+        status = SolveStatus.OPTIMAL
+    elif not stats.proven or stats.mip_status == SolveStatus.TIME_LIMIT:
         status = SolveStatus.TIME_LIMIT
     else:
-        status = SolveStatus.OPTIMAL if closed else SolveStatus.FEASIBLE
+        status = SolveStatus.FEASIBLE
     extras = asdict(stats)
     del extras["bound"]
     extras = {"lp_proven": extras.pop("proven"), **extras,

@@ -968,6 +968,25 @@ def test_status_says_time_limit_only_when_the_limit_stopped_it(monkeypatch):
     assert not r.extras["lp_proven"] and r.status is SolveStatus.TIME_LIMIT
 
 
+def test_a_gap_closed_to_the_target_is_optimal_though_the_lp_is_not_proven():
+    """``colgen.result``: rounds that stop because the gap met ``mip_gap`` leave the LP
+    unproven, and no limit stopped them: ``optimal`` (within the target), not ``time_limit``
+    (the pooled route said ``time_limit`` after 26 s of a 300 s limit); unproven and not
+    closed is ``time_limit``, proven and not closed ``feasible``."""
+    from oasis_opt.formulations.status import SolveStatus
+    inst = load_instance(INSTANCES / "testbed-s1.json")
+    sched = algorithms.run("tetris", inst)
+
+    def status(proven: bool, closed: bool) -> SolveStatus:
+        stats = colgen.ColgenStats(sched.total_utility * 1.00005, 0.0, proven,
+                                   SolveStatus.OPTIMAL, 3, 10)
+        return colgen.result(stats, sched, 1.0, closed).status
+    assert status(proven=False, closed=True) is SolveStatus.OPTIMAL
+    assert status(proven=True, closed=True) is SolveStatus.OPTIMAL
+    assert status(proven=False, closed=False) is SolveStatus.TIME_LIMIT
+    assert status(proven=True, closed=False) is SolveStatus.FEASIBLE
+
+
 # --- round 16: the rounding's order by job -----------------------------------------------
 
 

@@ -582,3 +582,30 @@ def test_the_per_server_route_follows_the_pooled_one_in_the_time_it_leaves(monke
     assert report.bound <= min(pooled.bound, per_server.bound) + 1e-9 * report.bound
     assert schedule.total_utility >= pooled.schedule.total_utility * (1 - REL_TOL)
     assert validate(instance, schedule).feasible
+
+
+def test_the_follow_on_is_held_to_the_callers_target_not_the_routes(monkeypatch):
+    """The pooled route stops once its gap is within the route's 1e-4; the per-server route
+    after it is held to the caller's target (``mip_gap`` 0: ``REL_TOL``). Held to 1e-4 it
+    found the pooled schedule already within it and stopped at once: 1 000 Philly jobs (the
+    trace experiment's slice from job 1 000) ended 20 793.68 ≤ 20 795.30, ``time_limit``,
+    after 26 s of 300, where the per-server route proves 20 793.99 optimal. Here both routes
+    are stand-ins (their bounds are not real ones): the pooled one closes to 5e-5."""
+    from oasis_opt.formulations.result import SolveResult
+
+    from oasis_opt.offline import colgen_route, race
+    instance = generate("mixed", seed=2, jobs=POOLED_MIN_JOBS, horizon=20)
+    start = algorithms.run("tetris", instance)
+    value = start.total_utility
+    extras = dict.fromkeys(colgen_route.COLGEN_EXTRAS, 0)
+    targets = []
+
+    def stand_in(inst, kwargs, *args, **kw):
+        targets.append((kwargs["bound_only"], kwargs["mip_gap"]))
+        bound = value * (1 + 5e-5) if kwargs["bound_only"] else value
+        return SolveResult(SolveStatus.OPTIMAL, value, bound, schedule=start, solver="colgen",
+                           extras=extras)
+    monkeypatch.setattr(race, "colgen_guarded", stand_in)
+    schedule, report = solve(instance, method="colgen", time_limit=30.0)
+    assert targets == [(True, 1e-4), (False, REL_TOL)]
+    assert validate(instance, schedule).feasible
