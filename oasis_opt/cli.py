@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -37,13 +38,47 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _number_text(name: str, text: str, *, integer: bool = False) -> float:
+    """A flag's number as written: ASCII digits with an optional leading minus, and for a
+    non-integer a point and an exponent (``io.DECIMAL``); finite. ``int()`` and ``float()``
+    also take '1_0', '١٠', ' 5' and '+5', and ``float()`` 'nan' and 'inf': every number
+    flag goes through here, then its own range check."""
+    shown = _clip(text)
+    if integer:
+        if not _INTEGER.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {shown!r}")
+        if len(text) > MAX_FLAG_DIGITS:  # int() refuses 4 300 digits and more
+            raise argparse.ArgumentTypeError(f"{name}: {shown!r} is too large ({len(text)} "
+                                             "digits)")
+        return int(text)
+    from .io import DECIMAL
+    if text.startswith("+") or not DECIMAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{name} must be a number, got {shown!r}")
+    x = float(text)
+    if not math.isfinite(x):  # 1e400
+        raise argparse.ArgumentTypeError(f"{name} must be a finite number, got {shown!r}")
+    return x
+
+
+_INTEGER = re.compile(r"-?[0-9]+")
+#: digits an integer flag may have (every count's own range is far below 10^100)
+MAX_FLAG_DIGITS = 100
+
+
+def _real(name: str) -> Callable[[str], float]:
+    """A finite number (the command checks its range: ``--mip-gap``, ``--efficiency``)."""
+    return lambda text: _number_text(name, text)
+
+
+def _integer(name: str) -> Callable[[str], int]:
+    """An integer of any sign (``--seed``: the command checks its range)."""
+    return lambda text: int(_number_text(name, text, integer=True))
+
+
 def _positive(name: str) -> Callable[[str], float]:
     def parse(text: str) -> float:
-        try:
-            x = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if not x > 0 or x == float("inf"):
+        x = _number_text(name, text)
+        if not x > 0:
             raise argparse.ArgumentTypeError(f"{name} must be a positive number, got {text!r}")
         return x
     return parse
@@ -65,10 +100,7 @@ def _seconds(name: str) -> Callable[[str], float]:
 def _nonneg_int(name: str, least: int = 0) -> Callable[[str], int]:
     """An integer flag of at least ``least`` (the same message for -3 as for 0)."""
     def parse(text: str) -> int:
-        try:
-            x = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        x = int(_number_text(name, text, integer=True))
         if x < least:
             raise argparse.ArgumentTypeError(f"{name} must be at least {least}, got {text!r}")
         return x
@@ -77,7 +109,7 @@ def _nonneg_int(name: str, least: int = 0) -> Callable[[str], int]:
 
 def _jobs_or_all(text: str) -> int | None:
     """``import --jobs``: a count, or ``all`` (None: every usable job from ``--start``)."""
-    return None if text.strip().lower() == "all" else _nonneg_int("--jobs", 1)(text)
+    return None if text.lower() == "all" else _nonneg_int("--jobs", 1)(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "1-4 resources, fractional demands (docs/offline-journal.md, issue 22)")
     g.add_argument("--jobs", type=_nonneg_int("--jobs"), help="number of jobs (preset default)")
     g.add_argument("--horizon", type=_nonneg_int("--horizon", 1), help="number of slots")
-    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    g.add_argument("--seed", type=_integer("--seed"), default=0, help="random seed (default 0)")
     g.add_argument("--name", help="instance name (default PRESET-sSEED)")
     g.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
                    help="scale the servers so that one worker or PS takes at most S (0.001-1) "
@@ -131,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "by size (default)")
     s.add_argument("--time-limit", type=_seconds("--time-limit"), metavar="S",
                    help="stop after S seconds with the incumbent and the best bound")
-    s.add_argument("--mip-gap", type=float, default=0.0, metavar="G",
+    s.add_argument("--mip-gap", type=_real("--mip-gap"), default=0.0, metavar="G",
                    help="relative gap at which to stop (default 0: proven optimal)")
     s.add_argument("--solver", default="highs", metavar="NAME",
                    help="MILP solver: highs (default), cbc, scip, or gurobi, cplex, xpress, "
@@ -253,14 +285,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="work within the horizon over cluster capacity (default 1.5)")
     m.add_argument("--elastic", type=_positive("--elastic"), default=2.0, metavar="E",
                    help="max_workers up to E × the trace's request (default 2; 1 = rigid)")
-    m.add_argument("--efficiency", type=float, default=0.8, metavar="F",
+    m.add_argument("--efficiency", type=_real("--efficiency"), default=0.8, metavar="F",
                    help="measured scalability: keep worker counts whose per-worker "
                         "throughput is ≥ F × the request's (default 0.8)")
     m.add_argument("--utility", choices=["sigmoid", "deadline", "linear"], default="sigmoid",
                    help="utility policy around the job's own trace duration (default sigmoid)")
     m.add_argument("--slack", type=_positive("--slack"), default=2.0, metavar="X",
                    help="target duration = X × the trace duration (default 2)")
-    m.add_argument("--urgency", type=float, default=4.0, metavar="U",
+    m.add_argument("--urgency", type=_real("--urgency"), default=4.0, metavar="U",
                    help="sigmoid steepness: gamma2 = U / target (default 4)")
     m.add_argument("--value", choices=["work", "unit"], default="work",
                    help="a job's top utility: its workload (work) or 1 (unit)")
@@ -307,7 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "(default 200 without --budget)")
     a.add_argument("--budget", type=_seconds("--budget"), default=None, metavar="S",
                    help="wall seconds; stops between rounds and reports the evaluations done")
-    a.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
+    a.add_argument("--seed", type=_integer("--seed"), default=0, metavar="K",
+                   help="random seed (default 0)")
     a.add_argument("--time-limit", type=_seconds("--time-limit"), default=10.0, metavar="S",
                    help="exact solve per candidate; an unproven one is skipped (default 10)")
     a.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=0,

@@ -625,6 +625,12 @@ def save_schedule(s: Schedule, path: str | Path) -> None:
 # --- plumbing ----------------------------------------------------------------------------
 
 
+#: A number as people and traces write it: ASCII decimal digits, an optional sign, point and
+#: exponent. ``float()`` also takes '1_000', '١٢', '１２', ' 5 ', 'nan' and 'inf' (``int()``
+#: all but the last two): a file's cell or a flag is checked against this first.
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def float_text(text: str) -> bool:
     """Whether ``float`` reads ``text`` (a CSV cell or header field; "nan" and "1e3" too)."""
     try:

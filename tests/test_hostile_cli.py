@@ -683,3 +683,73 @@ def test_an_output_that_is_the_input_is_refused(tmp_path, capsys, monkeypatch, a
     assert code == 2, err
     assert f"cannot write: it is the {what} being read" in _one_error(err)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+# --- numbers in flags: ASCII decimal only (int() and float() took '1_0', '١٠', ' 5') --------
+
+
+def _numeric_flags() -> list[tuple[str, str, object]]:
+    """(command, flag, its parser) for every option of every command that takes a number."""
+    parser = cli.build_parser()
+    found = []
+    for command, sub in cli.COMMAND_PARSERS.items():
+        for action in sub._actions:
+            if action.type is not None and action.option_strings and \
+                    action.dest not in ("max_memory",):
+                found.append((command, action.option_strings[-1], action.type))
+    assert parser is not None and len(found) > 30
+    return found
+
+
+def test_no_flag_takes_python_s_int_or_float():
+    assert [(c, f) for c, f, t in _numeric_flags() if t in (int, float)] == []
+
+
+@pytest.mark.parametrize("text", ["1_0", "١٠", "１０", " 5", "5 ", "+5", "0x10", "nan", "inf",
+                                  "-inf", "Infinity", "", "5\n", "1e400"])
+def test_every_numeric_flag_refuses_what_is_no_decimal(text):
+    import argparse
+    for command, flag, parse in _numeric_flags():
+        if flag == "--jobs" and command == "import" and text.strip().lower() == "all":
+            continue
+        with pytest.raises(argparse.ArgumentTypeError) as info:
+            parse(text)
+        assert str(info.value).startswith(flag), (command, flag, str(info.value))
+        assert repr(text) in str(info.value) or text == "1e400", (command, flag, str(info.value))
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["generate", "--preset", "small", "--jobs", "1_0"], "--jobs must be an integer, got '1_0'"),
+    (["generate", "--preset", "small", "--jobs", "١٠"], "--jobs must be an integer, got '١٠'"),
+    (["generate", "--preset", "small", "--seed", "+5"], "--seed must be an integer, got '+5'"),
+    (["generate", "--preset", "small", "--horizon", " 5"],
+     "--horizon must be an integer, got ' 5'"),
+    (["solve", SMALL, "--time-limit", "nan"], "--time-limit must be a number, got 'nan'"),
+    (["solve", SMALL, "--time-limit", "1_0"], "--time-limit must be a number, got '1_0'"),
+    (["solve", SMALL, "--time-limit", "0x10"], "--time-limit must be a number, got '0x10'"),
+    (["solve", SMALL, "--mip-gap", "1_0"], "--mip-gap must be a number, got '1_0'"),
+    (["import", "tiresias", TIRESIAS, "--efficiency", "١"],
+     "--efficiency must be a number, got '١'"),
+    (["import", "tiresias", TIRESIAS, "--urgency", "inf"], "--urgency must be a number, got 'inf'"),
+    (["import", "tiresias", TIRESIAS, "--jobs", "4" * 5000], "--jobs: '444"),
+])
+def test_a_number_flag_that_is_no_decimal_exits_2(tmp_path, capsys, argv, message):
+    out = tmp_path / "x.json"
+    with pytest.raises(SystemExit) as info:
+        cli.main([str(a) for a in argv] + ["-o", str(out)])
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    line = _one_error(err)
+    assert message in line and len(line) < 300
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["generate", "--preset", "small", "--jobs", "3", "--seed", "-0"],
+    ["solve", SMALL, "--time-limit", "5.", "--mip-gap", ".5"],
+    ["solve", SMALL, "--time-limit", "1e1", "--mip-gap", "0"],
+    ["import", "tiresias", TIRESIAS, "--jobs", "ALL", "--urgency=1E-3", "--efficiency=-0.5"],
+])
+def test_ordinary_decimals_still_parse(argv):
+    args = cli.build_parser().parse_args([str(a) for a in argv] + ["-o", "x.json"])
+    assert args.command == argv[0]

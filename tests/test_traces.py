@@ -444,7 +444,7 @@ def test_broken_quoting_names_the_row_where_it_starts(tmp_path, capfd):
     (["--start", "5000"], "--start: 5000 is past the 2000 usable jobs"),
     (["--throughputs", "x.json"], "--throughputs: applies to gavel, not philly"),
     (["--elastic", "0.5"], "--elastic: must be at least 1"),
-    (["--efficiency", "nan"], "--efficiency: must be in [0, 1]"),
+    (["--efficiency", "1.5"], "--efficiency: must be in [0, 1]"),
 ])
 def test_bad_options(tmp_path, capfd, args, message):
     out = tmp_path / "inst.json"

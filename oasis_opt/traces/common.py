@@ -47,6 +47,7 @@ import numpy as np
 from ..errors import InputError
 from ..io import (
     CELL_BYTES,
+    DECIMAL,
     JOB_BYTES,
     MAX_AMOUNT,
     MIN_AMOUNT,
@@ -314,10 +315,6 @@ def table(path: str | Path, layouts: Sequence[Sequence[str]], reader: Reader | N
     return layout, out
 
 
-#: A number as the traces write it: ASCII decimal digits, an optional sign, point and exponent.
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
-
 def number(row: dict[str, str], col: str, *, minimum: float | None = 0.0,
            positive: bool = False, integer: bool = False) -> float:
     """A strict number: ASCII decimal, finite, not empty, ≥ ``minimum`` (> 0 with
@@ -329,7 +326,7 @@ def number(row: dict[str, str], col: str, *, minimum: float | None = 0.0,
         raise RowError(f"column {col}: expected a number, got {text!r}") from None
     if not math.isfinite(x):
         raise RowError(f"column {col}: expected a finite number, got {text!r}")
-    if not _DECIMAL.fullmatch(text):  # float() also takes '1_000', '١٢' and '１２'
+    if not DECIMAL.fullmatch(text):  # float() also takes '1_000', '١٢' and '１２'
         raise RowError(f"column {col}: expected a number, got {text!r}")
     if positive and not x > 0:
         raise RowError(f"column {col}: must be positive, got {text!r}")
