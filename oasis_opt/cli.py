@@ -1123,6 +1123,33 @@ def _as_flag(err: InputError, command: str, params: Sequence[Any] = ()) -> str:
     return str(err)
 
 
+#: options where an empty value means something (``--floor ''``: no floor) or that say
+#: themselves why it is refused (``--algorithms ''``: names no algorithm)
+EMPTY_MEANS = frozenset({"floor", "algorithms"})
+#: options that name a file or folder to write: "-" is no standard output there
+OUTPUT_DESTS = frozenset({"output", "plot", "trajectory", "out", "opt_cache"})
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Refuse an option or argument given as ``''`` (a path, a name, a list: left out
+    silently, or ``.``, the working folder) and ``-`` where a path to write goes (a file
+    named ``-``), by the option's name, before anything is read or written."""
+    parser = COMMAND_PARSERS.get(args.command)
+    for action in parser._actions if parser is not None else ():
+        value = getattr(args, action.dest, None)
+        if not isinstance(value, str) or action.dest in EMPTY_MEANS:
+            continue
+        place = action.option_strings[0] if action.option_strings else \
+            action.metavar or action.dest
+        if value == "":
+            raise InputError(place, "an empty path names no file"
+                             if action.dest in OUTPUT_DESTS or not action.option_strings
+                             else "an empty value (leave the option out for its default)")
+        if value == "-" and action.dest in OUTPUT_DESTS:
+            raise InputError(place, "'-' is not standard output here; name a path (./- for "
+                                    "one named '-')")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     global _started
     _started = time.perf_counter()
@@ -1132,6 +1159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        _check_paths(args)
         with _stdout_guard(args.json), _memory_limit(getattr(args, "max_memory", None)):
             return COMMANDS[args.command](args)
     except InputError as err:

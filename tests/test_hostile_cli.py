@@ -753,3 +753,60 @@ def test_a_number_flag_that_is_no_decimal_exits_2(tmp_path, capsys, argv, messag
 def test_ordinary_decimals_still_parse(argv):
     args = cli.build_parser().parse_args([str(a) for a in argv] + ["-o", "x.json"])
     assert args.command == argv[0]
+
+
+# --- '-' and '' as paths: a file named '-', an option silently left out ----------------------
+
+
+@pytest.mark.parametrize("argv,place", [
+    (["run", SMALL, "-a", "fifo", "-o", "-"], "-o"),
+    (["generate", "--preset", "small", "-o", "-"], "-o"),
+    (["solve", SMALL, "-o", "-"], "-o"),
+    (["import", "tiresias", TIRESIAS, "-o", "-"], "-o"),
+    (["adversary", "-a", "fifo", "--evaluations", "1", "-o", "-"], "-o"),
+    (["verify", SPACE, "-a", "fifo", "-o", "-"], "-o"),
+    (["ratio", SMALL, "--algorithms", "fifo", "--plot", "-"], "--plot"),
+    (["ratio", SMALL, "--algorithms", "fifo", "--opt-cache", "-"], "--opt-cache"),
+    (["experiment", "ratio", "--quick", "--out", "-"], "--out"),
+])
+def test_a_dash_output_is_refused_not_a_file_named_dash(tmp_path, capsys, monkeypatch, argv,
+                                                        place):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, ""), err
+    assert _one_error(err).endswith(f"error: {place}: '-' is not standard output here; "
+                                    "name a path (./- for one named '-')")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv,place", [
+    (["ratio", SMALL, "--algorithms", "fifo", "--plot", ""], "--plot"),
+    (["ratio", SMALL, "--algorithms", "fifo", "--opt-cache", ""], "--opt-cache"),
+    (["adversary", "-a", "fifo", "--evaluations", "1", "--jobs", "2", "--horizon", "3",
+      "--trajectory", "", "-o", "a.json"], "--trajectory"),
+    (["experiment", "ratio", "--quick", "--seeds", "1", "--workers", "0", "--out", ""],
+     "--out"),
+    (["import", "tiresias", TIRESIAS, "--cluster-spec", "", "-o", "t.json"], "--cluster-spec"),
+    (["import", "tiresias", TIRESIAS, "--phases", "", "-o", "t.json"], "--phases"),
+    (["import", "tiresias", TIRESIAS, "--name", "", "-o", "t.json"], "--name"),
+    (["generate", "--preset", "small", "--name", "", "-o", "g.json"], "--name"),
+    (["run", "", "-a", "fifo"], "INSTANCE"),
+    (["validate", SMALL, ""], "SCHEDULE"),
+    (["run", SMALL, "-a", "fifo", "-o", ""], "-o"),
+])
+def test_an_empty_option_is_refused_by_its_name(tmp_path, capsys, monkeypatch, argv, place):
+    """``--plot ''`` drew nothing, ``--out ''`` wrote into the working folder, ``--name ''``
+    took the default: each said nothing (exit 0)."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, ""), err
+    line = _one_error(err)
+    assert f"error: {place}: " in line and "empty" in line, line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_named_dash_is_still_reachable(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "run", SMALL, "-a", "fifo", "-o", "./-")
+    assert code == 0, err
+    assert json.loads((tmp_path / "-").read_text())["algorithm"] == "fifo"
