@@ -1108,12 +1108,18 @@ COMMAND_PARSERS: dict[str, argparse.ArgumentParser] = {}
 def _as_flag(err: InputError, command: str, params: Sequence[Any] = ()) -> str:
     """Library errors name the parameter (``time_limit: …``); on the command line the same
     message names the option that sets it (``--time-limit: …``), or ``--param KEY`` where
-    the key was given so (``params``: the command's ``--param KEY=VALUE`` texts): an
-    algorithm refusing ``u_scale`` a search or the verifier passed it."""
+    the key was given so (``params``: the command's ``--param KEY=VALUE`` texts, or
+    ``ratio``'s ``(NAME, KEY=VALUE)`` pairs, named ``--param NAME KEY``): an algorithm
+    refusing ``u_scale`` a search, the verifier or a comparison passed it."""
     place = err.place
     given = {p.split("=", 1)[0].strip() for p in params if isinstance(p, str)}
     if place and place in given:
         return f"--param {place}: {err.message}"
+    for pair in params:  # ratio's --param NAME KEY=VALUE: compare names it algorithms.NAME.KEY
+        if not isinstance(pair, str) and len(pair) == 2:
+            name, key = pair[0], pair[1].split("=", 1)[0].strip()
+            if place == f"algorithms.{name}.{key}":
+                return f"--param {name} {key}: {err.message}"
     parser = COMMAND_PARSERS.get(command)
     if parser is None or not place or not place.replace("_", "").isalnum():
         return str(err)

@@ -810,3 +810,31 @@ def test_a_file_named_dash_is_still_reachable(tmp_path, capsys, monkeypatch):
     code, _, err = _run(capsys, "run", SMALL, "-a", "fifo", "-o", "./-")
     assert code == 0, err
     assert json.loads((tmp_path / "-").read_text())["algorithm"] == "fifo"
+
+
+# --- a refused --param value is named by the flag the user typed --------------------------
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["ratio", SMALL, "--algorithms", "oasis,fifo", "--param", "oasis", "u_scale=-1"],
+     "--param oasis u_scale: must be a positive number, got -1"),
+    (["ratio", SMALL, "--algorithms", "fifo,oasis", "--param", "oasis", "l_scale=1e-320"],
+     "--param oasis l_scale: 1e-320 takes the price bounds out of a double's range"),
+    (["ratio", SMALL, "--algorithms", "oasis,oasis-adaptive", "--param", "oasis", "u_scale=1",
+      "--param", "oasis-adaptive", "u_scale=-2"],
+     "--param oasis-adaptive u_scale: must be a positive number, got -2"),
+    (["run", SMALL, "-a", "oasis", "--param", "u_scale=-1"],
+     "--param u_scale: must be a positive number, got -1"),
+    (["adversary", "-a", "oasis", "--param", "u_scale=-1", "--evaluations", "1", "--jobs", "2",
+      "--horizon", "3", "-o", "a.json"],
+     "--param u_scale: must be a positive number, got -1"),
+    (["verify", SPACE, "-a", "oasis", "--param", "u_scale=-1", "-o", "v"],
+     "--param u_scale: must be a positive number, got -1"),
+])
+def test_a_refused_param_names_the_flag(tmp_path, capsys, monkeypatch, argv, message):
+    """``ratio --param oasis u_scale=-1`` said ``u_scale: …``, a place the user never typed."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, ""), err
+    assert f"error: {message}" in _one_error(err)
+    assert list(tmp_path.iterdir()) == []
