@@ -421,9 +421,33 @@ def _trace(entry: Any, base: Path, place: str) -> tuple[str, Any]:
     return label, imported.instance
 
 
+#: The most (algorithm, parameters) combinations a grid may list: each is tried on a probe
+#: instance before the sweep and runs on every instance (a few lists of thousands of values
+#: make billions).
+MAX_COMBINATIONS = 10_000
+
+
+def _check_combinations(table: dict[str, dict[str, Any]]) -> None:
+    """Refuse a grid of more than ``MAX_COMBINATIONS`` combinations, counted before any is
+    made: ``algorithms.NAME`` where one algorithm's lists are too many, else ``algorithms``."""
+    total = 0
+    for name, grid in table.items():
+        lengths = [len(_as_list(grid[k])) for k in sorted(grid)]
+        count = math.prod(lengths)
+        if count > MAX_COMBINATIONS:
+            raise InputError(f"algorithms.{name}",
+                             f"{' × '.join(map(str, lengths))} values are {count} "
+                             f"combinations, more than {MAX_COMBINATIONS}")
+        total += count
+    if total > MAX_COMBINATIONS:
+        raise InputError("algorithms", f"{total} combinations in all, more than "
+                                       f"{MAX_COMBINATIONS}")
+
+
 def _combos(table: dict[str, dict[str, Any]]) -> tuple[Combo, ...]:
     from . import algorithms
     from .generator import generate
+    _check_combinations(table)
     probe = generate("small", seed=0, jobs=1, horizon=3, name="probe")
     out = []
     for name, grid in table.items():

@@ -194,6 +194,15 @@ BAD = [
      'algorithms.oasis: {"l_scale":1,"u_scale":-2}: u_scale: must be a positive number'),
     (lambda g: g["algorithms"]["oasis"].update(u_scale=[None]),
      "algorithms.oasis.u_scale[0]:"),
+    # each combination was tried on a probe instance, one by one: 10^10 of them ran for days
+    (lambda g: g["algorithms"]["oasis"].update(u_scale=[k + 1 for k in range(10**5)],
+                                               l_scale=[k + 1 for k in range(10**5)]),
+     "algorithms.oasis: 100000 × 100000 values are 10000000000 combinations, more than "
+     "10000"),
+    (lambda g: g["algorithms"].update(oasis={"u_scale": [k + 1 for k in range(6000)]},
+                                      fifo={"block_unplaceable": [True, False]}, drf={},
+                                      **{"oasis-adaptive": {"u_scale": list(range(1, 4001))}}),
+     "algorithms: 10003 combinations in all, more than 10000"),
     (lambda g: g["reference"]["solve"].update(time_limit="30"),
      "reference.solve.time_limit: expected a number, got a string"),
     (lambda g: g["reference"]["solve"].update(time_limit=True),
