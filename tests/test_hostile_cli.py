@@ -838,3 +838,17 @@ def test_a_refused_param_names_the_flag(tmp_path, capsys, monkeypatch, argv, mes
     assert (code, out) == (2, ""), err
     assert f"error: {message}" in _one_error(err)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("size", [" 1G", "1G ", "1 G", "+1G"])
+def test_a_memory_limit_with_spaces_or_a_sign_is_refused_as_the_numbers_are(capsys, size):
+    code, out, err = _run(capsys, "run", SMALL, "-a", "fifo", "--max-memory", size)
+    assert (code, out) == (2, ""), err
+    assert _one_error(err).endswith(f"error: --max-memory: expected a size such as 512M or 4G, "
+                                    f"got {size!r}")
+
+
+def test_the_environments_memory_limit_may_end_in_a_newline(capsys, monkeypatch):
+    monkeypatch.setenv("OASIS_MAX_MEMORY", "4G\n")
+    code, _, err = _run(capsys, "run", SMALL, "-a", "fifo")
+    assert code == 0, err
