@@ -288,7 +288,8 @@ def cases(d: Path) -> list[tuple[str, list[str], set[int]]]:
           ("verify -o with a folder for instances.csv",
            ["verify", str(SPACE), "-a", "fifo", "-o", str(d)], {0, 2})]
     # numeric flags
-    bad_nums = ["0", "-1", "nan", "inf", "-inf", "1e309", "", "abc", "1e-320", "-0"]
+    bad_nums = ["0", "-1", "nan", "inf", "-inf", "1e309", "", "abc", "1e-320", "-0",
+                "1_0", "١٠", " 5", "+5", "0x10"]  # int()/float() took the last five
     for v in bad_nums:
         for cmd in (["solve", ok], ["ratio", ok, "--algorithms", "fifo"],
                     ["verify", str(SPACE), "-a", "fifo", "-o", str(OUT / "v")],
