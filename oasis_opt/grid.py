@@ -60,6 +60,8 @@ from .tasks import ResultStore, make_executor, run_tasks
 GRID_FORMAT = "oasis-sweep/1"
 COLUMNS = ("instance", "algorithm", "params", "utility", "completed", "seconds", "opt",
            "bound", "opt_over_alg")
+#: the columns a stored row must hold a number in (or nothing): a resumed sweep keeps its rows
+NUMBERS = COLUMNS[3:]
 RESULTS = "results.csv"
 
 
@@ -549,7 +551,7 @@ def run_grid(grid: Grid, *, out: str | Path | None = None, workers: int | None =
         raise InputError("out", "missing field (or give --out)")
     if opt_cache is not None:  # refused before any task starts, not in each worker
         ensure_folder(opt_cache, "opt_cache")
-    store = ResultStore(folder / RESULTS, columns=COLUMNS, key=grid_key)
+    store = ResultStore(folder / RESULTS, columns=COLUMNS, key=grid_key, numbers=NUMBERS)
     before = len(store.rows)
     tasks = grid.tasks(store.done, opt_cache=opt_cache)
     start = time.perf_counter()

@@ -632,12 +632,9 @@ DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
 
 
 def float_text(text: str) -> bool:
-    """Whether ``float`` reads ``text`` (a CSV cell or header field; "nan" and "1e3" too)."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    """Whether ``text`` is a number as this code writes one in a CSV cell: ``DECIMAL``, or
+    ``repr``'s "inf", "-inf" and "nan" (not ``float()``'s '1_0', ' 5' or '٧')."""
+    return DECIMAL.fullmatch(text) is not None or text in ("inf", "-inf", "nan")
 
 
 def _jsonable(x: Any) -> Any:

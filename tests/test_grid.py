@@ -228,6 +228,24 @@ def test_bad_grids_are_refused_with_the_field_named(tmp_path, capfd, change, mes
     assert not (tmp_path / "out").exists()
 
 
+def test_a_grid_checks_its_stored_numbers(tmp_path, capfd):
+    """An edited results.csv row ('abc' for a utility) was kept as done, exit 0."""
+    grid = _grid(tmp_path, instances=["inst/small-s0.json"], algorithms={"fifo": {}},
+                 reference=None)
+    path = _write(tmp_path, grid)
+    assert main(["sweep", str(path), "--workers", "0"]) == 0
+    store = tmp_path / "out" / "results.csv"
+    header, row = store.read_text().splitlines()
+    cells = row.split(",")
+    cells[3] = "abc"
+    store.write_text(header + "\n" + ",".join(cells) + "\n")
+    capfd.readouterr()
+    assert main(["sweep", str(path), "--workers", "0"]) == 2
+    err = capfd.readouterr().err
+    assert f"{store}:2: column utility: expected a number, got 'abc'" in err
+    assert err.count("\n") == 1
+
+
 def test_nan_in_a_grid_is_refused(tmp_path):
     path = tmp_path / "g.json"
     path.write_text(json.dumps(_grid(tmp_path)).replace('"time_limit": 30',

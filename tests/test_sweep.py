@@ -82,6 +82,13 @@ def test_foreign_csv_is_refused(tmp_path):
 @pytest.mark.parametrize("row,message", [
     ("demo,0,{},oasis,,,,,,abc,,,,,,,,,,", "r.csv:2: column utility: expected a number, got "
                                           "'abc'"),
+    # float() took these: an edited row read as 10, 5 and 7
+    ("demo,0,{},oasis,,,,,,1_0,,,,,,,,,,", "r.csv:2: column utility: expected a number, got "
+                                          "'1_0'"),
+    ("demo,0,{},oasis,,,,,, 5,,,,,,,,,,", "r.csv:2: column utility: expected a number, got "
+                                          "' 5'"),
+    ("demo,0,{},oasis,,,,,,٧,,,,,,,,,,", "r.csv:2: column utility: expected a number, got "
+                                        "'٧'"),
     ("demo,0,{},oasis,,,,", "r.csv:2: expected 20 columns, got 8"),
     ("demo,0,{},oasis,,,,,,1,,,,,,,,,,,,", "r.csv:2: expected 20 columns, got 22"),
 ])
@@ -93,6 +100,15 @@ def test_a_damaged_row_of_numbers_is_refused_naming_its_line(tmp_path, row, mess
     path.write_text(",".join(COLUMNS) + "\n" + row + "\n")
     with pytest.raises(InputError, match=message):
         ResultStore(path, numbers=NUMBERS)
+
+
+@pytest.mark.parametrize("cell", ["inf", "-inf", "nan", "1e-05", "-0.0", "12"])
+def test_what_repr_writes_reads_back(tmp_path, cell):
+    from oasis_opt.tasks import NUMBERS
+    path = tmp_path / "r.csv"
+    path.write_text(",".join(COLUMNS) + "\n" + f"demo,0,{{}},oasis,,,,,,{cell}" + "," * 10
+                    + "\n")
+    assert ResultStore(path, numbers=NUMBERS).rows[0]["utility"] == cell
 
 
 def test_the_experiments_check_their_stored_numbers(tmp_path, capsys):
