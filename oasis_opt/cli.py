@@ -1150,7 +1150,7 @@ def _check_paths(args: argparse.Namespace) -> None:
         if value == "":
             raise InputError(place, "an empty path names no file"
                              if action.dest in OUTPUT_DESTS or not action.option_strings
-                             else "an empty value (leave the option out for its default)")
+                             else "an empty value names nothing")
         if value == "-" and action.dest in OUTPUT_DESTS:
             raise InputError(place, "'-' is not standard output here; name a path (./- for "
                                     "one named '-')")
