@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -24,6 +25,15 @@ def _kind(value: Any) -> str:
     name = type(value).__name__
     return f"{name} {value!r}" if isinstance(value, (str, float, int)) and len(repr(value)) < 40 \
         else name
+
+
+def some(names: Iterable[Any], most: int = 8) -> str:
+    """``a, b, c`` — or the first ``most`` and ``… N in all``: a list of what a file holds
+    in a one-line message (a trace of 20 000 clusters is not one line)."""
+    items = [str(n) for n in names]
+    if len(items) <= most:
+        return ", ".join(items)
+    return ", ".join(items[:most]) + f", … {len(items)} in all"
 
 
 def expect_type(place: str, value: Any, kind: type, what: str, hint: str = "") -> None:

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, some
 from ..io import (
     CELL_BYTES,
     DECIMAL,
@@ -278,8 +278,8 @@ def header(path: str, line: int, fields: list[str], layouts: Sequence[Sequence[s
             missing = [c for c in near if c not in fields]
             extra = [f for f in fields if f not in near]
             why = "; ".join(part for part in (
-                f"missing {', '.join(missing)}" if missing else "",
-                f"unexpected {', '.join(extra)}" if extra else "") if part)
+                f"missing {some(missing)}" if missing else "",
+                f"unexpected {some(extra)}" if extra else "") if part)
             why = f" ({why})"
     raise InputError(f"{path}:{line}", f"missing or unexpected header{why}: expected {want} "
                                        f"(in any order), got {got!r}")
