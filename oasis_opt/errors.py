@@ -15,9 +15,24 @@ class InputError(ValueError):
     """
 
     def __init__(self, place: str, message: str) -> None:
-        self.place = place
-        self.message = message
-        super().__init__(f"{place}: {message}" if place else message)
+        # a hostile name (a job id, a field, a format tag of 100 000 characters) is echoed
+        # clipped: the message stays one readable line
+        self.place = _elide(place, MAX_PLACE)
+        self.message = _elide(message, MAX_MESSAGE)
+        super().__init__(f"{self.place}: {self.message}" if self.place else self.message)
+
+
+#: the most characters of an error's place and of its message (longer: the middle elided)
+MAX_PLACE = 300
+MAX_MESSAGE = 600
+
+
+def _elide(text: str, most: int) -> str:
+    """``text``, or its start and end around " … " where it is longer than ``most``."""
+    if not isinstance(text, str) or len(text) <= most:
+        return text
+    tail = most // 4
+    return f"{text[: most - tail - 3]} … {text[-tail:]}"
 
 
 def _kind(value: Any) -> str:

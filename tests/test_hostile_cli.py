@@ -852,3 +852,49 @@ def test_the_environments_memory_limit_may_end_in_a_newline(capsys, monkeypatch)
     monkeypatch.setenv("OASIS_MAX_MEMORY", "4G\n")
     code, _, err = _run(capsys, "run", SMALL, "-a", "fifo")
     assert code == 0, err
+
+
+# --- a hostile name is clipped, not echoed whole ---------------------------------------------
+
+
+@pytest.mark.parametrize("edit,command,start", [
+    (lambda d: d["jobs"][0].update(id="x" * 100000), "run", "jobs[0].id: "),  # duplicates j1?
+    (lambda d: d.update(format="f" * 100000), "run", "format: expected 'oasis-instance/1', "
+                                                      "got 'fff"),
+    (lambda d: d["jobs"][0].update({"z" * 100000: 1}), "run", "jobs[0].zzz"),
+    (lambda d: d["resources"].__setitem__(1, d["resources"][0]) or
+     d["resources"].__setitem__(0, "r" * 100000) or
+     d["resources"].__setitem__(1, "r" * 100000), "run", "resources[1]: duplicate resource "
+                                                        "name 'rrr"),
+])
+def test_a_hostile_name_in_a_message_is_clipped(tmp_path, capsys, edit, command, start):
+    """A 100 000-character job id, field name or format tag was echoed whole: one error line
+    of 100 kB."""
+    doc = json.loads(SMALL.read_text())
+    edit(doc)
+    if start == "jobs[0].id: ":  # an id the schedule names but the instance does not have
+        p = tmp_path / "s.json"
+        code = cli.main(["run", str(SMALL), "-a", "fifo", "-o", str(p)])
+        sched = json.loads(p.read_text())
+        sched["jobs"][0]["id"] = "x" * 100000
+        p.write_text(json.dumps(sched))
+        argv = ["validate", SMALL, p]
+        start = "jobs[0].id: unknown job 'xxx"
+    else:
+        p = tmp_path / "i.json"
+        p.write_text(json.dumps(doc))
+        argv = ["run", p, "-a", "fifo"]
+    capsys.readouterr()
+    code, _, err = _run(capsys, *argv)
+    assert code == 2
+    line = _one_error(err)
+    assert start in line and len(line) < 1200 and "…" in line, line[:300]
+
+
+def test_a_hostile_instance_name_in_a_warning_is_clipped(tmp_path, capsys, fifo_schedule):
+    sched = json.loads(fifo_schedule.read_text())
+    sched["instance"] = "v" * 100000
+    fifo_schedule.write_text(json.dumps(sched))
+    code, _, err = _run(capsys, "validate", SMALL, fifo_schedule)
+    assert code == 0 and err.startswith("warning: schedule is for instance 'vvv")
+    assert len(err) < 300, len(err)
