@@ -34,8 +34,10 @@ exit status: 0 success, 1 schedule breaks a rule (validate), 2 bad input or usag
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # usage errors: one line, exit 2
+        from .errors import MAX_MESSAGE, elide
         self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        # argparse echoes an unknown choice or argument whole: clipped as InputError's are
+        self.exit(2, f"{self.prog}: error: {elide(message, MAX_MESSAGE)}\n")
 
 
 def _number_text(name: str, text: str, *, integer: bool = False) -> float:

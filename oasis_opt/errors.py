@@ -17,8 +17,8 @@ class InputError(ValueError):
     def __init__(self, place: str, message: str) -> None:
         # a hostile name (a job id, a field, a format tag of 100 000 characters) is echoed
         # clipped: the message stays one readable line
-        self.place = _elide(place, MAX_PLACE)
-        self.message = _elide(message, MAX_MESSAGE)
+        self.place = elide(place, MAX_PLACE)
+        self.message = elide(message, MAX_MESSAGE)
         super().__init__(f"{self.place}: {self.message}" if self.place else self.message)
 
 
@@ -27,7 +27,7 @@ MAX_PLACE = 300
 MAX_MESSAGE = 600
 
 
-def _elide(text: str, most: int) -> str:
+def elide(text: str, most: int) -> str:
     """``text``, or its start and end around " … " where it is longer than ``most``."""
     if not isinstance(text, str) or len(text) <= most:
         return text

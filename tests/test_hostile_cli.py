@@ -898,3 +898,16 @@ def test_a_hostile_instance_name_in_a_warning_is_clipped(tmp_path, capsys, fifo_
     code, _, err = _run(capsys, "validate", SMALL, fifo_schedule)
     assert code == 0 and err.startswith("warning: schedule is for instance 'vvv")
     assert len(err) < 300, len(err)
+
+
+@pytest.mark.parametrize("argv", [["generate", "--preset", "x" * 100000, "-o", "x.json"],
+                                  ["run", SMALL, "-a", "fifo", "y" * 100000],
+                                  ["z" * 100000]])
+def test_a_hostile_argument_in_a_usage_error_is_clipped(capsys, argv):
+    """argparse echoed an unknown choice, argument or command whole."""
+    with pytest.raises(SystemExit) as info:
+        cli.main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    line = _one_error(err)
+    assert len(line) < 1000 and "…" in line, line[:200]
