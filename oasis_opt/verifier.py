@@ -696,11 +696,8 @@ def distribution_csv(result: VerifyResult) -> str:
 def histogram_figure(result: VerifyResult, path: str | Path) -> None:
     """The distribution of OPT/ALG over the space's finite ratios (log count axis), with the
     maximum marked; written atomically (``plots.save_figure``)."""
-    import matplotlib
-
-    from .plots import save_figure
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import pyplot, save_figure
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     h = histogram(result.ratios)
     if h:
