@@ -1190,7 +1190,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         kind = "solver error" if isinstance(err, SolverError) else \
             "algorithm error" if isinstance(err, AlgorithmError) else "internal error"
-        text = str(err).splitlines()[0] if str(err) else type(err).__name__
+        # the first line that says something (a message may start with a line break)
+        text = next((line.strip() for line in str(err).splitlines() if line.strip()),
+                    type(err).__name__)
         print(f"oasis-opt {args.command}: {kind}: {text} (set OASIS_DEBUG=1 for a traceback)",
               file=sys.stderr)
         return 1

@@ -953,3 +953,14 @@ def test_a_name_the_font_cannot_draw_leaves_stderr_quiet(tmp_path):
                         "-o", str(tmp_path / "p.png")], capture_output=True, text=True,
                        timeout=120)  # a process: pytest would catch the warnings itself
     assert (r.returncode, r.stderr) == (0, ""), r.stderr
+
+
+def test_an_internal_error_whose_message_starts_with_a_newline_is_not_blank(capsys,
+                                                                             monkeypatch):
+    def broken(args):
+        raise ValueError("\n\\frac{\n     ^\nExpected \\frac{num}{den}")
+    monkeypatch.setitem(cli.COMMANDS, "validate", broken)
+    code, _, err = _run(capsys, "validate", SMALL, SMALL)
+    assert code == 1
+    assert err == ("oasis-opt validate: internal error: \\frac{ (set OASIS_DEBUG=1 for a "
+                   "traceback)\n")
