@@ -1136,6 +1136,9 @@ def _as_flag(err: InputError, command: str, params: Sequence[Any] = ()) -> str:
 EMPTY_MEANS = frozenset({"floor", "algorithms"})
 #: options that name a file or folder to write: "-" is no standard output there
 OUTPUT_DESTS = frozenset({"output", "plot", "trajectory", "out", "opt_cache"})
+#: options and arguments that name a file or folder
+PATH_DESTS = OUTPUT_DESTS | {"instance", "schedule", "trace", "config", "space", "throughputs",
+                             "cluster_spec", "apps", "nodes"}
 
 
 def _check_paths(args: argparse.Namespace) -> None:
@@ -1151,8 +1154,7 @@ def _check_paths(args: argparse.Namespace) -> None:
             action.metavar or action.dest
         if value == "":
             raise InputError(place, "an empty path names no file"
-                             if action.dest in OUTPUT_DESTS or not action.option_strings
-                             else "an empty value names nothing")
+                             if action.dest in PATH_DESTS else "an empty value names nothing")
         if value == "-" and action.dest in OUTPUT_DESTS:
             raise InputError(place, "'-' is not standard output here; name a path (./- for "
                                     "one named '-')")

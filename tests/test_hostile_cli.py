@@ -793,6 +793,10 @@ def test_a_dash_output_is_refused_not_a_file_named_dash(tmp_path, capsys, monkey
     (["run", "", "-a", "fifo"], "INSTANCE"),
     (["validate", SMALL, ""], "SCHEDULE"),
     (["run", SMALL, "-a", "fifo", "-o", ""], "-o"),
+    (["import", "", TIRESIAS, "-o", "t.json"], "FORMAT: an empty value names nothing"),
+    (["experiment", ""], "NAME: an empty value names nothing"),
+    (["import", "tiresias", TIRESIAS, "--nodes", "", "-o", "t.json"],
+     "--nodes: an empty path names no file"),
 ])
 def test_an_empty_option_is_refused_by_its_name(tmp_path, capsys, monkeypatch, argv, place):
     """``--plot ''`` drew nothing, ``--out ''`` wrote into the working folder, ``--name ''``
@@ -801,7 +805,7 @@ def test_an_empty_option_is_refused_by_its_name(tmp_path, capsys, monkeypatch, a
     code, out, err = _run(capsys, *argv)
     assert (code, out) == (2, ""), err
     line = _one_error(err)
-    assert f"error: {place}: " in line and "empty" in line, line
+    assert f"error: {place}" in line and "empty" in line, line
     assert list(tmp_path.iterdir()) == []
 
 
