@@ -683,3 +683,21 @@ def test_a_list_of_names_in_a_message_is_clipped(tmp_path, capfd):
                          capfd)
     assert rc == 2 and len(err) < 600 and "(unexpected c0, c1, c2, c3, c4, c5, c6, c7, … " \
         "20000 in all)" in err, err
+
+
+def test_a_trace_too_large_for_the_memory_limit_is_refused_before_it_is_parsed(tmp_path,
+                                                                                capfd):
+    """Every row becomes a dict of strings (about 1 kB for a row of 25 bytes): a 29 MB trace
+    took 1.1 GB under --max-memory 256M, a 512 MB one (the most an importer reads) would take
+    20 GB. The rows and fields are counted first."""
+    rows = "".join(f"{k},1,{k},10,vgg,100,1\n" for k in range(100_000))
+    trace = write(tmp_path / "t.csv", "job_id,num_gpu,submit_time,iterations,model_name,"
+                                      "duration,interval\n" + rows)
+    rc, _, err = run_cli(["import", "tiresias", str(trace), "--max-memory", "32M", "-o",
+                          str(tmp_path / "i.json")], capfd)
+    assert rc == 2 and not (tmp_path / "i.json").exists()
+    assert f"{trace}: reading this trace (100001 lines, 700007 fields) is too large" in err, err
+    assert "raise it with --max-memory" in err and err.count("\n") == 1
+    rc, _, err = run_cli(["import", "tiresias", str(trace), "--max-memory", "1G", "-o",
+                          str(tmp_path / "i.json")], capfd)
+    assert rc == 0, err
