@@ -1229,8 +1229,14 @@ def _stdout_guard(json_mode: bool):
     if not json_mode:
         yield
         return
-    sys.stdout.flush()
-    saved = os.dup(1)
+    try:  # before any work: a closed stdout (``>&-``) can take no JSON object
+        if sys.stdout is None:
+            raise OSError
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):
+        raise InputError("--json", "standard output is closed: nowhere to print the JSON "
+                                   "object") from None
     _json_out = os.fdopen(os.dup(saved), "w")
     os.dup2(2, 1)
     old = sys.stdout

@@ -968,3 +968,18 @@ def test_an_internal_error_whose_message_starts_with_a_newline_is_not_blank(caps
     assert code == 1
     assert err == ("oasis-opt validate: internal error: \\frac{ (set OASIS_DEBUG=1 for a "
                    "traceback)\n")
+
+
+def test_json_with_standard_output_closed_is_refused_before_the_work(tmp_path):
+    """``--json >&-`` ended in "internal error: 'NoneType' object has no attribute 'flush'"
+    (exit 1) after the schedule was written."""
+    import subprocess
+    import sys
+    out = tmp_path / "s.json"
+    r = subprocess.run([sys.executable, "-m", "oasis_opt", "run", str(SMALL), "-a", "fifo",
+                        "-o", str(out), "--json"], stderr=subprocess.PIPE, text=True,
+                       timeout=120, preexec_fn=lambda: os.close(1))
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == ("oasis-opt run: error: --json: standard output is closed: nowhere to "
+                        "print the JSON object\n")
+    assert not out.exists()
