@@ -267,12 +267,47 @@ def _read_grid(path: Path) -> Any:
         raw = read_input(path, "sweep grid", int(max_memory() // JSON_MEMORY_FACTOR),
                          f"the most the memory limit {human(max_memory())} lets parse "
                          "(raise it with --max-memory)")
+        deep = InputError(str(path), "not valid TOML: nested too deeply")
         try:
-            data = tomllib.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
+            if _key_depth(text) > MAX_TOML_DEPTH:  # tomllib takes quadratic time on them
+                raise deep
+            data = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InputError(str(path), f"not valid TOML: {exc}") from None
+        except RecursionError:
+            raise deep from None
+        if _depth(data) > MAX_TOML_DEPTH:
+            raise deep
         return data
     return read_json(path, "sweep grid")
+
+
+#: The deepest a TOML grid may nest (tables, arrays, dotted keys): a grid needs a handful of
+#: levels; 50000 dotted keys took tomllib 25 s and made messages recurse past Python's limit.
+MAX_TOML_DEPTH = 100
+
+
+def _key_depth(text: str) -> int:
+    """The most dots in one line's key (before its ``=``, or a ``[table]`` header): an upper
+    bound on the nesting dotted keys make, found without parsing."""
+    most = 0
+    for line in text.splitlines():
+        key = line.split("=", 1)[0] if "=" in line else \
+            line if line.lstrip().startswith("[") else ""
+        most = max(most, key.count("."))
+    return most
+
+
+def _depth(data: Any) -> int:
+    """How deeply ``data`` nests (lists and dicts), without recursion."""
+    most, stack = 0, [(data, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, dict | list):
+            most = max(most, d)
+            stack.extend((v, d + 1) for v in (x.values() if isinstance(x, dict) else x))
+    return most
 
 
 def load(path: str | Path) -> Grid | dict[str, Any]:

@@ -246,6 +246,20 @@ def test_a_grid_checks_its_stored_numbers(tmp_path, capfd):
     assert err.count("\n") == 1
 
 
+@pytest.mark.parametrize("text", [
+    "format = " + "[" * 100000 + "]" * 100000,  # tomllib's own recursion
+    'experiment = "ratio"\nseeds.' + ".".join(["a"] * 50000) + " = 1",  # dotted keys
+])
+def test_a_toml_grid_nested_too_deeply_is_refused(tmp_path, capfd, text):
+    """Both ended in 'internal error: maximum recursion depth exceeded' (exit 1): tomllib
+    recursed, or the 50000 levels its dotted keys make were shown in a message."""
+    path = tmp_path / "g.toml"
+    path.write_text(text)
+    assert main(["sweep", str(path), "--workers", "0"]) == 2
+    err = capfd.readouterr().err
+    assert err == f"oasis-opt sweep: error: {path}: not valid TOML: nested too deeply\n", err
+
+
 def test_nan_in_a_grid_is_refused(tmp_path):
     path = tmp_path / "g.json"
     path.write_text(json.dumps(_grid(tmp_path)).replace('"time_limit": 30',
