@@ -603,9 +603,16 @@ def _json_value(text: str, place: str) -> Any:
     except (ValueError, RecursionError):  # RecursionError: nested too deeply
         raise InputError(place, f"{_clip(text)!r} is not a JSON value (quote a string: "
                                 f"KEY='\"text\"')") from None
+    from .io import nesting
+    if nesting(value) > MAX_PARAM_DEPTH:  # _finite, repr and the checks recurse over it
+        raise InputError(place, f"nested too deeply (more than {MAX_PARAM_DEPTH} levels)")
     if not _finite(value):  # 1e400 parses to infinity
         raise InputError(place, f"{_clip(text)!r}: numbers must be finite")
     return value
+
+
+#: The deepest a ``--param`` value may nest (a parameter is a number, a list, a small table)
+MAX_PARAM_DEPTH = 100
 
 
 def _clip(text: str, most: int = 60) -> str:

@@ -52,6 +52,7 @@ from .io import (
     Pos,
     PosInt,
     ensure_folder,
+    nesting,
     read_input,
     read_json,
 )
@@ -277,7 +278,7 @@ def _read_grid(path: Path) -> Any:
             raise InputError(str(path), f"not valid TOML: {exc}") from None
         except RecursionError:
             raise deep from None
-        if _depth(data) > MAX_TOML_DEPTH:
+        if nesting(data) > MAX_TOML_DEPTH:
             raise deep
         return data
     return read_json(path, "sweep grid")
@@ -299,15 +300,6 @@ def _key_depth(text: str) -> int:
     return most
 
 
-def _depth(data: Any) -> int:
-    """How deeply ``data`` nests (lists and dicts), without recursion."""
-    most, stack = 0, [(data, 1)]
-    while stack:
-        x, d = stack.pop()
-        if isinstance(x, dict | list):
-            most = max(most, d)
-            stack.extend((v, d + 1) for v in (x.values() if isinstance(x, dict) else x))
-    return most
 
 
 def load(path: str | Path) -> Grid | dict[str, Any]:

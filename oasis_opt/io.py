@@ -637,6 +637,19 @@ def float_text(text: str) -> bool:
     return DECIMAL.fullmatch(text) is not None or text in ("inf", "-inf", "nan")
 
 
+def nesting(data: Any) -> int:
+    """How deeply ``data`` nests (lists and dicts; a scalar is 0), without recursion: a value
+    the JSON parser read (it follows about 1000 levels) may be too deep for code that
+    recurses over it (``repr``, checks of every number)."""
+    most, stack = 0, [(data, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, dict | list):
+            most = max(most, d)
+            stack.extend((v, d + 1) for v in (x.values() if isinstance(x, dict) else x))
+    return most
+
+
 def _jsonable(x: Any) -> Any:
     """numpy scalars/arrays to Python; non-finite floats to null (JSON has no inf)."""
     if isinstance(x, dict):

@@ -179,6 +179,12 @@ def test_adversary_family_into_a_file_is_refused(tmp_path, capsys):
      "--seeds: must be in 1 … 100000"),
     (["run", SMALL, "-a", "oasis", "--param", "u_scale=" + "[" * 5000], 2,
      "--param u_scale: '[[[["),
+    # JSON reads 950 levels; the checks after it recursed: 'internal error: maximum recursion'
+    (["run", SMALL, "-a", "oasis", "--param", "u_scale=" + "[" * 950 + "]" * 950], 2,
+     "--param u_scale: nested too deeply (more than 100 levels)"),
+    (["adversary", "-a", "oasis", "--evaluations", "1", "--param",
+      "u_scale=" + "[" * 950 + "]" * 950], 2,
+     "--param u_scale: nested too deeply (more than 100 levels)"),
 ])
 def test_extreme_numbers_in_flags(tmp_path, capsys, argv, code, message):
     out = tmp_path / "o" / "x.json"
@@ -817,6 +823,14 @@ def test_a_file_named_dash_is_still_reachable(tmp_path, capsys, monkeypatch):
 
 
 # --- a refused --param value is named by the flag the user typed --------------------------
+
+
+def test_a_ratio_param_nested_too_deeply_is_refused(capsys):
+    code, _, err = _run(capsys, "ratio", SMALL, "--algorithms", "fifo", "--param", "fifo",
+                        "block_unplaceable=" + "[" * 950 + "]" * 950)
+    assert code == 2
+    assert _one_error(err).endswith("error: --param fifo block_unplaceable: nested too deeply "
+                                    "(more than 100 levels)")
 
 
 @pytest.mark.parametrize("argv,message", [
