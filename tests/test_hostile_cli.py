@@ -997,3 +997,17 @@ def test_json_with_standard_output_closed_is_refused_before_the_work(tmp_path):
     assert r.stderr == ("oasis-opt run: error: --json: standard output is closed: nowhere to "
                         "print the JSON object\n")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("argv", [["--check", "--max-seconds", "1_0"],
+                                  ["--check", "--max-seconds", "nan"],
+                                  ["--check", "--max-seconds", "-1"],
+                                  ["--write", "--time-limit", "inf"]])
+def test_the_manifest_tool_takes_its_seconds_as_the_cli_does(capsys, argv):
+    """``python -m oasis_opt.manifest`` parsed its seconds with float(): '1_0', 'nan' (every
+    instance checked) and -1 (none, and 'ok')."""
+    from oasis_opt import manifest
+    with pytest.raises(SystemExit) as info:
+        manifest.main(argv + ["--dir", "/nonexistent"])
+    assert info.value.code == 2
+    assert f"argument {argv[1]}: {argv[1]} must be" in capsys.readouterr().err
