@@ -320,6 +320,22 @@ def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
     return b"".join(chunks)
 
 
+#: What holding a CSV's rows takes per line and per field (each row a dict of strings, then a
+#: record: measured 1.0 GB for a million trace rows of 7 fields, 29 MB of text).
+CSV_ROW_BYTES = 600
+CSV_FIELD_BYTES = 60
+
+
+def check_rows_fit(place: str, data: bytes, what: str) -> None:
+    """Refuse (``limits.check_allocation``) a CSV whose rows would not fit in the memory
+    limit, from its lines and fields, before one is parsed."""
+    from .limits import check_allocation
+    lines = data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
+    fields = lines + data.count(b",") + data.count(b"\t")
+    check_allocation(place, 2.0 * len(data) + lines * CSV_ROW_BYTES + fields * CSV_FIELD_BYTES,
+                     f"reading this {what} ({lines} lines, {fields} fields)")
+
+
 def read_json(path: str | Path, what: str) -> Any:
     """Read a JSON file strictly: one ``InputError`` naming the file for an unreadable or
     oversized file, bad UTF-8, bad JSON, ``NaN``/``Infinity`` literals, duplicate keys, numbers

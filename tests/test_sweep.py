@@ -127,3 +127,19 @@ def test_the_experiments_check_their_stored_numbers(tmp_path, capsys):
     capsys.readouterr()
     assert main(argv) == 2
     assert "ratio.csv:2: column ratio: expected a number, got 'abc'" in capsys.readouterr().err
+
+
+def test_a_results_file_too_large_for_the_memory_limit_is_refused_before_it_is_parsed(
+        tmp_path, monkeypatch):
+    """A results CSV was read whole into dicts of strings whatever its size (about 1 kB a
+    row): a folder's huge results.csv took the memory the limit was to keep."""
+    from oasis_opt.limits import ENV
+    path = tmp_path / "r.csv"
+    row = "demo,0,{},oasis" + ",1" * (len(COLUMNS) - 4) + "\n"
+    path.write_text(",".join(COLUMNS) + "\n" + row * 100_000)
+    monkeypatch.setenv(ENV, "32M")
+    with pytest.raises(InputError, match=r"r\.csv: reading this results file \(100001 lines, "
+                                         r"2000020 fields\) is too large"):
+        ResultStore(path)
+    monkeypatch.setenv(ENV, "1G")
+    assert len(ResultStore(path).rows) == 100_000

@@ -52,6 +52,7 @@ from ..io import (
     MAX_AMOUNT,
     MIN_AMOUNT,
     SERVER_BYTES,
+    check_rows_fit,
     float_text,
     read_input,
 )
@@ -205,12 +206,6 @@ class RowError(ValueError):
 # --- CSV reading --------------------------------------------------------------------------
 
 
-#: What reading a trace holds per line and per field: each row a dict of strings, then a
-#: ``TraceJob`` (measured: 1.0 GB for a million rows of 7 fields, 29 MB of text).
-ROW_BYTES = 600
-FIELD_BYTES = 60
-
-
 def read_text(path: str | Path, what: str = "trace") -> str:
     """The file as text; a missing, huge, binary or non-UTF-8 file is one ``InputError``, and
     so is one whose rows would not fit in the memory limit (``check_allocation``, from its
@@ -220,10 +215,7 @@ def read_text(path: str | Path, what: str = "trace") -> str:
         else (int(limit), f"the most the memory limit {human(max_memory())} lets read (raise "
                           "it with --max-memory)")
     data = read_input(path, what, most, why)
-    lines = data.count(b"\n") + (not data.endswith(b"\n"))
-    fields = lines + data.count(b",") + data.count(b"\t")
-    check_allocation(str(path), 2.0 * len(data) + lines * ROW_BYTES + fields * FIELD_BYTES,
-                     f"reading this {what} ({lines} lines, {fields} fields)")
+    check_rows_fit(str(path), data, what)
     if b"\0" in data:
         raise InputError(str(path), f"not a text file (NUL byte at offset {data.index(0)})")
     try:
