@@ -412,6 +412,11 @@ def cases(d: Path) -> list[tuple[str, list[str], set[int]]]:
                 ["ratio", ok, "--algorithms", "oasis", "--param", "oasis", "u_scale=\"1\""],
                 ["run", ok, "-a", "oasis", "--param", "u_scale=[1]"],
                 ["run", ok, "-a", "oasis", "--param", "u_scale=" + "[" * 5000],
+                ["run", ok, "-a", "oasis", "--param", "u_scale=" + "[" * 950 + "]" * 950],
+                ["run", ok, "-a", "fifo", "-o", "-"],
+                ["ratio", ok, "--algorithms", "fifo", "--plot", ""],
+                ["ratio", ok, "--algorithms", "oasis", "--param", "oasis", "u_scale=-1"],
+                ["sweep", str(d / "deep.toml")],
                 ["run", ok, "-a", "oasis", "--param", "l_scale=0"],
                 ["run", ok, "-a", "", ],
                 ["run", ok, "-a", "os:system"],
@@ -442,6 +447,8 @@ def cases(d: Path) -> list[tuple[str, list[str], set[int]]]:
         label = " ".join(cmd[:1] + [a if len(a) < 40 else a[:37] + "..." for a in cmd[1:]])
         c.append((label, cmd, _expected(cmd)))
     (d / "grid.toml").write_text("format = [[[")
+    (d / "deep.toml").write_text('experiment = "ratio"\nseeds.' + ".".join(["a"] * 50000)
+                                 + " = 1")
     # dask addresses: fail fast, one line
     for addr in ["nope", "tcp://", "tcp://localhost:1", "tcp://127.0.0.1:99999",
                  "tcp://10.255.255.1:8786", "tcp://[::1", "inproc://x", "ws://localhost:1",
