@@ -21,6 +21,11 @@ class InputError(ValueError):
         self.message = elide(message, MAX_MESSAGE)
         super().__init__(f"{self.place}: {self.message}" if self.place else self.message)
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        # from a pool or Dask worker to the command: rebuilt from place and message (the
+        # default would call ``InputError(str(self))`` and fail in the parent)
+        return type(self), (self.place, self.message)
+
 
 #: the most characters of an error's place and of its message (longer: the middle elided)
 MAX_PLACE = 300

@@ -143,3 +143,20 @@ def test_a_results_file_too_large_for_the_memory_limit_is_refused_before_it_is_p
         ResultStore(path)
     monkeypatch.setenv(ENV, "1G")
     assert len(ResultStore(path).rows) == 100_000
+
+
+def test_an_input_error_crosses_a_process_boundary_whole():
+    """A worker's InputError (a size refused in a pool process) did not unpickle in the
+    parent (``__init__`` takes place and message): the pool broke, exit 1, not the message."""
+    import pickle
+    from concurrent.futures import ProcessPoolExecutor
+    err = pickle.loads(pickle.dumps(InputError("jobs[3].worker_demand", "expected 3 values")))
+    assert (err.place, err.message) == ("jobs[3].worker_demand", "expected 3 values")
+    with ProcessPoolExecutor(1) as pool:
+        future = pool.submit(_refuse, "horizon")
+        with pytest.raises(InputError, match="^horizon: too large$"):
+            future.result()
+
+
+def _refuse(place: str) -> None:
+    raise InputError(place, "too large")
