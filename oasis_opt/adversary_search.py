@@ -684,9 +684,8 @@ def trajectory_csv(result: AdversaryResult) -> str:
 def trajectory_figure(result: AdversaryResult, path: str | Path) -> None:
     """Best ratio so far against evaluations, search and random control; each candidate's
     finite ratio as a dot. Written atomically (temporary file, then rename)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import pyplot
+    plt = pyplot()
     path = Path(path)
     fig, ax = plt.subplots(figsize=(7, 4))
     for phase, color in (("search", "tab:red"), ("random", "tab:blue")):

@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -33,17 +34,53 @@ exit status: 0 success, 1 schedule breaks a rule (validate), 2 bad input or usag
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # usage errors: one line, exit 2
+        from .errors import MAX_MESSAGE, elide
         self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        # argparse echoes an unknown choice or argument whole: clipped as InputError's are
+        self.exit(2, f"{self.prog}: error: {elide(message, MAX_MESSAGE)}\n")
+
+
+def _number_text(name: str, text: str, *, integer: bool = False) -> float:
+    """A flag's number as written: ASCII digits with an optional leading minus, and for a
+    non-integer a point and an exponent (``io.DECIMAL``); finite. ``int()`` and ``float()``
+    also take '1_0', '١٠', ' 5' and '+5', and ``float()`` 'nan' and 'inf': every number
+    flag goes through here, then its own range check."""
+    shown = _clip(text)
+    if integer:
+        if not _INTEGER.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {shown!r}")
+        if len(text) > MAX_FLAG_DIGITS:  # int() refuses 4 300 digits and more
+            raise argparse.ArgumentTypeError(f"{name}: {shown!r} is too large ({len(text)} "
+                                             "digits)")
+        return int(text)
+    from .io import DECIMAL
+    if text.startswith("+") or not DECIMAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{name} must be a number, got {shown!r}")
+    x = float(text)
+    if not math.isfinite(x):  # 1e400
+        raise argparse.ArgumentTypeError(f"{name} must be a finite number, got {shown!r}")
+    return x
+
+
+_INTEGER = re.compile(r"-?[0-9]+")
+#: digits an integer flag may have (every count's own range is far below 10^100)
+MAX_FLAG_DIGITS = 100
+
+
+def _real(name: str) -> Callable[[str], float]:
+    """A finite number (the command checks its range: ``--mip-gap``, ``--efficiency``)."""
+    return lambda text: _number_text(name, text)
+
+
+def _integer(name: str) -> Callable[[str], int]:
+    """An integer of any sign (``--seed``: the command checks its range)."""
+    return lambda text: int(_number_text(name, text, integer=True))
 
 
 def _positive(name: str) -> Callable[[str], float]:
     def parse(text: str) -> float:
-        try:
-            x = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if not x > 0 or x == float("inf"):
+        x = _number_text(name, text)
+        if not x > 0:
             raise argparse.ArgumentTypeError(f"{name} must be a positive number, got {text!r}")
         return x
     return parse
@@ -65,10 +102,7 @@ def _seconds(name: str) -> Callable[[str], float]:
 def _nonneg_int(name: str, least: int = 0) -> Callable[[str], int]:
     """An integer flag of at least ``least`` (the same message for -3 as for 0)."""
     def parse(text: str) -> int:
-        try:
-            x = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        x = int(_number_text(name, text, integer=True))
         if x < least:
             raise argparse.ArgumentTypeError(f"{name} must be at least {least}, got {text!r}")
         return x
@@ -77,7 +111,7 @@ def _nonneg_int(name: str, least: int = 0) -> Callable[[str], int]:
 
 def _jobs_or_all(text: str) -> int | None:
     """``import --jobs``: a count, or ``all`` (None: every usable job from ``--start``)."""
-    return None if text.strip().lower() == "all" else _nonneg_int("--jobs", 1)(text)
+    return None if text.lower() == "all" else _nonneg_int("--jobs", 1)(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "1-4 resources, fractional demands (docs/offline-journal.md, issue 22)")
     g.add_argument("--jobs", type=_nonneg_int("--jobs"), help="number of jobs (preset default)")
     g.add_argument("--horizon", type=_nonneg_int("--horizon", 1), help="number of slots")
-    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    g.add_argument("--seed", type=_integer("--seed"), default=0, help="random seed (default 0)")
     g.add_argument("--name", help="instance name (default PRESET-sSEED)")
     g.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
                    help="scale the servers so that one worker or PS takes at most S (0.001-1) "
@@ -131,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "by size (default)")
     s.add_argument("--time-limit", type=_seconds("--time-limit"), metavar="S",
                    help="stop after S seconds with the incumbent and the best bound")
-    s.add_argument("--mip-gap", type=float, default=0.0, metavar="G",
+    s.add_argument("--mip-gap", type=_real("--mip-gap"), default=0.0, metavar="G",
                    help="relative gap at which to stop (default 0: proven optimal)")
     s.add_argument("--solver", default="highs", metavar="NAME",
                    help="MILP solver: highs (default), cbc, scip, or gurobi, cplex, xpress, "
@@ -253,14 +287,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="work within the horizon over cluster capacity (default 1.5)")
     m.add_argument("--elastic", type=_positive("--elastic"), default=2.0, metavar="E",
                    help="max_workers up to E × the trace's request (default 2; 1 = rigid)")
-    m.add_argument("--efficiency", type=float, default=0.8, metavar="F",
+    m.add_argument("--efficiency", type=_real("--efficiency"), default=0.8, metavar="F",
                    help="measured scalability: keep worker counts whose per-worker "
                         "throughput is ≥ F × the request's (default 0.8)")
     m.add_argument("--utility", choices=["sigmoid", "deadline", "linear"], default="sigmoid",
                    help="utility policy around the job's own trace duration (default sigmoid)")
     m.add_argument("--slack", type=_positive("--slack"), default=2.0, metavar="X",
                    help="target duration = X × the trace duration (default 2)")
-    m.add_argument("--urgency", type=float, default=4.0, metavar="U",
+    m.add_argument("--urgency", type=_real("--urgency"), default=4.0, metavar="U",
                    help="sigmoid steepness: gamma2 = U / target (default 4)")
     m.add_argument("--value", choices=["work", "unit"], default="work",
                    help="a job's top utility: its workload (work) or 1 (unit)")
@@ -307,7 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      "(default 200 without --budget)")
     a.add_argument("--budget", type=_seconds("--budget"), default=None, metavar="S",
                    help="wall seconds; stops between rounds and reports the evaluations done")
-    a.add_argument("--seed", type=int, default=0, metavar="K", help="random seed (default 0)")
+    a.add_argument("--seed", type=_integer("--seed"), default=0, metavar="K",
+                   help="random seed (default 0)")
     a.add_argument("--time-limit", type=_seconds("--time-limit"), default=10.0, metavar="S",
                    help="exact solve per candidate; an unproven one is skipped (default 10)")
     a.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=0,
@@ -568,9 +603,16 @@ def _json_value(text: str, place: str) -> Any:
     except (ValueError, RecursionError):  # RecursionError: nested too deeply
         raise InputError(place, f"{_clip(text)!r} is not a JSON value (quote a string: "
                                 f"KEY='\"text\"')") from None
+    from .io import nesting
+    if nesting(value) > MAX_PARAM_DEPTH:  # _finite, repr and the checks recurse over it
+        raise InputError(place, f"nested too deeply (more than {MAX_PARAM_DEPTH} levels)")
     if not _finite(value):  # 1e400 parses to infinity
         raise InputError(place, f"{_clip(text)!r}: numbers must be finite")
     return value
+
+
+#: The deepest a ``--param`` value may nest (a parameter is a number, a list, a small table)
+MAX_PARAM_DEPTH = 100
 
 
 def _clip(text: str, most: int = 60) -> str:
@@ -1075,12 +1117,18 @@ COMMAND_PARSERS: dict[str, argparse.ArgumentParser] = {}
 def _as_flag(err: InputError, command: str, params: Sequence[Any] = ()) -> str:
     """Library errors name the parameter (``time_limit: …``); on the command line the same
     message names the option that sets it (``--time-limit: …``), or ``--param KEY`` where
-    the key was given so (``params``: the command's ``--param KEY=VALUE`` texts): an
-    algorithm refusing ``u_scale`` a search or the verifier passed it."""
+    the key was given so (``params``: the command's ``--param KEY=VALUE`` texts, or
+    ``ratio``'s ``(NAME, KEY=VALUE)`` pairs, named ``--param NAME KEY``): an algorithm
+    refusing ``u_scale`` a search, the verifier or a comparison passed it."""
     place = err.place
     given = {p.split("=", 1)[0].strip() for p in params if isinstance(p, str)}
     if place and place in given:
         return f"--param {place}: {err.message}"
+    for pair in params:  # ratio's --param NAME KEY=VALUE: compare names it algorithms.NAME.KEY
+        if not isinstance(pair, str) and len(pair) == 2:
+            name, key = pair[0], pair[1].split("=", 1)[0].strip()
+            if place == f"algorithms.{name}.{key}":
+                return f"--param {name} {key}: {err.message}"
     parser = COMMAND_PARSERS.get(command)
     if parser is None or not place or not place.replace("_", "").isalnum():
         return str(err)
@@ -1088,6 +1136,35 @@ def _as_flag(err: InputError, command: str, params: Sequence[Any] = ()) -> str:
     if any(flag in action.option_strings for action in parser._actions):
         return f"{flag}: {err.message}"
     return str(err)
+
+
+#: options where an empty value means something (``--floor ''``: no floor) or that say
+#: themselves why it is refused (``--algorithms ''``: names no algorithm)
+EMPTY_MEANS = frozenset({"floor", "algorithms"})
+#: options that name a file or folder to write: "-" is no standard output there
+OUTPUT_DESTS = frozenset({"output", "plot", "trajectory", "out", "opt_cache"})
+#: options and arguments that name a file or folder
+PATH_DESTS = OUTPUT_DESTS | {"instance", "schedule", "trace", "config", "space", "throughputs",
+                             "cluster_spec", "apps", "nodes"}
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Refuse an option or argument given as ``''`` (a path, a name, a list: left out
+    silently, or ``.``, the working folder) and ``-`` where a path to write goes (a file
+    named ``-``), by the option's name, before anything is read or written."""
+    parser = COMMAND_PARSERS.get(args.command)
+    for action in parser._actions if parser is not None else ():
+        value = getattr(args, action.dest, None)
+        if not isinstance(value, str) or action.dest in EMPTY_MEANS:
+            continue
+        place = action.option_strings[0] if action.option_strings else \
+            action.metavar or action.dest
+        if value == "":
+            raise InputError(place, "an empty path names no file"
+                             if action.dest in PATH_DESTS else "an empty value names nothing")
+        if value == "-" and action.dest in OUTPUT_DESTS:
+            raise InputError(place, "'-' is not standard output here; name a path (./- for "
+                                    "one named '-')")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1099,6 +1176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        _check_paths(args)
         with _stdout_guard(args.json), _memory_limit(getattr(args, "max_memory", None)):
             return COMMANDS[args.command](args)
     except InputError as err:
@@ -1121,7 +1199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         kind = "solver error" if isinstance(err, SolverError) else \
             "algorithm error" if isinstance(err, AlgorithmError) else "internal error"
-        text = str(err).splitlines()[0] if str(err) else type(err).__name__
+        # the first line that says something (a message may start with a line break)
+        text = next((line.strip() for line in str(err).splitlines() if line.strip()),
+                    type(err).__name__)
         print(f"oasis-opt {args.command}: {kind}: {text} (set OASIS_DEBUG=1 for a traceback)",
               file=sys.stderr)
         return 1
@@ -1156,8 +1236,14 @@ def _stdout_guard(json_mode: bool):
     if not json_mode:
         yield
         return
-    sys.stdout.flush()
-    saved = os.dup(1)
+    try:  # before any work: a closed stdout (``>&-``) can take no JSON object
+        if sys.stdout is None:
+            raise OSError
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):
+        raise InputError("--json", "standard output is closed: nowhere to print the JSON "
+                                   "object") from None
     _json_out = os.fdopen(os.dup(saved), "w")
     os.dup2(2, 1)
     old = sys.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -14,9 +15,29 @@ class InputError(ValueError):
     """
 
     def __init__(self, place: str, message: str) -> None:
-        self.place = place
-        self.message = message
-        super().__init__(f"{place}: {message}" if place else message)
+        # a hostile name (a job id, a field, a format tag of 100 000 characters) is echoed
+        # clipped: the message stays one readable line
+        self.place = elide(place, MAX_PLACE)
+        self.message = elide(message, MAX_MESSAGE)
+        super().__init__(f"{self.place}: {self.message}" if self.place else self.message)
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        # from a pool or Dask worker to the command: rebuilt from place and message (the
+        # default would call ``InputError(str(self))`` and fail in the parent)
+        return type(self), (self.place, self.message)
+
+
+#: the most characters of an error's place and of its message (longer: the middle elided)
+MAX_PLACE = 300
+MAX_MESSAGE = 600
+
+
+def elide(text: str, most: int) -> str:
+    """``text``, or its start and end around " … " where it is longer than ``most``."""
+    if not isinstance(text, str) or len(text) <= most:
+        return text
+    tail = most // 4
+    return f"{text[: most - tail - 3]} … {text[-tail:]}"
 
 
 def _kind(value: Any) -> str:
@@ -24,6 +45,15 @@ def _kind(value: Any) -> str:
     name = type(value).__name__
     return f"{name} {value!r}" if isinstance(value, (str, float, int)) and len(repr(value)) < 40 \
         else name
+
+
+def some(names: Iterable[Any], most: int = 8) -> str:
+    """``a, b, c`` — or the first ``most`` and ``… N in all``: a list of what a file holds
+    in a one-line message (a trace of 20 000 clusters is not one line)."""
+    items = [str(n) for n in names]
+    if len(items) <= most:
+        return ", ".join(items)
+    return ", ".join(items[:most]) + f", … {len(items)} in all"
 
 
 def expect_type(place: str, value: Any, kind: type, what: str, hint: str = "") -> None:

@@ -52,6 +52,7 @@ from .io import (
     Pos,
     PosInt,
     ensure_folder,
+    nesting,
     read_input,
     read_json,
 )
@@ -60,6 +61,8 @@ from .tasks import ResultStore, make_executor, run_tasks
 GRID_FORMAT = "oasis-sweep/1"
 COLUMNS = ("instance", "algorithm", "params", "utility", "completed", "seconds", "opt",
            "bound", "opt_over_alg")
+#: the columns a stored row must hold a number in (or nothing): a resumed sweep keeps its rows
+NUMBERS = COLUMNS[3:]
 RESULTS = "results.csv"
 
 
@@ -265,12 +268,38 @@ def _read_grid(path: Path) -> Any:
         raw = read_input(path, "sweep grid", int(max_memory() // JSON_MEMORY_FACTOR),
                          f"the most the memory limit {human(max_memory())} lets parse "
                          "(raise it with --max-memory)")
+        deep = InputError(str(path), "not valid TOML: nested too deeply")
         try:
-            data = tomllib.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
+            if _key_depth(text) > MAX_TOML_DEPTH:  # tomllib takes quadratic time on them
+                raise deep
+            data = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise InputError(str(path), f"not valid TOML: {exc}") from None
+        except RecursionError:
+            raise deep from None
+        if nesting(data) > MAX_TOML_DEPTH:
+            raise deep
         return data
     return read_json(path, "sweep grid")
+
+
+#: The deepest a TOML grid may nest (tables, arrays, dotted keys): a grid needs a handful of
+#: levels; 50000 dotted keys took tomllib 25 s and made messages recurse past Python's limit.
+MAX_TOML_DEPTH = 100
+
+
+def _key_depth(text: str) -> int:
+    """The most dots in one line's key (before its ``=``, or a ``[table]`` header): an upper
+    bound on the nesting dotted keys make, found without parsing."""
+    most = 0
+    for line in text.splitlines():
+        key = line.split("=", 1)[0] if "=" in line else \
+            line if line.lstrip().startswith("[") else ""
+        most = max(most, key.count("."))
+    return most
+
+
 
 
 def load(path: str | Path) -> Grid | dict[str, Any]:
@@ -421,9 +450,33 @@ def _trace(entry: Any, base: Path, place: str) -> tuple[str, Any]:
     return label, imported.instance
 
 
+#: The most (algorithm, parameters) combinations a grid may list: each is tried on a probe
+#: instance before the sweep and runs on every instance (a few lists of thousands of values
+#: make billions).
+MAX_COMBINATIONS = 10_000
+
+
+def _check_combinations(table: dict[str, dict[str, Any]]) -> None:
+    """Refuse a grid of more than ``MAX_COMBINATIONS`` combinations, counted before any is
+    made: ``algorithms.NAME`` where one algorithm's lists are too many, else ``algorithms``."""
+    total = 0
+    for name, grid in table.items():
+        lengths = [len(_as_list(grid[k])) for k in sorted(grid)]
+        count = math.prod(lengths)
+        if count > MAX_COMBINATIONS:
+            raise InputError(f"algorithms.{name}",
+                             f"{' × '.join(map(str, lengths))} values are {count} "
+                             f"combinations, more than {MAX_COMBINATIONS}")
+        total += count
+    if total > MAX_COMBINATIONS:
+        raise InputError("algorithms", f"{total} combinations in all, more than "
+                                       f"{MAX_COMBINATIONS}")
+
+
 def _combos(table: dict[str, dict[str, Any]]) -> tuple[Combo, ...]:
     from . import algorithms
     from .generator import generate
+    _check_combinations(table)
     probe = generate("small", seed=0, jobs=1, horizon=3, name="probe")
     out = []
     for name, grid in table.items():
@@ -525,7 +578,7 @@ def run_grid(grid: Grid, *, out: str | Path | None = None, workers: int | None =
         raise InputError("out", "missing field (or give --out)")
     if opt_cache is not None:  # refused before any task starts, not in each worker
         ensure_folder(opt_cache, "opt_cache")
-    store = ResultStore(folder / RESULTS, columns=COLUMNS, key=grid_key)
+    store = ResultStore(folder / RESULTS, columns=COLUMNS, key=grid_key, numbers=NUMBERS)
     before = len(store.rows)
     tasks = grid.tasks(store.done, opt_cache=opt_cache)
     start = time.perf_counter()

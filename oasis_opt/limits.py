@@ -40,8 +40,9 @@ DEFAULT_MAX_MEMORY = min(8 * _GIB, _machine_memory() // 4)
 
 
 def parse_size(text: str, place: str = "--max-memory") -> int:
-    """``"512M"``, ``"2G"``, ``"1.5GiB"``, ``"1000000"`` → bytes; anything else is bad input."""
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    """``"512M"``, ``"2G"``, ``"1.5GiB"``, ``"1000000"`` → bytes; anything else is bad input
+    (spaces and signs too, as in every number flag: ``cli._number_text``)."""
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)([A-Za-z]*)", text)
     if not m or m.group(2).upper() not in _UNITS:
         raise InputError(place, f"expected a size such as 512M or 4G, got {text!r}")
     value = float(m.group(1)) * _UNITS[m.group(2).upper()]
@@ -62,7 +63,7 @@ def max_memory() -> int:
 def _parsed(text: str) -> int:
     """``parse_size`` of the environment's text, once per text (``check_allocation`` runs
     once per OASiS decision)."""
-    return parse_size(text, ENV)
+    return parse_size(text.strip(), ENV)  # a file's or a shell's line may end in "\n"
 
 
 def set_max_memory(nbytes: int) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import statistics
+import warnings
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +17,17 @@ Rows = Sequence[dict[str, str]]
 PAPER_RATIO = (1.1, 1.5)
 
 
-def _plt():
+def pyplot():
+    """``matplotlib.pyplot`` as every figure of the package draws with it: the Agg backend,
+    and text drawn as written: names from files (a job id ``$\\frac{$``, a space's name) are
+    no mathtext, which refused them with an empty ``ValueError``. The package's own labels use
+    no mathtext either."""
     import matplotlib
     matplotlib.use("Agg")
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
     return plt
+
 
 
 def _f(x: str) -> float:
@@ -35,10 +43,21 @@ def save_figure(fig, path: str | Path, dpi: int = 120) -> None:
     then rename) and close the figure; nothing is left behind if drawing fails."""
     from .io import atomic_output
     try:
-        with atomic_output(path, suffix=".png") as tmp:
+        with atomic_output(path, suffix=".png") as tmp, quiet_glyphs():
             fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
     finally:
-        _plt().close(fig)
+        pyplot().close(fig)
+
+
+@contextlib.contextmanager
+def quiet_glyphs() -> Iterator[None]:
+    """While a figure is drawn: a character of a name that the font has no glyph for (a
+    control character in a job id) is drawn as a box, without matplotlib's warning line on
+    stderr for each."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from font",
+                                category=UserWarning)
+        yield
 
 
 def _algorithms(rows: Rows) -> list[str]:
@@ -52,7 +71,7 @@ def _algorithms(rows: Rows) -> list[str]:
 
 
 def ratio(rows: Rows, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     algs = _algorithms(rows)
     data = [[_f(r["ratio"]) for r in rows if r["algorithm"] == a and math.isfinite(_f(r["ratio"]))]
             for a in algs]
@@ -98,7 +117,7 @@ def _by(rows: Rows, key: str, metric: str) -> dict[str, dict[float, float]]:
 
 
 def utility_vs_jobs(rows: Rows, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, metric, label in ((axes[0], "utility", "total utility"),
                               (axes[1], "completed", "completed jobs")):
@@ -148,7 +167,7 @@ def _estimation_series(rows: Rows) -> dict[str, dict[str, dict[float, float]]]:
 
 
 def estimation_error(rows: Rows, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     series = _estimation_series(rows)
     fig, axes = plt.subplots(1, max(1, len(series)), figsize=(11, 4), squeeze=False)
     for ax, (sc, d) in zip(axes[0], sorted(series.items()), strict=False):
@@ -171,7 +190,7 @@ def estimation_error(rows: Rows, path: Path) -> None:
 
 
 def runtime(rows: Rows, path: Path) -> None:
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, (key, fixed) in zip(axes, (("horizon", "servers"), ("servers", "horizon")),
                                 strict=True):

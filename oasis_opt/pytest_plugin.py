@@ -285,7 +285,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--oasis-opt-no-cache", dest="oasis_opt_no_cache", action="store_true",
                     help="solve every optimum again; read and write no cache")
     group.addoption("--oasis-opt-time-limit", dest="oasis_opt_time_limit", metavar="S",
-                    type=float, default=None,
+                    default=None,
                     help="time limit of each offline solve (default: none, optima proven; "
                          "ini oasis_opt_time_limit)")
     parser.addini("oasis_opt_cache", "oasis-opt: folder of cached optima (relative to the "
@@ -311,20 +311,24 @@ def _cache_folder(config: pytest.Config) -> Path | None:
 
 
 def _time_limit(config: pytest.Config) -> float | None:
-    given = config.getoption("oasis_opt_time_limit")
-    if given is None:
-        ini = config.getini("oasis_opt_time_limit")
-        if not ini:
-            return None
-        try:
-            given = float(str(ini))
-        except ValueError:
+    """The option's or the ini's seconds, ASCII decimal as the command line's flags
+    (``io.DECIMAL``: ``float()`` also takes '1_0', ' 5' and '١٠')."""
+    text = config.getoption("oasis_opt_time_limit")
+    ini = config.getini("oasis_opt_time_limit") if text is None else None
+    if text is None and not ini:
+        return None
+    from .io import DECIMAL  # only now: the plugin loads with every pytest run
+    if text is None:
+        ini = str(ini).strip()  # an ini value's own spaces are the file's layout
+        if not DECIMAL.fullmatch(ini):
             raise pytest.UsageError(f"ini oasis_opt_time_limit: expected seconds, got "
-                                    f"{ini!r}") from None
+                                    f"{ini!r}")
+        text = ini
+    given = float(text) if DECIMAL.fullmatch(str(text)) else math.nan
     if not (given > 0 and math.isfinite(given)):
         raise pytest.UsageError(f"--oasis-opt-time-limit: expected a positive number of "
-                                f"seconds, got {given!r}")
-    return float(given)
+                                f"seconds, got {text!r}")
+    return given
 
 
 def pytest_configure(config: pytest.Config) -> None:

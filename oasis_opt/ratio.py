@@ -248,7 +248,12 @@ def compare(instance: Instance,
     clock = Clock(time_limit)
     schedules: dict[str, Any] = {}
     for name in names:
-        schedules[name] = algorithms.run(name, instance, **table[name])
+        try:
+            schedules[name] = algorithms.run(name, instance, **table[name])
+        except InputError as err:  # a value the algorithm refused: say whose parameter
+            if err.place in table[name]:
+                raise InputError(f"algorithms.{name}.{err.place}", err.message) from None
+            raise
     ran = clock.elapsed()
     record: dict[str, float] = {}
     # a schedule stands for its algorithm in the floor only as run with default parameters

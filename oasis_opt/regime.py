@@ -154,9 +154,8 @@ def figure(rows: Rows, path: Path) -> None:
     """Three panels against the max share (log x, small shares to the right): median OPT/ALG
     per algorithm with OASiS's median 2α; the fraction of arrivals with α·ΔP < ΔD and the
     median largest job share; the median D_cert/OPT."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import pyplot
+    plt = pyplot()
     s = summary(rows)
     shares = sorted((float(k) for k in s), reverse=True)
     algs = list(dict.fromkeys(r["algorithm"] for r in rows))

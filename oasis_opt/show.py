@@ -31,6 +31,7 @@ import numpy as np
 from .errors import InputError
 from .limits import check_allocation
 from .model import Instance, Schedule
+from .plots import pyplot, quiet_glyphs
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
@@ -46,23 +47,16 @@ def format_of(path: str | Path, place: str = "-o") -> str:
     return FORMATS[suffix]
 
 
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def save_figure(fig: Any, path: str | Path, place: str = "-o") -> None:
     """Atomic (``io.atomic_output``): draw to a temporary file in the same folder, then
     rename; the figure is closed either way."""
     from .io import atomic_output
     fmt = format_of(path, place)
     try:
-        with atomic_output(path, suffix=Path(path).suffix) as tmp:
+        with atomic_output(path, suffix=Path(path).suffix) as tmp, quiet_glyphs():
             fig.savefig(tmp, format=fmt, dpi=130, bbox_inches="tight")
     finally:
-        _plt().close(fig)
+        pyplot().close(fig)
 
 
 # --- the schedule ------------------------------------------------------------------------
@@ -144,7 +138,7 @@ def schedule_figure(instance: Instance, schedule: Schedule, violations: int = 0)
     the instance (``validate.check_names``); an infeasible schedule (``violations`` broken
     rules) is drawn as it is, with a red note. Completion slots and utilities are recomputed
     from the allocations (the file's own figures may be wrong)."""
-    plt = _plt()
+    plt = pyplot()
     from matplotlib import colors
     from matplotlib.patches import Rectangle
 
@@ -309,7 +303,7 @@ def show(instance: Instance, schedule: Schedule, path: str | Path) -> dict[str, 
 def ratio_figure(report: Any) -> Any:
     """Bars of each algorithm's utility against OPT (or its bound), ``OPT/ALG`` on each bar,
     and OASiS's guarantee ``OPT/(2α)`` (``report``: ``ratio.RatioReport``)."""
-    plt = _plt()
+    plt = pyplot()
     rows = [r for r in report.rows if r.get("utility") is not None]
     names = [r["algorithm"] for r in rows]
     values = [float(r["utility"]) for r in rows]

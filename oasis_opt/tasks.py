@@ -82,11 +82,14 @@ class ResultStore:
         self.done = {self.key(r) for r in self.rows}
 
     def _read(self) -> list[dict[str, str]]:
+        from .io import check_rows_fit, read_input
+        from .limits import human, max_memory
+        data = read_input(self.path, "results file", int(max_memory() // 2),
+                          f"the most the memory limit {human(max_memory())} lets read (raise "
+                          "it with --max-memory)")
+        check_rows_fit(str(self.path), data, "results file")
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(str(self.path), f"cannot read the results file: "
-                                             f"{exc.strerror or exc}") from None
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(str(self.path), f"not a results file: not UTF-8 text (byte "
                                              f"{exc.start}); use another output folder") \

@@ -180,11 +180,8 @@ def rows_csv(rows: Sequence[TightnessRow]) -> str:
 def figure(rows: Sequence[TightnessRow], path: str | Path) -> None:
     """The tightness curve: worst OPT/OASiS (both settings) against the share, beside α, 2α
     and the online lower bound c*; written atomically (``plots.save_figure``)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from .plots import save_figure
+    from .plots import pyplot, save_figure
+    plt = pyplot()
     rows = sorted(rows, key=lambda r: r.share)
     x = [r.share for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4.2))

@@ -177,8 +177,8 @@ def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
     v: list[Violation] = []
     warnings: list[str] = []
     if schedule.instance != instance.name:
-        warnings.append(f"schedule is for instance {schedule.instance!r}, "
-                        f"validated against {instance.name!r}")
+        warnings.append(f"schedule is for instance {schedule.instance!r:.80}, "
+                        f"validated against {instance.name!r:.80}")
     T = instance.horizon
 
     # Allocations outside [arrival, horizon) are rule violations; keep them out of the arrays.

@@ -579,12 +579,13 @@ def check_rows(space: Space, rows: Sequence[Mapping[str, str]], path: str | Path
         return InputError(f"{path}:{line}", f"{message}; use another -o")
 
     def number(r: Mapping[str, str], col: str, line: int, empty: bool, inf: bool) -> None:
+        from .io import DECIMAL
         text = r[col]
-        try:
-            x = float(text)
-        except ValueError:
-            x = math.nan
-        if text == "" and empty or math.isinf(x) and x > 0 and inf or math.isfinite(x):
+        if text == "" and empty or text == "inf" and inf:  # as written: repr(math.inf)
+            return
+        # as written: float() also took '1_0', ' 8' and '٨', numbers this code never wrote
+        x = float(text) if DECIMAL.fullmatch(text) else math.nan
+        if math.isfinite(x):
             return
         raise bad(line, f"column {col}: expected a number, got {text[:40]!r}")
 
@@ -695,11 +696,8 @@ def distribution_csv(result: VerifyResult) -> str:
 def histogram_figure(result: VerifyResult, path: str | Path) -> None:
     """The distribution of OPT/ALG over the space's finite ratios (log count axis), with the
     maximum marked; written atomically (``plots.save_figure``)."""
-    import matplotlib
-
-    from .plots import save_figure
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import pyplot, save_figure
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     h = histogram(result.ratios)
     if h:

@@ -194,6 +194,15 @@ BAD = [
      'algorithms.oasis: {"l_scale":1,"u_scale":-2}: u_scale: must be a positive number'),
     (lambda g: g["algorithms"]["oasis"].update(u_scale=[None]),
      "algorithms.oasis.u_scale[0]:"),
+    # each combination was tried on a probe instance, one by one: 10^10 of them ran for days
+    (lambda g: g["algorithms"]["oasis"].update(u_scale=[k + 1 for k in range(10**5)],
+                                               l_scale=[k + 1 for k in range(10**5)]),
+     "algorithms.oasis: 100000 × 100000 values are 10000000000 combinations, more than "
+     "10000"),
+    (lambda g: g["algorithms"].update(oasis={"u_scale": [k + 1 for k in range(6000)]},
+                                      fifo={"block_unplaceable": [True, False]}, drf={},
+                                      **{"oasis-adaptive": {"u_scale": list(range(1, 4001))}}),
+     "algorithms: 10003 combinations in all, more than 10000"),
     (lambda g: g["reference"]["solve"].update(time_limit="30"),
      "reference.solve.time_limit: expected a number, got a string"),
     (lambda g: g["reference"]["solve"].update(time_limit=True),
@@ -217,6 +226,38 @@ def test_bad_grids_are_refused_with_the_field_named(tmp_path, capfd, change, mes
     assert message in err
     assert "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_grid_checks_its_stored_numbers(tmp_path, capfd):
+    """An edited results.csv row ('abc' for a utility) was kept as done, exit 0."""
+    grid = _grid(tmp_path, instances=["inst/small-s0.json"], algorithms={"fifo": {}},
+                 reference=None)
+    path = _write(tmp_path, grid)
+    assert main(["sweep", str(path), "--workers", "0"]) == 0
+    store = tmp_path / "out" / "results.csv"
+    header, row = store.read_text().splitlines()
+    cells = row.split(",")
+    cells[3] = "abc"
+    store.write_text(header + "\n" + ",".join(cells) + "\n")
+    capfd.readouterr()
+    assert main(["sweep", str(path), "--workers", "0"]) == 2
+    err = capfd.readouterr().err
+    assert f"{store}:2: column utility: expected a number, got 'abc'" in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("text", [
+    "format = " + "[" * 100000 + "]" * 100000,  # tomllib's own recursion
+    'experiment = "ratio"\nseeds.' + ".".join(["a"] * 50000) + " = 1",  # dotted keys
+])
+def test_a_toml_grid_nested_too_deeply_is_refused(tmp_path, capfd, text):
+    """Both ended in 'internal error: maximum recursion depth exceeded' (exit 1): tomllib
+    recursed, or the 50000 levels its dotted keys make were shown in a message."""
+    path = tmp_path / "g.toml"
+    path.write_text(text)
+    assert main(["sweep", str(path), "--workers", "0"]) == 2
+    err = capfd.readouterr().err
+    assert err == f"oasis-opt sweep: error: {path}: not valid TOML: nested too deeply\n", err
 
 
 def test_nan_in_a_grid_is_refused(tmp_path):

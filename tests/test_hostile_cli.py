@@ -179,6 +179,12 @@ def test_adversary_family_into_a_file_is_refused(tmp_path, capsys):
      "--seeds: must be in 1 … 100000"),
     (["run", SMALL, "-a", "oasis", "--param", "u_scale=" + "[" * 5000], 2,
      "--param u_scale: '[[[["),
+    # JSON reads 950 levels; the checks after it recursed: 'internal error: maximum recursion'
+    (["run", SMALL, "-a", "oasis", "--param", "u_scale=" + "[" * 950 + "]" * 950], 2,
+     "--param u_scale: nested too deeply (more than 100 levels)"),
+    (["adversary", "-a", "oasis", "--evaluations", "1", "--param",
+      "u_scale=" + "[" * 950 + "]" * 950], 2,
+     "--param u_scale: nested too deeply (more than 100 levels)"),
 ])
 def test_extreme_numbers_in_flags(tmp_path, capsys, argv, code, message):
     out = tmp_path / "o" / "x.json"
@@ -683,3 +689,325 @@ def test_an_output_that_is_the_input_is_refused(tmp_path, capsys, monkeypatch, a
     assert code == 2, err
     assert f"cannot write: it is the {what} being read" in _one_error(err)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+# --- numbers in flags: ASCII decimal only (int() and float() took '1_0', '١٠', ' 5') --------
+
+
+def _numeric_flags() -> list[tuple[str, str, object]]:
+    """(command, flag, its parser) for every option of every command that takes a number."""
+    parser = cli.build_parser()
+    found = []
+    for command, sub in cli.COMMAND_PARSERS.items():
+        for action in sub._actions:
+            if action.type is not None and action.option_strings and \
+                    action.dest not in ("max_memory",):
+                found.append((command, action.option_strings[-1], action.type))
+    assert parser is not None and len(found) > 30
+    return found
+
+
+def test_no_flag_takes_python_s_int_or_float():
+    assert [(c, f) for c, f, t in _numeric_flags() if t in (int, float)] == []
+
+
+@pytest.mark.parametrize("text", ["1_0", "١٠", "１０", " 5", "5 ", "+5", "0x10", "nan", "inf",
+                                  "-inf", "Infinity", "", "5\n", "1e400"])
+def test_every_numeric_flag_refuses_what_is_no_decimal(text):
+    import argparse
+    for command, flag, parse in _numeric_flags():
+        if flag == "--jobs" and command == "import" and text.strip().lower() == "all":
+            continue
+        with pytest.raises(argparse.ArgumentTypeError) as info:
+            parse(text)
+        assert str(info.value).startswith(flag), (command, flag, str(info.value))
+        assert repr(text) in str(info.value) or text == "1e400", (command, flag, str(info.value))
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["generate", "--preset", "small", "--jobs", "1_0"], "--jobs must be an integer, got '1_0'"),
+    (["generate", "--preset", "small", "--jobs", "١٠"], "--jobs must be an integer, got '١٠'"),
+    (["generate", "--preset", "small", "--seed", "+5"], "--seed must be an integer, got '+5'"),
+    (["generate", "--preset", "small", "--horizon", " 5"],
+     "--horizon must be an integer, got ' 5'"),
+    (["solve", SMALL, "--time-limit", "nan"], "--time-limit must be a number, got 'nan'"),
+    (["solve", SMALL, "--time-limit", "1_0"], "--time-limit must be a number, got '1_0'"),
+    (["solve", SMALL, "--time-limit", "0x10"], "--time-limit must be a number, got '0x10'"),
+    (["solve", SMALL, "--mip-gap", "1_0"], "--mip-gap must be a number, got '1_0'"),
+    (["import", "tiresias", TIRESIAS, "--efficiency", "١"],
+     "--efficiency must be a number, got '١'"),
+    (["import", "tiresias", TIRESIAS, "--urgency", "inf"], "--urgency must be a number, got 'inf'"),
+    (["import", "tiresias", TIRESIAS, "--jobs", "4" * 5000], "--jobs: '444"),
+])
+def test_a_number_flag_that_is_no_decimal_exits_2(tmp_path, capsys, argv, message):
+    out = tmp_path / "x.json"
+    with pytest.raises(SystemExit) as info:
+        cli.main([str(a) for a in argv] + ["-o", str(out)])
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    line = _one_error(err)
+    assert message in line and len(line) < 300
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["generate", "--preset", "small", "--jobs", "3", "--seed", "-0"],
+    ["solve", SMALL, "--time-limit", "5.", "--mip-gap", ".5"],
+    ["solve", SMALL, "--time-limit", "1e1", "--mip-gap", "0"],
+    ["import", "tiresias", TIRESIAS, "--jobs", "ALL", "--urgency=1E-3", "--efficiency=-0.5"],
+])
+def test_ordinary_decimals_still_parse(argv):
+    args = cli.build_parser().parse_args([str(a) for a in argv] + ["-o", "x.json"])
+    assert args.command == argv[0]
+
+
+# --- '-' and '' as paths: a file named '-', an option silently left out ----------------------
+
+
+@pytest.mark.parametrize("argv,place", [
+    (["run", SMALL, "-a", "fifo", "-o", "-"], "-o"),
+    (["generate", "--preset", "small", "-o", "-"], "-o"),
+    (["solve", SMALL, "-o", "-"], "-o"),
+    (["import", "tiresias", TIRESIAS, "-o", "-"], "-o"),
+    (["adversary", "-a", "fifo", "--evaluations", "1", "-o", "-"], "-o"),
+    (["verify", SPACE, "-a", "fifo", "-o", "-"], "-o"),
+    (["ratio", SMALL, "--algorithms", "fifo", "--plot", "-"], "--plot"),
+    (["ratio", SMALL, "--algorithms", "fifo", "--opt-cache", "-"], "--opt-cache"),
+    (["experiment", "ratio", "--quick", "--out", "-"], "--out"),
+])
+def test_a_dash_output_is_refused_not_a_file_named_dash(tmp_path, capsys, monkeypatch, argv,
+                                                        place):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, ""), err
+    assert _one_error(err).endswith(f"error: {place}: '-' is not standard output here; "
+                                    "name a path (./- for one named '-')")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv,place", [
+    (["ratio", SMALL, "--algorithms", "fifo", "--plot", ""], "--plot"),
+    (["ratio", SMALL, "--algorithms", "fifo", "--opt-cache", ""], "--opt-cache"),
+    (["adversary", "-a", "fifo", "--evaluations", "1", "--jobs", "2", "--horizon", "3",
+      "--trajectory", "", "-o", "a.json"], "--trajectory"),
+    (["experiment", "ratio", "--quick", "--seeds", "1", "--workers", "0", "--out", ""],
+     "--out"),
+    (["import", "tiresias", TIRESIAS, "--cluster-spec", "", "-o", "t.json"], "--cluster-spec"),
+    (["import", "tiresias", TIRESIAS, "--phases", "", "-o", "t.json"], "--phases"),
+    (["import", "tiresias", TIRESIAS, "--name", "", "-o", "t.json"], "--name"),
+    (["generate", "--preset", "small", "--name", "", "-o", "g.json"], "--name"),
+    (["run", "", "-a", "fifo"], "INSTANCE"),
+    (["validate", SMALL, ""], "SCHEDULE"),
+    (["run", SMALL, "-a", "fifo", "-o", ""], "-o"),
+    (["import", "", TIRESIAS, "-o", "t.json"], "FORMAT: an empty value names nothing"),
+    (["experiment", ""], "NAME: an empty value names nothing"),
+    (["import", "tiresias", TIRESIAS, "--nodes", "", "-o", "t.json"],
+     "--nodes: an empty path names no file"),
+])
+def test_an_empty_option_is_refused_by_its_name(tmp_path, capsys, monkeypatch, argv, place):
+    """``--plot ''`` drew nothing, ``--out ''`` wrote into the working folder, ``--name ''``
+    took the default: each said nothing (exit 0)."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, ""), err
+    line = _one_error(err)
+    assert f"error: {place}" in line and "empty" in line, line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_named_dash_is_still_reachable(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "run", SMALL, "-a", "fifo", "-o", "./-")
+    assert code == 0, err
+    assert json.loads((tmp_path / "-").read_text())["algorithm"] == "fifo"
+
+
+# --- a refused --param value is named by the flag the user typed --------------------------
+
+
+def test_a_ratio_param_nested_too_deeply_is_refused(capsys):
+    code, _, err = _run(capsys, "ratio", SMALL, "--algorithms", "fifo", "--param", "fifo",
+                        "block_unplaceable=" + "[" * 950 + "]" * 950)
+    assert code == 2
+    assert _one_error(err).endswith("error: --param fifo block_unplaceable: nested too deeply "
+                                    "(more than 100 levels)")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["ratio", SMALL, "--algorithms", "oasis,fifo", "--param", "oasis", "u_scale=-1"],
+     "--param oasis u_scale: must be a positive number, got -1"),
+    (["ratio", SMALL, "--algorithms", "fifo,oasis", "--param", "oasis", "l_scale=1e-320"],
+     "--param oasis l_scale: 1e-320 takes the price bounds out of a double's range"),
+    (["ratio", SMALL, "--algorithms", "oasis,oasis-adaptive", "--param", "oasis", "u_scale=1",
+      "--param", "oasis-adaptive", "u_scale=-2"],
+     "--param oasis-adaptive u_scale: must be a positive number, got -2"),
+    (["run", SMALL, "-a", "oasis", "--param", "u_scale=-1"],
+     "--param u_scale: must be a positive number, got -1"),
+    (["adversary", "-a", "oasis", "--param", "u_scale=-1", "--evaluations", "1", "--jobs", "2",
+      "--horizon", "3", "-o", "a.json"],
+     "--param u_scale: must be a positive number, got -1"),
+    (["verify", SPACE, "-a", "oasis", "--param", "u_scale=-1", "-o", "v"],
+     "--param u_scale: must be a positive number, got -1"),
+])
+def test_a_refused_param_names_the_flag(tmp_path, capsys, monkeypatch, argv, message):
+    """``ratio --param oasis u_scale=-1`` said ``u_scale: …``, a place the user never typed."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, ""), err
+    assert f"error: {message}" in _one_error(err)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("size", [" 1G", "1G ", "1 G", "+1G"])
+def test_a_memory_limit_with_spaces_or_a_sign_is_refused_as_the_numbers_are(capsys, size):
+    code, out, err = _run(capsys, "run", SMALL, "-a", "fifo", "--max-memory", size)
+    assert (code, out) == (2, ""), err
+    assert _one_error(err).endswith(f"error: --max-memory: expected a size such as 512M or 4G, "
+                                    f"got {size!r}")
+
+
+def test_the_environments_memory_limit_may_end_in_a_newline(capsys, monkeypatch):
+    monkeypatch.setenv("OASIS_MAX_MEMORY", "4G\n")
+    code, _, err = _run(capsys, "run", SMALL, "-a", "fifo")
+    assert code == 0, err
+
+
+# --- a hostile name is clipped, not echoed whole ---------------------------------------------
+
+
+@pytest.mark.parametrize("edit,command,start", [
+    (lambda d: d["jobs"][0].update(id="x" * 100000), "run", "jobs[0].id: "),  # duplicates j1?
+    (lambda d: d.update(format="f" * 100000), "run", "format: expected 'oasis-instance/1', "
+                                                      "got 'fff"),
+    (lambda d: d["jobs"][0].update({"z" * 100000: 1}), "run", "jobs[0].zzz"),
+    (lambda d: d["resources"].__setitem__(1, d["resources"][0]) or
+     d["resources"].__setitem__(0, "r" * 100000) or
+     d["resources"].__setitem__(1, "r" * 100000), "run", "resources[1]: duplicate resource "
+                                                        "name 'rrr"),
+])
+def test_a_hostile_name_in_a_message_is_clipped(tmp_path, capsys, edit, command, start):
+    """A 100 000-character job id, field name or format tag was echoed whole: one error line
+    of 100 kB."""
+    doc = json.loads(SMALL.read_text())
+    edit(doc)
+    if start == "jobs[0].id: ":  # an id the schedule names but the instance does not have
+        p = tmp_path / "s.json"
+        code = cli.main(["run", str(SMALL), "-a", "fifo", "-o", str(p)])
+        sched = json.loads(p.read_text())
+        sched["jobs"][0]["id"] = "x" * 100000
+        p.write_text(json.dumps(sched))
+        argv = ["validate", SMALL, p]
+        start = "jobs[0].id: unknown job 'xxx"
+    else:
+        p = tmp_path / "i.json"
+        p.write_text(json.dumps(doc))
+        argv = ["run", p, "-a", "fifo"]
+    capsys.readouterr()
+    code, _, err = _run(capsys, *argv)
+    assert code == 2
+    line = _one_error(err)
+    assert start in line and len(line) < 1200 and "…" in line, line[:300]
+
+
+def test_a_hostile_instance_name_in_a_warning_is_clipped(tmp_path, capsys, fifo_schedule):
+    sched = json.loads(fifo_schedule.read_text())
+    sched["instance"] = "v" * 100000
+    fifo_schedule.write_text(json.dumps(sched))
+    code, _, err = _run(capsys, "validate", SMALL, fifo_schedule)
+    assert code == 0 and err.startswith("warning: schedule is for instance 'vvv")
+    assert len(err) < 300, len(err)
+
+
+@pytest.mark.parametrize("argv", [["generate", "--preset", "x" * 100000, "-o", "x.json"],
+                                  ["run", SMALL, "-a", "fifo", "y" * 100000],
+                                  ["z" * 100000]])
+def test_a_hostile_argument_in_a_usage_error_is_clipped(capsys, argv):
+    """argparse echoed an unknown choice, argument or command whole."""
+    with pytest.raises(SystemExit) as info:
+        cli.main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    line = _one_error(err)
+    assert len(line) < 1000 and "…" in line, line[:200]
+
+
+# --- names are drawn as text, never as matplotlib's mathtext ---------------------------------
+
+
+def test_a_name_that_looks_like_mathtext_is_drawn_as_it_is(tmp_path, capsys):
+    """A job id '$\\frac{$' ended show in 'internal error: ' (exit 1, an empty message): the
+    figure parsed the id as mathtext; so did verify's histogram the space's name."""
+    doc = json.loads(SMALL.read_text())
+    doc["jobs"][0]["id"] = "$\\frac{$"
+    doc["name"] = "$\\bad{"
+    inst = tmp_path / "i.json"
+    inst.write_text(json.dumps(doc))
+    sched = tmp_path / "s.json"
+    assert cli.main(["run", str(inst), "-a", "oasis", "-o", str(sched)]) == 0
+    code, _, err = _run(capsys, "show", inst, sched, "-o", tmp_path / "p.svg")
+    assert code == 0, err
+    assert (tmp_path / "p.svg").stat().st_size > 0
+    space = json.loads(SPACE.read_text())
+    space["name"] = "$\\frac{$"
+    (tmp_path / "sp.json").write_text(json.dumps(space))
+    code, _, err = _run(capsys, "verify", tmp_path / "sp.json", "-a", "fifo", "-o",
+                        tmp_path / "v")
+    assert code == 0, err
+    assert (tmp_path / "v" / "histogram.png").exists()
+
+
+def test_a_name_the_font_cannot_draw_leaves_stderr_quiet(tmp_path):
+    """A job id with a control character drew with matplotlib's 'Glyph 27 missing from
+    font(s)' warnings on stderr (exit 0, four lines of noise)."""
+    doc = json.loads(SMALL.read_text())
+    doc["jobs"][0]["id"] = "a\x1b[31mb"
+    inst = tmp_path / "i.json"
+    inst.write_text(json.dumps(doc))
+    sched = tmp_path / "s.json"
+    assert cli.main(["run", str(inst), "-a", "fifo", "-o", str(sched)]) == 0
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "oasis_opt", "show", str(inst), str(sched),
+                        "-o", str(tmp_path / "p.png")], capture_output=True, text=True,
+                       timeout=120)  # a process: pytest would catch the warnings itself
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+
+
+def test_an_internal_error_whose_message_starts_with_a_newline_is_not_blank(capsys,
+                                                                             monkeypatch):
+    def broken(args):
+        raise ValueError("\n\\frac{\n     ^\nExpected \\frac{num}{den}")
+    monkeypatch.setitem(cli.COMMANDS, "validate", broken)
+    code, _, err = _run(capsys, "validate", SMALL, SMALL)
+    assert code == 1
+    assert err == ("oasis-opt validate: internal error: \\frac{ (set OASIS_DEBUG=1 for a "
+                   "traceback)\n")
+
+
+def test_json_with_standard_output_closed_is_refused_before_the_work(tmp_path):
+    """``--json >&-`` ended in "internal error: 'NoneType' object has no attribute 'flush'"
+    (exit 1) after the schedule was written."""
+    import subprocess
+    import sys
+    out = tmp_path / "s.json"
+    r = subprocess.run([sys.executable, "-m", "oasis_opt", "run", str(SMALL), "-a", "fifo",
+                        "-o", str(out), "--json"], stderr=subprocess.PIPE, text=True,
+                       timeout=120, preexec_fn=lambda: os.close(1))
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == ("oasis-opt run: error: --json: standard output is closed: nowhere to "
+                        "print the JSON object\n")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv", [["--check", "--max-seconds", "1_0"],
+                                  ["--check", "--max-seconds", "nan"],
+                                  ["--check", "--max-seconds", "-1"],
+                                  ["--write", "--time-limit", "inf"]])
+def test_the_manifest_tool_takes_its_seconds_as_the_cli_does(capsys, argv):
+    """``python -m oasis_opt.manifest`` parsed its seconds with float(): '1_0', 'nan' (every
+    instance checked) and -1 (none, and 'ok')."""
+    from oasis_opt import manifest
+    with pytest.raises(SystemExit) as info:
+        manifest.main(argv + ["--dir", "/nonexistent"])
+    assert info.value.code == 2
+    assert f"argument {argv[1]}: {argv[1]} must be" in capsys.readouterr().err

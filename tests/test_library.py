@@ -633,6 +633,36 @@ def test_an_opt_cache_file_that_is_no_object_is_solved_again(small, tmp_path, te
     assert again.status == "optimal" and json.loads(f.read_text())["format"]
 
 
+@pytest.mark.parametrize("edit", [
+    lambda r: r.update(total_utility=1e5),  # was reported as OPT: OPT/ALG 1181 for 2.0
+    lambda r: r.update(bound=1.0),  # a bound below the schedule's utility
+    lambda r: r.update(bound="1"),  # a number as a string
+    lambda r: r.update(bound=None),
+    lambda r: r.update(gap=0.5),  # not the gap of its bound and utility
+    lambda r: r.update(bound=1e9, gap=(1e9 - r["total_utility"]) / r["total_utility"]),
+])
+def test_an_opt_cache_report_that_disagrees_with_its_schedule_is_solved_again(
+        small, tmp_path, edit) -> None:
+    first = ratio.compare(small, ["fifo"], opt_cache=tmp_path)
+    (f,) = tmp_path.glob("*.json")
+    data = json.loads(f.read_text())
+    edit(data["report"])
+    f.write_text(json.dumps(data))
+    again = ratio.compare(small, ["fifo"], opt_cache=tmp_path)
+    assert (again.opt, again.bound, again.status) == (first.opt, first.bound, "optimal")
+    assert not any("came from the opt cache" in n for n in again.notes)
+    rewritten = json.loads(f.read_text())["report"]  # replaced by the new solve's
+    assert (rewritten["total_utility"], rewritten["bound"]) == (first.opt, first.bound)
+
+
+def test_an_opt_cache_file_with_nan_is_solved_again(small, tmp_path) -> None:
+    first = ratio.compare(small, ["fifo"], opt_cache=tmp_path)
+    (f,) = tmp_path.glob("*.json")
+    f.write_text(f.read_text().replace('"bound": ', '"bound": NaN, "x": ', 1))
+    again = ratio.compare(small, ["fifo"], opt_cache=tmp_path)
+    assert again.bound == first.bound and "NaN" not in f.read_text()
+
+
 def test_bench_times_an_external_algorithm(mysched, small) -> None:
     from oasis_opt.bench import bench_baseline, run_bench
     row = bench_baseline("mysched:scaled", small, runs=1)

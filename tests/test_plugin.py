@@ -193,11 +193,21 @@ def test_value(oasis_opt_value):
                                  "*no proven OPT: raise --oasis-opt-time-limit*"])
 
 
-def test_bad_time_limit_is_a_usage_error(pytester):
+@pytest.mark.parametrize("value", ["-1", "1_0", " 5", "nan", "١٠"])
+def test_bad_time_limit_is_a_usage_error(pytester, value):
+    """float() took '1_0', ' 5' and '١٠' (as the command line's flags did)."""
     pytester.makepyfile(test_user="def test_x():\n    pass\n")
-    result = _run(pytester, "--oasis-opt-time-limit", "-1")
+    result = _run(pytester, f"--oasis-opt-time-limit={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--oasis-opt-time-limit: expected a positive number*"])
+
+
+def test_bad_ini_time_limit_is_a_usage_error(pytester):
+    pytester.makepyfile(test_user="def test_x():\n    pass\n")
+    pytester.makeini("[pytest]\noasis_opt_time_limit = 1_0\n")
+    result = _run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini oasis_opt_time_limit: expected seconds, got '1_0'*"])
 
 
 def test_shipped_instances_come_from_package_data_when_installed(monkeypatch, tmp_path):

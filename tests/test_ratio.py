@@ -107,3 +107,11 @@ def test_time_limit_lower_end_raised_by_algorithms(monkeypatch) -> None:
     assert any("OPT ≥ 20" in n for n in rep.notes)
     assert _row(rep, "oasis")["within_2alpha"] is True
     assert _row(rep, "oasis")["dcert_ge_opt"] is True
+
+
+def test_a_value_an_algorithm_refuses_names_the_algorithm() -> None:
+    """Two algorithms may take ``u_scale``: the error said ``u_scale: …``, not whose."""
+    with pytest.raises(InputError, match=r"^algorithms\.oasis-adaptive\.u_scale: must be a "
+                                         "positive number, got -2"):
+        ratio.compare(blocked_instance(), {"oasis": {"u_scale": 1}, "oasis-adaptive":
+                                           {"u_scale": -2}}, time_limit=5)

@@ -82,6 +82,13 @@ def test_foreign_csv_is_refused(tmp_path):
 @pytest.mark.parametrize("row,message", [
     ("demo,0,{},oasis,,,,,,abc,,,,,,,,,,", "r.csv:2: column utility: expected a number, got "
                                           "'abc'"),
+    # float() took these: an edited row read as 10, 5 and 7
+    ("demo,0,{},oasis,,,,,,1_0,,,,,,,,,,", "r.csv:2: column utility: expected a number, got "
+                                          "'1_0'"),
+    ("demo,0,{},oasis,,,,,, 5,,,,,,,,,,", "r.csv:2: column utility: expected a number, got "
+                                          "' 5'"),
+    ("demo,0,{},oasis,,,,,,٧,,,,,,,,,,", "r.csv:2: column utility: expected a number, got "
+                                        "'٧'"),
     ("demo,0,{},oasis,,,,", "r.csv:2: expected 20 columns, got 8"),
     ("demo,0,{},oasis,,,,,,1,,,,,,,,,,,,", "r.csv:2: expected 20 columns, got 22"),
 ])
@@ -93,6 +100,15 @@ def test_a_damaged_row_of_numbers_is_refused_naming_its_line(tmp_path, row, mess
     path.write_text(",".join(COLUMNS) + "\n" + row + "\n")
     with pytest.raises(InputError, match=message):
         ResultStore(path, numbers=NUMBERS)
+
+
+@pytest.mark.parametrize("cell", ["inf", "-inf", "nan", "1e-05", "-0.0", "12"])
+def test_what_repr_writes_reads_back(tmp_path, cell):
+    from oasis_opt.tasks import NUMBERS
+    path = tmp_path / "r.csv"
+    path.write_text(",".join(COLUMNS) + "\n" + f"demo,0,{{}},oasis,,,,,,{cell}" + "," * 10
+                    + "\n")
+    assert ResultStore(path, numbers=NUMBERS).rows[0]["utility"] == cell
 
 
 def test_the_experiments_check_their_stored_numbers(tmp_path, capsys):
@@ -111,3 +127,36 @@ def test_the_experiments_check_their_stored_numbers(tmp_path, capsys):
     capsys.readouterr()
     assert main(argv) == 2
     assert "ratio.csv:2: column ratio: expected a number, got 'abc'" in capsys.readouterr().err
+
+
+def test_a_results_file_too_large_for_the_memory_limit_is_refused_before_it_is_parsed(
+        tmp_path, monkeypatch):
+    """A results CSV was read whole into dicts of strings whatever its size (about 1 kB a
+    row): a folder's huge results.csv took the memory the limit was to keep."""
+    from oasis_opt.limits import ENV
+    path = tmp_path / "r.csv"
+    row = "demo,0,{},oasis" + ",1" * (len(COLUMNS) - 4) + "\n"
+    path.write_text(",".join(COLUMNS) + "\n" + row * 100_000)
+    monkeypatch.setenv(ENV, "32M")
+    with pytest.raises(InputError, match=r"r\.csv: reading this results file \(100001 lines, "
+                                         r"2000020 fields\) is too large"):
+        ResultStore(path)
+    monkeypatch.setenv(ENV, "1G")
+    assert len(ResultStore(path).rows) == 100_000
+
+
+def test_an_input_error_crosses_a_process_boundary_whole():
+    """A worker's InputError (a size refused in a pool process) did not unpickle in the
+    parent (``__init__`` takes place and message): the pool broke, exit 1, not the message."""
+    import pickle
+    from concurrent.futures import ProcessPoolExecutor
+    err = pickle.loads(pickle.dumps(InputError("jobs[3].worker_demand", "expected 3 values")))
+    assert (err.place, err.message) == ("jobs[3].worker_demand", "expected 3 values")
+    with ProcessPoolExecutor(1) as pool:
+        future = pool.submit(_refuse, "horizon")
+        with pytest.raises(InputError, match="^horizon: too large$"):
+            future.result()
+
+
+def _refuse(place: str) -> None:
+    raise InputError(place, "too large")

@@ -444,7 +444,7 @@ def test_broken_quoting_names_the_row_where_it_starts(tmp_path, capfd):
     (["--start", "5000"], "--start: 5000 is past the 2000 usable jobs"),
     (["--throughputs", "x.json"], "--throughputs: applies to gavel, not philly"),
     (["--elastic", "0.5"], "--elastic: must be at least 1"),
-    (["--efficiency", "nan"], "--efficiency: must be in [0, 1]"),
+    (["--efficiency", "1.5"], "--efficiency: must be in [0, 1]"),
 ])
 def test_bad_options(tmp_path, capfd, args, message):
     out = tmp_path / "inst.json"
@@ -659,3 +659,45 @@ def test_a_header_names_what_it_misses(tmp_path, capfd, head, why):
                          capfd)
     assert rc == 2 and f"t.csv:1: missing or unexpected header {why}: expected" in err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "i.json").exists()
+
+
+def test_a_list_of_names_in_a_message_is_clipped(tmp_path, capfd):
+    """``--cluster nope`` listed every cluster of the trace: 20 000 of them made one line of
+    200 kB; a gavel --gpu-type and a pollux application listed all theirs too."""
+    rows = "".join(f"2017-10-09 07:00:00,90.0,1,90.0,vc{k:05d}\n" for k in range(20000))
+    trace = write(tmp_path / "p.csv", PHILLY_HEADER + rows)
+    rc, _, err = run_cli(["import", "philly", str(trace), "--cluster", "nope", "-o",
+                          str(tmp_path / "i.json")], capfd)
+    assert rc == 2 and err.count("\n") == 1 and len(err) < 400, err
+    assert "(clusters: vc00000, vc00001, vc00002, vc00003, vc00004, vc00005, vc00006, " \
+           "vc00007, … 20000 in all)" in err
+    thr = write(tmp_path / "thr.json", json.dumps({f"gpu{k}": {} for k in range(5000)}))
+    rc, _, err = run_cli(["import", "gavel", str(SAMPLES / "gavel" / "msr" / "seed=0" /
+                                                 "6214e9.trace"),
+                          "--throughputs", str(thr), "--gpu-type", "v100", "-o",
+                          str(tmp_path / "i.json")], capfd)
+    assert rc == 2 and len(err) < 400 and "… 5000 in all)" in err, err
+    wide = write(tmp_path / "w.csv", "job_id,num_gpu,submit_time,iterations,model_name,"
+                 "duration,interval," + ",".join(f"c{k}" for k in range(20000)) + "\n")
+    rc, _, err = run_cli(["import", "tiresias", str(wide), "-o", str(tmp_path / "i.json")],
+                         capfd)
+    assert rc == 2 and len(err) < 600 and "(unexpected c0, c1, c2, c3, c4, c5, c6, c7, … " \
+        "20000 in all)" in err, err
+
+
+def test_a_trace_too_large_for_the_memory_limit_is_refused_before_it_is_parsed(tmp_path,
+                                                                                capfd):
+    """Every row becomes a dict of strings (about 1 kB for a row of 25 bytes): a 29 MB trace
+    took 1.1 GB under --max-memory 256M, a 512 MB one (the most an importer reads) would take
+    20 GB. The rows and fields are counted first."""
+    rows = "".join(f"{k},1,{k},10,vgg,100,1\n" for k in range(100_000))
+    trace = write(tmp_path / "t.csv", "job_id,num_gpu,submit_time,iterations,model_name,"
+                                      "duration,interval\n" + rows)
+    rc, _, err = run_cli(["import", "tiresias", str(trace), "--max-memory", "32M", "-o",
+                          str(tmp_path / "i.json")], capfd)
+    assert rc == 2 and not (tmp_path / "i.json").exists()
+    assert f"{trace}: reading this trace (100001 lines, 700007 fields) is too large" in err, err
+    assert "raise it with --max-memory" in err and err.count("\n") == 1
+    rc, _, err = run_cli(["import", "tiresias", str(trace), "--max-memory", "1G", "-o",
+                          str(tmp_path / "i.json")], capfd)
+    assert rc == 0, err

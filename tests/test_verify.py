@@ -275,6 +275,16 @@ def test_named_spaces_parse():
                                                            "expected one of"),
     (lambda r: r.replace(",ok,8.0,8.0,1.0,", ",ok,nan,8.0,inf,"), "instances.csv:2: column "
                                                                   "opt: expected a number"),
+    # float() read these as 10, 8 and 8: an edited OPT counted as a number
+    (lambda r: r.replace(",ok,8.0,8.0,1.0,", ",ok,1_0,8.0,1.0,"), "instances.csv:2: column "
+                                                                  "opt: expected a number, "
+                                                                  "got '1_0'"),
+    (lambda r: r.replace(",ok,8.0,8.0,1.0,", ",ok, 8.0,8.0,1.0,"), "instances.csv:2: column "
+                                                                   "opt: expected a number"),
+    (lambda r: r.replace(",ok,8.0,8.0,1.0,", ",ok,8.0,٨,1.0,"), "instances.csv:2: column "
+                                                               "alg: expected a number"),
+    (lambda r: r.replace(",ok,8.0,8.0,1.0,", ",ok,8.0,8.0,Infinity,"),
+     "instances.csv:2: column ratio: expected a number"),
     (lambda r: "\n".join(r.splitlines()[:2] + r.splitlines()[3:]) + "\n",
      "instances.csv: instance 1 is missing (its chunk 0 is stored)"),
 ])

@@ -288,7 +288,8 @@ def cases(d: Path) -> list[tuple[str, list[str], set[int]]]:
           ("verify -o with a folder for instances.csv",
            ["verify", str(SPACE), "-a", "fifo", "-o", str(d)], {0, 2})]
     # numeric flags
-    bad_nums = ["0", "-1", "nan", "inf", "-inf", "1e309", "", "abc", "1e-320", "-0"]
+    bad_nums = ["0", "-1", "nan", "inf", "-inf", "1e309", "", "abc", "1e-320", "-0",
+                "1_0", "١٠", " 5", "+5", "0x10"]  # int()/float() took the last five
     for v in bad_nums:
         for cmd in (["solve", ok], ["ratio", ok, "--algorithms", "fifo"],
                     ["verify", str(SPACE), "-a", "fifo", "-o", str(OUT / "v")],
@@ -411,6 +412,11 @@ def cases(d: Path) -> list[tuple[str, list[str], set[int]]]:
                 ["ratio", ok, "--algorithms", "oasis", "--param", "oasis", "u_scale=\"1\""],
                 ["run", ok, "-a", "oasis", "--param", "u_scale=[1]"],
                 ["run", ok, "-a", "oasis", "--param", "u_scale=" + "[" * 5000],
+                ["run", ok, "-a", "oasis", "--param", "u_scale=" + "[" * 950 + "]" * 950],
+                ["run", ok, "-a", "fifo", "-o", "-"],
+                ["ratio", ok, "--algorithms", "fifo", "--plot", ""],
+                ["ratio", ok, "--algorithms", "oasis", "--param", "oasis", "u_scale=-1"],
+                ["sweep", str(d / "deep.toml")],
                 ["run", ok, "-a", "oasis", "--param", "l_scale=0"],
                 ["run", ok, "-a", "", ],
                 ["run", ok, "-a", "os:system"],
@@ -441,6 +447,8 @@ def cases(d: Path) -> list[tuple[str, list[str], set[int]]]:
         label = " ".join(cmd[:1] + [a if len(a) < 40 else a[:37] + "..." for a in cmd[1:]])
         c.append((label, cmd, _expected(cmd)))
     (d / "grid.toml").write_text("format = [[[")
+    (d / "deep.toml").write_text('experiment = "ratio"\nseeds.' + ".".join(["a"] * 50000)
+                                 + " = 1")
     # dask addresses: fail fast, one line
     for addr in ["nope", "tcp://", "tcp://localhost:1", "tcp://127.0.0.1:99999",
                  "tcp://10.255.255.1:8786", "tcp://[::1", "inproc://x", "ws://localhost:1",

@@ -44,17 +44,19 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, some
 from ..io import (
     CELL_BYTES,
+    DECIMAL,
     JOB_BYTES,
     MAX_AMOUNT,
     MIN_AMOUNT,
     SERVER_BYTES,
+    check_rows_fit,
     float_text,
     read_input,
 )
-from ..limits import check_allocation, check_count
+from ..limits import check_allocation, check_count, human, max_memory
 from ..model import Instance, Job, ServerGroup
 from ..utility import Deadline, Linear, Sigmoid, Utility
 
@@ -205,8 +207,15 @@ class RowError(ValueError):
 
 
 def read_text(path: str | Path, what: str = "trace") -> str:
-    """The file as text; a missing, huge, binary or non-UTF-8 file is one ``InputError``."""
-    data = read_input(path, what, MAX_TRACE_BYTES, "the most an importer reads")
+    """The file as text; a missing, huge, binary or non-UTF-8 file is one ``InputError``, and
+    so is one whose rows would not fit in the memory limit (``check_allocation``, from its
+    lines and fields, before a row is parsed)."""
+    limit = max_memory() // 2  # the bytes and their text
+    most, why = (MAX_TRACE_BYTES, "the most an importer reads") if MAX_TRACE_BYTES <= limit \
+        else (int(limit), f"the most the memory limit {human(max_memory())} lets read (raise "
+                          "it with --max-memory)")
+    data = read_input(path, what, most, why)
+    check_rows_fit(str(path), data, what)
     if b"\0" in data:
         raise InputError(str(path), f"not a text file (NUL byte at offset {data.index(0)})")
     try:
@@ -277,8 +286,8 @@ def header(path: str, line: int, fields: list[str], layouts: Sequence[Sequence[s
             missing = [c for c in near if c not in fields]
             extra = [f for f in fields if f not in near]
             why = "; ".join(part for part in (
-                f"missing {', '.join(missing)}" if missing else "",
-                f"unexpected {', '.join(extra)}" if extra else "") if part)
+                f"missing {some(missing)}" if missing else "",
+                f"unexpected {some(extra)}" if extra else "") if part)
             why = f" ({why})"
     raise InputError(f"{path}:{line}", f"missing or unexpected header{why}: expected {want} "
                                        f"(in any order), got {got!r}")
@@ -314,10 +323,6 @@ def table(path: str | Path, layouts: Sequence[Sequence[str]], reader: Reader | N
     return layout, out
 
 
-#: A number as the traces write it: ASCII decimal digits, an optional sign, point and exponent.
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
-
 def number(row: dict[str, str], col: str, *, minimum: float | None = 0.0,
            positive: bool = False, integer: bool = False) -> float:
     """A strict number: ASCII decimal, finite, not empty, ≥ ``minimum`` (> 0 with
@@ -329,7 +334,7 @@ def number(row: dict[str, str], col: str, *, minimum: float | None = 0.0,
         raise RowError(f"column {col}: expected a number, got {text!r}") from None
     if not math.isfinite(x):
         raise RowError(f"column {col}: expected a finite number, got {text!r}")
-    if not _DECIMAL.fullmatch(text):  # float() also takes '1_000', '١٢' and '１２'
+    if not DECIMAL.fullmatch(text):  # float() also takes '1_000', '١٢' and '１２'
         raise RowError(f"column {col}: expected a number, got {text!r}")
     if positive and not x > 0:
         raise RowError(f"column {col}: must be positive, got {text!r}")

@@ -472,9 +472,8 @@ def figure(rows, path: Path) -> None:
     """One panel per trace: each algorithm's OPT/ALG for each (slice size, load) (median over
     slices), drawn as the interval from incumbent/ALG to bound/ALG (a single tick where OPT
     is proven; an open bar up to the cap where the solve gave no bound)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plots import pyplot
+    plt = pyplot()
 
     groups = _groups(rows)
     labels = dict.fromkeys([t.label for t in TRACES] + [t.label for t in SCALE_TRACES])

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, some
 from ..io import read_json
 from .common import (
     ClusterSpec,
@@ -54,7 +54,7 @@ def read_throughputs(path: str | Path, gpu_type: str) -> dict[str, dict[int, flo
         raise InputError(p, "expected a JSON object {gpu_type: {...}}")
     if gpu_type not in data:
         raise InputError("gpu_type", f"{gpu_type!r} is not in {p} (types: "
-                                       f"{', '.join(sorted(map(str, data)))})")
+                                       f"{some(sorted(map(str, data)))})")
     table = data[gpu_type]
     if not isinstance(table, dict):
         raise InputError(f"{p}: {gpu_type}", "expected an object of job types")

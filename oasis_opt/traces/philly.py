@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, some
 from .common import (
     ClusterSpec,
     Imported,
@@ -54,7 +54,7 @@ def load(trace: str | Path, policy: Policy, *, cluster: str | None = None,
 
     usable = parse_rows(reader, rows, parse)
     if cluster is not None and cluster not in seen_clusters:
-        known = ", ".join(sorted(seen_clusters)) or "none"
+        known = some(sorted(seen_clusters)) or "none"
         raise InputError("cluster", f"no job of virtual cluster {cluster!r} in {path} "
                                       f"(clusters: {known})")
     spec = ClusterSpec(("gpu",), (("gpu", (float(gpus_per_server),)),), True, None,

@@ -23,7 +23,7 @@ from bisect import bisect_left
 from functools import cache
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, some
 from .common import (
     ClusterSpec,
     Imported,
@@ -158,7 +158,7 @@ def load(trace: str | Path, policy: Policy, *, apps: str | Path | None = None) -
         app_name = row["application"]
         if app_name not in known:
             raise RowError(f"column application: {app_name!r} has no measurements in {apps} "
-                           f"(known: {', '.join(known)})")
+                           f"(known: {some(known)})")
         app = known[app_name]
         n = int(number(row, "num_replicas", minimum=1, integer=True))
         batch = int(number(row, "batch_size", minimum=1, integer=True))
