@@ -21,6 +21,7 @@ from oasis_opt.offline.plan import (
     CUT_GAIN,
     LOOSE_FLOOR_SHARE,
     PLAIN_MIN_FILL,
+    POOLED_BELOW_SECONDS,
     POOLED_MIN_JOBS,
     cut_gain,
     floor_share,
@@ -545,6 +546,10 @@ def test_column_generation_pools_many_jobs_on_unlike_servers_or_one_resource():
     assert shapes(hard) == 1 and len(hard.resources) == 4 and not pooled_colgen(hard)
     one = generate("uniform-1r", seed=1, jobs=POOLED_MIN_JOBS, horizon=20)
     assert len(one.resources) == 1 and pooled_colgen(one)
+    # round 28: with less than POOLED_BELOW_SECONDS left every instance from 70 jobs pools
+    assert not pooled_colgen(hard, POOLED_BELOW_SECONDS) and pooled_colgen(hard, 30.0)
+    assert not pooled_colgen(generate("mixed", seed=1, jobs=POOLED_MIN_JOBS - 1, horizon=20),
+                             10.0)
 
 
 def test_the_pooled_route_answers_within_its_limit_with_a_valid_bound():

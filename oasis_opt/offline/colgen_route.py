@@ -142,7 +142,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     from ..formulations.common import Options, prepare
 
     trace_scale = colgen.schedule_cells(instance) > colgen.SCHEDULE_CELLS
-    bound_only = pooled_colgen(instance)  # trace scale included
+    bound_only = pooled_colgen(instance, clock.remaining())  # trace scale included
     given = list(floor_schedules) or ([floor] if floor is not None else [])
     if trace_scale:
         given = trace_seeds(given, floor)

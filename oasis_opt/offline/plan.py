@@ -278,16 +278,25 @@ def settle_fallback(prep: Any) -> Any:
 #: pattern master does (docs/performance.md, "Round 27").
 POOLED_MIN_JOBS = 70
 POOLED_MIN_SHAPES = 3
+#: ... and on any of them where the route has less than this many seconds: at a 30 s limit
+#: (27–28 s left to the route) the pooled route's incumbent was the higher on all 24
+#: instances, by 19–25 % on the alike and two-shape ones where the per-server phases win at
+#: 45 s and 60 s (paper 200 jobs 6 952 against 5 669 at 30 s, 6 960 against 7 304 at 45 s;
+#: docs/performance.md, "Round 28").
+POOLED_BELOW_SECONDS = 35.0
 
 
-def pooled_colgen(instance: Instance) -> bool:
-    """Whether column generation runs on the pooled master (``POOLED_MIN_JOBS``): a pure
-    function of the instance."""
+def pooled_colgen(instance: Instance, seconds: float | None = None) -> bool:
+    """Whether column generation runs on the pooled master (``POOLED_MIN_JOBS``,
+    ``POOLED_BELOW_SECONDS``): a pure function of the instance and the ``seconds`` the route
+    has (None: no limit)."""
     from ..formulations.colgen_scale import SCHEDULE_CELLS, schedule_cells
     if schedule_cells(instance) > SCHEDULE_CELLS:
         return True
     if instance.num_jobs < POOLED_MIN_JOBS:
         return False
+    if seconds is not None and seconds < POOLED_BELOW_SECONDS:
+        return True
     import numpy as np
     shapes = len(np.unique(instance.worker_capacity, axis=0))
     return shapes >= POOLED_MIN_SHAPES or len(instance.resources) == 1
