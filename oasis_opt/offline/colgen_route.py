@@ -128,7 +128,8 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     deadline between pricing chunks, and its pricing may go to ``executor`` (a process pool or
     Dask client's executor, which a forked child could not use). Below trace scale the pooled
     master is chosen by ``plan.pooled_colgen`` (many jobs on servers of three shapes or more, or
-    one resource), in the guarded child. A time-limited call seeds column
+    one resource, or any shapes with under ``plan.POOLED_BELOW_SECONDS`` left), in the guarded
+    child. A time-limited call seeds column
     generation with ``floor_schedules`` (every schedule the floor made, within its share of
     the limit; at trace scale ``COLGEN_SEEDS`` run first, ``floor.floor_first``, and only
     theirs and the floor's best seed the master, ``trace_seeds``) instead
