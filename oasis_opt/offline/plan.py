@@ -279,10 +279,10 @@ def settle_fallback(prep: Any) -> Any:
 POOLED_MIN_JOBS = 70
 POOLED_MIN_SHAPES = 3
 #: ... and on any of them where the route has less than this many seconds: at a 30 s limit
-#: (27–28 s left to the route) the pooled route's incumbent was the higher on all 24
-#: instances, by 19–25 % on the alike and two-shape ones where the per-server phases win at
-#: 45 s and 60 s (paper 200 jobs 6 952 against 5 669 at 30 s, 6 960 against 7 304 at 45 s;
-#: docs/performance.md, "Round 28").
+#: (27–28 s left to the route) the pooled route's incumbent was never the lower on 24
+#: instances (one tie), by +0.1 % to +25 % on the five alike and two-shape ones where the
+#: per-server phases win at 45 s and 60 s (paper 200 jobs 6 952 against 5 669 at 30 s, 6 960
+#: against 7 304 at 45 s; docs/performance.md, "Round 28").
 POOLED_BELOW_SECONDS = 35.0
 
 
