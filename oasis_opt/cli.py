@@ -86,7 +86,7 @@ def _positive(name: str) -> Callable[[str], float]:
     return parse
 
 
-def _seconds(name: str) -> Callable[[str], float]:
+def seconds_type(name: str) -> Callable[[str], float]:
     """A positive number of seconds, at most 10^7 (about 115 days: longer waits overflow the
     clocks of the solvers and of Python's own timeouts)."""
     positive = _positive(name)
@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--method", choices=["auto", "compact", "colgen"], default="auto",
                    help="compact MILP, column generation (bound + price-and-branch), or auto "
                         "by size (default)")
-    s.add_argument("--time-limit", type=_seconds("--time-limit"), metavar="S",
+    s.add_argument("--time-limit", type=seconds_type("--time-limit"), metavar="S",
                    help="stop after S seconds with the incumbent and the best bound")
     s.add_argument("--mip-gap", type=_real("--mip-gap"), default=0.0, metavar="G",
                    help="relative gap at which to stop (default 0: proven optimal)")
@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--opt-cache", metavar="DIR", default=None,
                    help="reuse optima solved before with the same instance and settings "
                         "(a folder; created if missing)")
-    q.add_argument("--time-limit", type=_seconds("--time-limit"), metavar="S",
+    q.add_argument("--time-limit", type=seconds_type("--time-limit"), metavar="S",
                    help="time limit of the whole command: the algorithms run first, the "
                         "offline solve gets the time left (at least a tenth of S or 1 s, for "
                         "a valid bound) and reuses their schedules")
@@ -227,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--scale", default=None, metavar="SIZES",
                    help="trace: slice sizes in jobs, comma-separated; 'research' = 1000,5000; "
                         "'whole' = the whole Philly trace (default 40: the quick set)")
-    e.add_argument("--time-limit", type=_seconds("--time-limit"), default=None, metavar="S",
+    e.add_argument("--time-limit", type=seconds_type("--time-limit"), default=None, metavar="S",
                    help="trace: the offline solve's time limit per slice (default 30 s for "
                         "40-job slices, 300 s at research scale)")
     e.add_argument("--method", choices=["auto", "compact", "colgen"], default=None,
@@ -339,11 +339,11 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="N", help="candidates the search evaluates (the random control as "
                                      "many); the result is determined by --seed and N "
                                      "(default 200 without --budget)")
-    a.add_argument("--budget", type=_seconds("--budget"), default=None, metavar="S",
+    a.add_argument("--budget", type=seconds_type("--budget"), default=None, metavar="S",
                    help="wall seconds; stops between rounds and reports the evaluations done")
     a.add_argument("--seed", type=_integer("--seed"), default=0, metavar="K",
                    help="random seed (default 0)")
-    a.add_argument("--time-limit", type=_seconds("--time-limit"), default=10.0, metavar="S",
+    a.add_argument("--time-limit", type=seconds_type("--time-limit"), default=10.0, metavar="S",
                    help="exact solve per candidate; an unproven one is skipped (default 10)")
     a.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=0,
                    help="local worker processes (default 0: in-process)")
@@ -969,7 +969,7 @@ def add_verify_parser(cmd: Callable[[str, str], argparse.ArgumentParser]) -> Non
     v.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
                    help="check OPT/ALG <= 2α on the instances where no job can hold more than "
                         "S (0-1] of a server resource (default: every instance)")
-    v.add_argument("--time-limit", type=_seconds("--time-limit"), default=60.0, metavar="S",
+    v.add_argument("--time-limit", type=seconds_type("--time-limit"), default=60.0, metavar="S",
                    help="MILP seconds per instance where the exact DP does not apply; an "
                         "unproven one is counted as unsolved (default 60)")
     v.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=0,

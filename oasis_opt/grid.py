@@ -300,8 +300,6 @@ def _key_depth(text: str) -> int:
     return most
 
 
-
-
 def load(path: str | Path) -> Grid | dict[str, Any]:
     """A grid (``Grid``), or a built-in experiment's config (a dict: ``experiment``, ``seeds``,
     ``quick``, ``out``). Raises ``InputError`` naming the field for anything wrong."""

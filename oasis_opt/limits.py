@@ -41,7 +41,7 @@ DEFAULT_MAX_MEMORY = min(8 * _GIB, _machine_memory() // 4)
 
 def parse_size(text: str, place: str = "--max-memory") -> int:
     """``"512M"``, ``"2G"``, ``"1.5GiB"``, ``"1000000"`` → bytes; anything else is bad input
-    (spaces and signs too, as in every number flag: ``cli._number_text``)."""
+    (spaces and signs too, as in every number flag: ``cli.seconds_type``)."""
     m = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)([A-Za-z]*)", text)
     if not m or m.group(2).upper() not in _UNITS:
         raise InputError(place, f"expected a size such as 512M or 4G, got {text!r}")

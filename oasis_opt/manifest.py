@@ -111,10 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode.add_argument("--write", action="store_true", help="solve every instance and rewrite")
     mode.add_argument("--check", action="store_true", help="re-solve the listed instances")
     p.add_argument("--dir", default="instances", help="instance folder (default instances/)")
-    from .cli import _seconds  # the command line's seconds: strict, positive, finite
-    p.add_argument("--time-limit", type=_seconds("--time-limit"), default=DEFAULT_TIME_LIMIT,
+    from .cli import seconds_type  # the command line's seconds: strict, positive, finite
+    p.add_argument("--time-limit", type=seconds_type("--time-limit"), default=DEFAULT_TIME_LIMIT,
                    metavar="S", help="per modeller and instance when writing (default 300)")
-    p.add_argument("--max-seconds", type=_seconds("--max-seconds"), default=None, metavar="S",
+    p.add_argument("--max-seconds", type=seconds_type("--max-seconds"), default=None, metavar="S",
                    help="--check only instances recorded as solving within S seconds")
     args = p.parse_args(argv)
     folder = Path(args.dir)

@@ -29,7 +29,6 @@ def pyplot():
     return plt
 
 
-
 def _f(x: str) -> float:
     return float(x) if x not in ("", None) else math.nan
 
