@@ -33,6 +33,26 @@ exit status: 0 success, 1 schedule breaks a rule (validate), 2 bad input or usag
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # SPEC §6 names the flags whole: argparse would take '--time-lim' for '--time-limit',
+        # and a prefix unique today means another flag the day one is added
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        # a prefix of a flag is named as what it is before argparse asks for a required
+        # option it stood for ('--algo fifo': "--algorithm is required")
+        for text in [] if args is None or self._subparsers is not None else args:
+            if text == "--":
+                break
+            flag = text.split("=", 1)[0] if isinstance(text, str) else ""
+            if flag.startswith("--") and flag not in self._option_string_actions:
+                whole = sorted(o for o in self._option_string_actions if o.startswith(flag))
+                if whole:
+                    self.error(f"unrecognized arguments: {flag} (flags are written whole: "
+                               f"{' or '.join(whole)})")
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> None:  # usage errors: one line, exit 2
         from .errors import MAX_MESSAGE, elide
         self.print_usage(sys.stderr)

@@ -106,7 +106,8 @@ def _read(path: Path) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m oasis_opt.manifest", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                allow_abbrev=False)  # flags named whole, as the CLI's
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="solve every instance and rewrite")
     mode.add_argument("--check", action="store_true", help="re-solve the listed instances")

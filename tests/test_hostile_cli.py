@@ -1011,3 +1011,30 @@ def test_the_manifest_tool_takes_its_seconds_as_the_cli_does(capsys, argv):
         manifest.main(argv + ["--dir", "/nonexistent"])
     assert info.value.code == 2
     assert f"argument {argv[1]}: {argv[1]} must be" in capsys.readouterr().err
+
+
+# --- flags are named in full: argparse took a prefix of a long option ------------------------
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["run", SMALL, "--algo", "fifo"], "--algo"),
+    (["solve", SMALL, "--time-lim", "5"], "--time-lim"),
+    (["generate", "--preset", "small", "--se", "1"], "--se"),
+    (["import", "tiresias", TIRESIAS, "--slot", "60"], "--slot"),
+    (["ratio", SMALL, "--algorithms", "fifo", "--max-mem", "1G"], "--max-mem"),
+])
+def test_an_abbreviated_flag_is_refused(tmp_path, capsys, argv, flag):
+    """``--time-lim 5`` ran as ``--time-limit 5``: SPEC §6 names the flags, and a prefix that
+    is unique today takes another meaning the day a flag is added."""
+    out = tmp_path / "x.json"
+    with pytest.raises(SystemExit) as info:
+        cli.main([str(a) for a in argv] + ["-o", str(out)])
+    assert info.value.code == 2
+    line = _one_error(capsys.readouterr().err)
+    assert f"unrecognized arguments: {flag}" in line, line
+    assert not out.exists()
+
+
+def test_every_parser_refuses_abbreviations():
+    cli.build_parser()
+    assert [c for c, p in cli.COMMAND_PARSERS.items() if p.allow_abbrev] == []
