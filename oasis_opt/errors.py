@@ -64,6 +64,13 @@ def expect_type(place: str, value: Any, kind: type, what: str, hint: str = "") -
         raise InputError(place, f"expected {what}, got {_kind(value)}{hint}")
 
 
+def expect_callable(place: str, value: Any) -> None:
+    """Refuse a callback that is not a function (``on_progress=5``) when it is given, not
+    with "'int' object is not callable" the first time it would be called, after work."""
+    if value is not None and not callable(value):
+        raise InputError(place, f"must be a function, got {_kind(value)}")
+
+
 def expect_number(place: str, value: Any) -> None:
     """Refuse a value that is not a real number (a string, None, True) before it is
     compared with one."""

@@ -833,6 +833,24 @@ def _wrong_kinds(small):
         ("load", "must be a number", lambda: oasis_opt.import_trace("tiresias", TRACE, load="x")),
         ("path", "expected a path", lambda: oasis_opt.import_trace("tiresias", None)),
         ("workers", "must be an integer", lambda: oasis_opt.sweep(GRID, workers="x")),
+        # callbacks and lists that failed deep inside: "'int' object is not callable" from
+        # the solve's clock, after every algorithm ran (compare), or as a SolverError
+        ("on_progress", "must be a function", lambda: oasis_opt.solve(small, on_progress=5)),
+        ("on_round", "must be a function",
+         lambda: oasis_opt.solve(small, method="colgen", on_round=5)),
+        ("on_schedule", "must be a function", lambda: oasis_opt.solve(small, on_schedule=5)),
+        ("options", "expected formulations.common.Options",
+         lambda: oasis_opt.solve(small, options=5)),
+        ("floor", "expected algorithm names, got int",
+         lambda: oasis_opt.solve(small, time_limit=5, floor=5)),
+        ("floor", "expected algorithm names, got int",
+         lambda: oasis_opt.solve(small, time_limit=5, floor=[5])),
+        ("algorithms", "expected algorithm names, got int", lambda: oasis_opt.compare(small, 5)),
+        ("on_progress", "must be a function",
+         lambda: oasis_opt.compare(small, "fifo", on_progress=5)),
+        ("on_schedule", "must be a function",
+         lambda: oasis_opt.compare(small, "fifo", on_schedule=5)),
+        ("on_solve", "must be a function", lambda: oasis_opt.compare(small, "fifo", on_solve=5)),
     ]
 
 
