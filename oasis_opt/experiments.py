@@ -204,7 +204,7 @@ def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "re
     ``scale`` (slice sizes, ``"research"`` = 1 000 and 5 000 jobs, ``"whole"``),
     ``time_limit`` (the offline solve's, per task) and ``method`` (``offline.solve``'s): the
     ``trace`` experiment's (oasis_opt/traces/experiment.py)."""
-    if name not in EXPERIMENTS:
+    if not isinstance(name, str) or name not in EXPERIMENTS:  # a list: unhashable
         raise InputError("name", f"unknown experiment {name!r}; choose from "
                                  f"{', '.join(EXPERIMENTS)}")
     if seeds is not None and not 1 <= seeds <= MAX_SEEDS:

@@ -175,7 +175,7 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
     ``jobs``, ``horizon`` and ``servers`` (the count of each pool) override the preset.
     ``max_share`` (0.001 … 1) bounds the share of a server that one worker or PS takes (the
     regime of OASiS's 2α guarantee, ``scale_to_share``); the jobs drawn are the same."""
-    if preset not in PRESETS:
+    if not isinstance(preset, str) or preset not in PRESETS:  # a list: unhashable
         raise InputError("preset", f"unknown preset {preset!r}; choose from "
                                      f"{', '.join(PRESETS)}")
     for place, value in (("seed", seed), ("jobs", jobs), ("horizon", horizon),

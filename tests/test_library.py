@@ -851,6 +851,11 @@ def _wrong_kinds(small):
         ("on_schedule", "must be a function",
          lambda: oasis_opt.compare(small, "fifo", on_schedule=5)),
         ("on_solve", "must be a function", lambda: oasis_opt.compare(small, "fifo", on_solve=5)),
+        # a list where a name goes: "unhashable type: 'list'" from a dict lookup
+        ("preset", "unknown preset ['small']", lambda: oasis_opt.generate(["small"])),
+        ("solver", "unknown solver ['highs']", lambda: oasis_opt.solve(small, solver=["highs"])),
+        ("solver", "unknown solver ['highs']",
+         lambda: oasis_opt.compare(small, "fifo", solver=["highs"])),
     ]
 
 
