@@ -793,6 +793,8 @@ def test_plugins_no_command_can_name_or_named_twice_are_ignored_and_said(monkeyp
 # ("'str' object has no attribute 'workload'", "'<=' not supported between 'int' and 'str'").
 SPACE = str(INSTANCES / "spaces" / "tiny-2jobs.json")
 TRACE = str(INSTANCES / "traces" / "tiresias" / "60_job.csv")
+PHILLY = str(INSTANCES / "traces" / "adaptdl" / "philly.csv")
+GAVEL = str(INSTANCES / "traces" / "gavel" / "msr" / "seed=0" / "6214e9.trace")
 GRID = {"format": "oasis-sweep/1", "instances": [str(INSTANCES / "small-s0.json")],
         "algorithms": {"fifo": {}}, "reference": None}
 
@@ -856,7 +858,31 @@ def _wrong_kinds(small):
         ("solver", "unknown solver ['highs']", lambda: oasis_opt.solve(small, solver=["highs"])),
         ("solver", "unknown solver ['highs']",
          lambda: oasis_opt.compare(small, "fifo", solver=["highs"])),
+        # import_trace: "must be real number, not str" from math.isfinite, a flag's name
+        # ("--load: …") from the library, a name or flag of another type taken as it was
+        ("elastic", "must be a number, got str", lambda: _import(elastic="2")),
+        ("urgency", "must be a number, got str", lambda: _import(urgency="x")),
+        ("efficiency", "must be a number, got NoneType", lambda: _import(efficiency=None)),
+        ("slack", "must be a number, got list", lambda: _import(slack=[1])),
+        ("load", "must be a positive number, got 0", lambda: _import(load=0)),
+        ("slot_seconds", "must be a positive number", lambda: _import(slot_seconds=-1)),
+        ("elastic", "must be a positive number", lambda: _import(elastic=float("nan"))),
+        ("skip_bad", "expected True or False, got str", lambda: _import(skip_bad="yes")),
+        ("name", "expected a string, got int", lambda: _import(name=5)),
+        ("utility", "unknown policy", lambda: _import(utility=["x"])),
+        ("gpus_per_server", "must be an integer, got str",
+         lambda: oasis_opt.import_trace("philly", PHILLY, gpus_per_server="4")),
+        ("gpu_type", "expected a string, got list",
+         lambda: oasis_opt.import_trace("gavel", GAVEL, gpu_type=["v100"])),
+        ("throughputs", "expected a path, got int",
+         lambda: oasis_opt.import_trace("gavel", GAVEL, throughputs=5)),
+        ("phases", "expected a list of phase names, got str",
+         lambda: oasis_opt.import_trace("alibaba", TRACE, phases="Running")),
     ]
+
+
+def _import(**options):
+    return oasis_opt.import_trace("tiresias", TRACE, **options)
 
 
 def test_arguments_of_the_wrong_kind_are_named(small, tmp_path, monkeypatch) -> None:
