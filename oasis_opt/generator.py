@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import InputError, expect_integer
+from .errors import InputError, expect_integer, expect_type
 from .model import Instance, Job, ServerGroup, Training
 from .utility import Sigmoid, Table
 
@@ -182,6 +182,8 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
                          ("servers", servers)):
         if value is not None:
             expect_integer(place, value)
+    if name is not None:  # the file written would not load
+        expect_type("name", name, str, "a string")
     if jobs is not None and jobs < 0:
         raise InputError("jobs", f"must be at least 0, got {jobs}")
     if horizon is not None and horizon < 1:

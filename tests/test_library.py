@@ -853,6 +853,8 @@ def _wrong_kinds(small):
         ("on_schedule", "must be a function",
          lambda: oasis_opt.compare(small, "fifo", on_schedule=5)),
         ("on_solve", "must be a function", lambda: oasis_opt.compare(small, "fifo", on_solve=5)),
+        # a name of another type: the instance was made, and its file did not load
+        ("name", "expected a string, got int", lambda: oasis_opt.generate("small", name=5)),
         # a list where a name goes: "unhashable type: 'list'" from a dict lookup
         ("preset", "unknown preset ['small']", lambda: oasis_opt.generate(["small"])),
         ("solver", "unknown solver ['highs']", lambda: oasis_opt.solve(small, solver=["highs"])),
