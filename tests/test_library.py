@@ -827,6 +827,14 @@ def _wrong_kinds(small):
         ("max_share", "must be a number", lambda: oasis_opt.verify(SPACE, "fifo", out="v",
                                                                    max_share="x")),
         ("params", "expected a dict", lambda: oasis_opt.verify(SPACE, "fifo", out="v", params=3)),
+        # out of range: time_limit=0 ran (its MILP fallback would refuse it mid-sweep), and
+        # max_instances=-1 was "more than the limit of -1"
+        ("time_limit", "must be a positive number, got 0",
+         lambda: oasis_opt.verify(SPACE, "fifo", out="v", time_limit=0)),
+        ("time_limit", "too long", lambda: oasis_opt.verify(SPACE, "fifo", out="v",
+                                                            time_limit=1e300)),
+        ("max_instances", "must be at least 1, got -1",
+         lambda: oasis_opt.verify(SPACE, "fifo", out="v", max_instances=-1)),
         ("jobs", "must be an integer, got str", lambda: oasis_opt.adversary("fifo", jobs="x")),
         ("jobs", "must be an integer, got float", lambda: oasis_opt.adversary("fifo", jobs=2.5)),
         ("budget", "must be a number", lambda: oasis_opt.adversary("fifo", budget="1")),
