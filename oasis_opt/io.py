@@ -96,7 +96,13 @@ def _int_rule(lo: int, hi: int = MAX_COUNT):
 
 
 def _short(v: int | float) -> str:
-    return str(v) if abs(v) < 1e15 else f"{float(v):.6g}"
+    if abs(v) < 1e15:
+        return str(v)
+    if isinstance(v, float) or abs(v) < 10**308:
+        return f"{float(v):.6g}"
+    # an integer past a double (10**400): float() would overflow; JSON's are < 4 300 digits
+    text, frac = str(abs(v)), str(abs(v))[1:6].rstrip("0")
+    return f"{'-' if v < 0 else ''}{text[0]}{'.' + frac if frac else ''}e+{len(text) - 1}"
 
 
 def _num_rule(lo: float | None = 0.0, hi: float = math.inf, positive: bool = False,

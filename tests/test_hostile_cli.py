@@ -431,6 +431,26 @@ def test_an_integer_of_thousands_of_digits(tmp_path, capsys):
     assert "not valid JSON: an integer of 5001 digits" in _one_error(err)
 
 
+@pytest.mark.parametrize("digits", [309, 400, 4000])
+def test_an_integer_past_a_double_is_too_large_not_an_overflow(tmp_path, capsys, fifo_schedule,
+                                                                digits):
+    """``"horizon": 10**400`` (or a schedule's slot) ended in "internal error: int too large
+    to convert to float" (exit 1): the message's number was printed through float()."""
+    p = tmp_path / "i.json"
+    p.write_text(SMALL.read_text().replace('"horizon": ', '"horizon": 1' + "0" * digits
+                                           + ', "x": ', 1))
+    code, _, err = _run(capsys, "run", p, "-a", "fifo")
+    assert code == 2
+    assert "horizon: 1e+" in _one_error(err) and "is too large" in err
+    doc = json.loads(fifo_schedule.read_text())
+    doc["jobs"][0]["allocations"][0]["slot"] = 10**digits
+    fifo_schedule.write_text(json.dumps(doc))
+    code, _, err = _run(capsys, "validate", SMALL, fifo_schedule)
+    assert code == 2
+    assert f"{fifo_schedule}: jobs[0].allocations[0].slot: 1e+" in _one_error(err)
+    assert len(err) < 300
+
+
 def test_trace_ratios_are_ratio_ratio_with_zero_over_zero_one():
     """``traces.experiment`` uses ``ratio.ratio`` for OPT/ALG; only 0/0 differs (1, not
     None: the algorithm matched OPT on that slice, docs/traces.md)."""
