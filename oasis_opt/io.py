@@ -365,7 +365,7 @@ def read_json(path: str | Path, what: str) -> Any:
     except UnicodeDecodeError as exc:
         raise InputError(str(path), f"not UTF-8 text (byte {exc.start})") from None
     try:
-        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError(str(path), f"not valid JSON: {exc.msg} at line {exc.lineno} "
                                     f"column {exc.colno}") from None
@@ -375,6 +375,37 @@ def read_json(path: str | Path, what: str) -> Any:
         digits = re.search(r"value has (\d+) digits", str(exc))
         why = f"an integer of {digits.group(1)} digits" if digits else str(exc)
         raise InputError(str(path), f"not valid JSON: {why}") from None
+    if _SURROGATE.search(text):  # only then: most files have no \uD800-\uDFFF escape
+        check_text(data, str(path))
+    return data
+
+
+#: A JSON escape of a UTF-16 surrogate: a pair of them is one character, one alone is none.
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def check_text(data: Any, file: str) -> None:
+    """Refuse a string (or key) of parsed JSON holding a lone surrogate (``"\\ud800"``,
+    valid JSON): Python reads it as a string that no UTF-8 file, hash or terminal can take,
+    and every later use of it fails. ``InputError`` at ``FILE: PLACE`` (``jobs[2].id``)."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        x, place = stack.pop()
+        items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) \
+            else ()
+        for k, v in items:
+            inner = f"{place}[{k}]" if isinstance(k, int) else f"{place}.{k}" if place else k
+            for piece, where in ((k, place), (v, inner)):
+                if isinstance(piece, str):
+                    try:
+                        piece.encode("utf-8")
+                    except UnicodeEncodeError as exc:
+                        bad = f"\\u{ord(piece[exc.start]):04x}"
+                        raise InputError(f"{file}: {where or '(top)'}",
+                                         f"a lone surrogate {bad} is no character (a "
+                                         "\\uD800-\\uDFFF escape must be one of a pair)") from None
+            if isinstance(v, dict | list):
+                stack.append((v, inner))
 
 
 # --- instances ---------------------------------------------------------------------------
