@@ -1168,6 +1168,17 @@ PATH_DESTS = OUTPUT_DESTS | {"instance", "schedule", "trace", "config", "space",
                              "cluster_spec", "apps", "nodes"}
 
 
+def _check_text(place: str, value: Any) -> None:
+    """A name from the command line that is no text: the shell passes bytes, and one that is
+    not UTF-8 (``--name $'a\\xff'``) reaches Python as a lone surrogate, which no file
+    written can hold for the next command to read."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(place, f"{value!r} is not UTF-8 text") from None
+
+
 def _check_paths(args: argparse.Namespace) -> None:
     """Refuse an option or argument given as ``''`` (a path, a name, a list: left out
     silently, or ``.``, the working folder) and ``-`` where a path to write goes (a file
@@ -1175,10 +1186,14 @@ def _check_paths(args: argparse.Namespace) -> None:
     parser = COMMAND_PARSERS.get(args.command)
     for action in parser._actions if parser is not None else ():
         value = getattr(args, action.dest, None)
-        if not isinstance(value, str) or action.dest in EMPTY_MEANS:
-            continue
         place = action.option_strings[0] if action.option_strings else \
             action.metavar or action.dest
+        if action.dest not in PATH_DESTS:  # a path may be any bytes; a name is text
+            for text in value if isinstance(value, list) else [value]:
+                for item in text if isinstance(text, list | tuple) else [text]:
+                    _check_text(place, item)
+        if not isinstance(value, str) or action.dest in EMPTY_MEANS:
+            continue
         if value == "":
             raise InputError(place, "an empty path names no file"
                              if action.dest in PATH_DESTS else "an empty value names nothing")

@@ -785,6 +785,20 @@ def test_ordinary_decimals_still_parse(argv):
 
 
 @pytest.mark.parametrize("argv,place", [
+    (["generate", "--preset", "small", "--name", "a\udcffb"], "--name"),
+    (["import", "tiresias", TIRESIAS, "--name", "\udcff"], "--name"),
+])
+def test_a_name_that_is_no_text_is_refused(tmp_path, capsys, monkeypatch, argv, place):
+    """A shell passes bytes: ``--name $'a\\xffb'`` reached Python as 'a\\udcffb' and was
+    written into an instance that no command could load ('name: a lone surrogate')."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, *argv, "-o", "x.json")
+    assert code == 2, err
+    assert f"{place}: {argv[-1]!r} is not UTF-8 text" in _one_error(err)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv,place", [
     (["run", SMALL, "-a", "fifo", "-o", "-"], "-o"),
     (["generate", "--preset", "small", "-o", "-"], "-o"),
     (["solve", SMALL, "-o", "-"], "-o"),
