@@ -1210,6 +1210,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    with _printable_streams():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command of ``args``, its errors printed (exit status, module docstring)."""
     try:
         _check_paths(args)
         with _stdout_guard(args.json), _memory_limit(getattr(args, "max_memory", None)):
@@ -1240,6 +1246,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"oasis-opt {args.command}: {kind}: {text} (set OASIS_DEBUG=1 for a traceback)",
               file=sys.stderr)
         return 1
+
+
+@contextlib.contextmanager
+def _printable_streams() -> Any:
+    """A path may be any bytes (a file named $'x\\xff'; Python holds it as 'x\\udcff'): where
+    standard output is strict UTF-8 (``PYTHONIOENCODING=utf-8``, an en_US.UTF-8 locale)
+    printing it ended the command after its work ("surrogates not allowed", exit 1). Such a
+    stream shows it escaped for the command, as Python's stderr does."""
+    changed = []
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            with contextlib.suppress(ValueError, OSError):  # closed, or not reconfigurable
+                stream.reconfigure(errors="backslashreplace")
+                changed.append(stream)
+    try:
+        yield
+    finally:
+        for stream in changed:
+            with contextlib.suppress(ValueError, OSError):
+                stream.reconfigure(errors="strict")
 
 
 @contextlib.contextmanager

@@ -798,6 +798,20 @@ def test_a_name_that_is_no_text_is_refused(tmp_path, capsys, monkeypatch, argv, 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_path_that_is_no_text_is_still_a_path(tmp_path, capsys, monkeypatch):
+    """A file named $'x\\xff.json' was written, then printing its name where standard output
+    is strict UTF-8 (``PYTHONIOENCODING=utf-8``, an en_US.UTF-8 locale; capsys here) ended
+    the command in 'internal error: surrogates not allowed' (exit 1)."""
+    monkeypatch.chdir(tmp_path)
+    out = os.fsdecode(b"x\xff.json")
+    code, shown, err = _run(capsys, "generate", "--preset", "small", "-o", out)
+    assert code == 0, err
+    assert (tmp_path / out).exists()
+    assert "wrote x\\udcff.json" in shown + err  # escaped, as Python's stderr shows it
+    code, _, err = _run(capsys, "run", out, "-a", "fifo", "-o", os.fsdecode(b"s\xff.json"))
+    assert code == 0, err
+
+
 @pytest.mark.parametrize("argv,place", [
     (["run", SMALL, "-a", "fifo", "-o", "-"], "-o"),
     (["generate", "--preset", "small", "-o", "-"], "-o"),
