@@ -983,7 +983,7 @@ def add_verify_parser(cmd: Callable[[str, str], argparse.ArgumentParser]) -> Non
                    help="the algorithm to verify: " + describe())
     v.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="an algorithm parameter (VALUE is JSON; repeatable)")
-    v.add_argument("--max-instances", type=_nonneg_int("--max-instances"), default=None,
+    v.add_argument("--max-instances", type=_nonneg_int("--max-instances", 1), default=None,
                    metavar="N", help="refuse a space of more than N instances before anything "
                                      "runs (default 1000000)")
     v.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",

@@ -1086,3 +1086,15 @@ def test_an_abbreviated_flag_is_refused(tmp_path, capsys, argv, flag):
 def test_every_parser_refuses_abbreviations():
     cli.build_parser()
     assert [c for c, p in cli.COMMAND_PARSERS.items() if p.allow_abbrev] == []
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_verify_max_instances_below_one_says_one(tmp_path, capsys, value):
+    """``--max-instances -1`` said "must be at least 0" and 0 then "at least 1"."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(["verify", str(SPACE), "-a", "fifo", "--max-instances", value, "-o",
+                  str(tmp_path / "v")])
+    assert info.value.code == 2
+    assert f"--max-instances must be at least 1, got '{value}'" in _one_error(
+        capsys.readouterr().err)
+    assert not (tmp_path / "v").exists()
