@@ -901,13 +901,33 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+#: ``adversary``'s options of one mode only (argparse dests): the other mode refuses them
+#: rather than run without them
+SEARCH_ONLY = ("algorithm", "param", "jobs", "horizon", "worker_servers", "ps_servers",
+               "max_share", "evaluations", "budget", "seed", "time_limit", "certified",
+               "seed_family", "workers", "dask", "trajectory")
+FAMILY_ONLY = ("share", "steps")
+
+
+def _refuse_given(args: argparse.Namespace, dests: Sequence[str], why: str) -> None:
+    """An option of ``dests`` given (not at its default) is refused by its flag: ``why``."""
+    parser = COMMAND_PARSERS[args.command]
+    for action in parser._actions:
+        if action.dest in dests and getattr(args, action.dest) != action.default:
+            raise InputError(action.option_strings[0], why)
+
+
 def cmd_adversary(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .adversary_search import SearchSpace, describe, search, trajectory_csv, trajectory_figure
     from .io import check_output, instance_from_dict, save_instance, write_text_atomic
     from .tasks import make_executor
-    if args.family is not None:
+    family = args.family is not None
+    _refuse_given(args, SEARCH_ONLY if family else FAMILY_ONLY,
+                  "applies to a search, not to --family" if family else
+                  "applies to --family, not to a search")
+    if family:
         return cmd_adversary_family(args)
     if args.algorithm is None:
         raise InputError("--algorithm", "required (or --family NAME)")
