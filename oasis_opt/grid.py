@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
 from .errors import AlgorithmError, InputError
 from .io import (
@@ -143,9 +143,22 @@ class _ReferenceIn(_Strict):
     solve: _SolveIn
 
 
+def _entry_kind(value: Any) -> str:
+    """An ``instances`` entry's kind, by its keys: its errors are then told of its own fields
+    (a plain union tried every kind and named another's: "instances[2].preset: missing
+    field" for a trace's bad ``efficiency``)."""
+    if isinstance(value, dict):
+        return "trace-entry" if "trace" in value else "preset-entry"
+    return "file-entry"
+
+
+_Entry = Annotated[Annotated[Name, Tag("file-entry")] | Annotated[_PresetIn, Tag("preset-entry")]
+                   | Annotated[_TraceIn, Tag("trace-entry")], Discriminator(_entry_kind)]
+
+
 class _GridIn(_Strict):
     format: Literal["oasis-sweep/1"]
-    instances: Annotated[list[Name | _PresetIn | _TraceIn], Field(min_length=1)]
+    instances: Annotated[list[_Entry], Field(min_length=1)]
     algorithms: Annotated[dict[str, dict[str, Scalar | Annotated[list[Scalar],
                                                                   Field(min_length=1)]]],
                           Field(min_length=1)]
@@ -153,7 +166,8 @@ class _GridIn(_Strict):
     out: Name | None = None
 
 
-_BRANCH_TAGS = {"str", "int", "float", "bool", "list", "dict", "constrained-str", "none"}
+_BRANCH_TAGS = {"str", "int", "float", "bool", "list", "dict", "constrained-str", "none",
+                "file-entry", "preset-entry", "trace-entry"}
 
 
 def _place(loc: tuple[Any, ...]) -> str:
@@ -320,7 +334,8 @@ def _grid_from_dict(data: dict[str, Any], base: Path) -> Grid:
                                    "a built-in experiment needs \"experiment\")")
     entries = data.get("instances")
     for k, entry in enumerate(entries if isinstance(entries, list) else []):
-        if isinstance(entry, dict) and not {"preset", "trace"} & set(entry):
+        if not isinstance(entry, str | dict) or isinstance(entry, dict) and \
+                not {"preset", "trace"} & set(entry):
             raise InputError(f"instances[{k}]", 'expected a file name or glob, {"preset": …} '
                                                 'or {"trace": FORMAT, "file": …}')
     try:

@@ -183,6 +183,15 @@ BAD = [
     (lambda g: g["instances"][1].update(seeds=list(range(1000)), jobs=list(range(1, 201))),
      "instances[1].seeds: 1000 seeds × 200 sizes are 200000 instances, more than"),
     (lambda g: g["instances"][1].update(preset="huge"), "instances[1].preset: unknown preset"),
+    # an entry's error was told of another kind of entry ("instances[2].preset: missing field"
+    # for a trace's bad field, "instances[1].preset: unknown field" for a preset's)
+    (lambda g: g["instances"][1].update(colour=1), "instances[1].colour: unknown field"),
+    (lambda g: g["instances"][2].update(colour=1), "instances[2].colour: unknown field"),
+    (lambda g: g["instances"][2].pop("file"), "instances[2].file: missing field"),
+    (lambda g: g["instances"][2].update(efficiency=2), "instances[2].efficiency: "),
+    (lambda g: g["instances"][2].update(phases="x"),
+     "instances[2].phases: Input should be a valid list"),
+    (lambda g: g["instances"].append(5), "instances[3]: expected a file name"),
     (lambda g: g["instances"][2].update(trace="slurm"), "instances[2].trace: unknown trace"),
     (lambda g: g["instances"][2].update(nodes="n.csv"),
      "instances[2].nodes: not an option of the philly format"),
