@@ -284,7 +284,7 @@ def _read_grid(path: Path) -> Any:
                          "(raise it with --max-memory)")
         deep = InputError(str(path), "not valid TOML: nested too deeply")
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode("utf-8-sig")  # a byte-order mark, as read_json takes one
             if _key_depth(text) > MAX_TOML_DEPTH:  # tomllib takes quadratic time on them
                 raise deep
             data = tomllib.loads(text)

@@ -255,6 +255,19 @@ def test_a_grid_checks_its_stored_numbers(tmp_path, capfd):
     assert err.count("\n") == 1
 
 
+def test_a_toml_grid_with_a_byte_order_mark_reads_as_a_json_one_does(tmp_path, capfd):
+    """A JSON grid with a byte-order mark ran; the same in TOML was "not valid TOML: Invalid
+    statement (at line 1, column 1)", a place that shows nothing wrong."""
+    pytest.importorskip("tomllib")
+    _grid(tmp_path)
+    path = tmp_path / "grid.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + b'format = "oasis-sweep/1"\r\ninstances = '
+                     b'["inst/small-s0.json"]\r\nreference = "none"\r\nout = "out"\r\n'
+                     b"[algorithms.fifo]\r\n")
+    assert main(["sweep", str(path), "--workers", "0"]) == 0, capfd.readouterr().err
+    assert len(_rows(tmp_path / "out" / "results.csv")) == 1
+
+
 @pytest.mark.parametrize("text", [
     "format = " + "[" * 100000 + "]" * 100000,  # tomllib's own recursion
     'experiment = "ratio"\nseeds.' + ".".join(["a"] * 50000) + " = 1",  # dotted keys
