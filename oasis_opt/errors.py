@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -69,6 +70,13 @@ def expect_callable(place: str, value: Any) -> None:
     with "'int' object is not callable" the first time it would be called, after work."""
     if value is not None and not callable(value):
         raise InputError(place, f"must be a function, got {_kind(value)}")
+
+
+def expect_path(place: str, value: Any) -> None:
+    """Refuse a path that is no ``str`` or ``os.PathLike`` (None, a number) by its parameter,
+    not with pathlib's "expected str, bytes or os.PathLike object" naming none."""
+    if not isinstance(value, str | os.PathLike):
+        raise InputError(place, f"expected a path, got {_kind(value)}")
 
 
 def expect_number(place: str, value: Any) -> None:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, Vali
 from pydantic_core import PydanticCustomError
 
 from . import utility as U
-from .errors import InputError
+from .errors import InputError, expect_path
 from .model import (
     Allocation,
     Instance,
@@ -598,6 +598,7 @@ def _num(x: float) -> float | int:
 
 def load_instance(path: str | Path) -> Instance:
     """Read and check an instance file (SPEC §5); ``InputError`` naming the place if bad."""
+    expect_path("path", path)
     with in_file(path):
         return instance_from_dict(read_json(path, "instance"))
 
@@ -620,6 +621,7 @@ def in_file(path: str | Path, fields: bool = False) -> Iterator[None]:
 def save_instance(inst: Instance, path: str | Path) -> None:
     """Write an instance file atomically (a reader never sees half a file)."""
     check_instance(inst)
+    expect_path("path", path)
     write_json_atomic(path, instance_to_dict(inst))
 
 
@@ -665,6 +667,7 @@ def schedule_to_dict(s: Schedule) -> dict[str, Any]:
 
 def load_schedule(path: str | Path) -> Schedule:
     """Read a schedule file (SPEC §5); check it against its instance with ``validate``."""
+    expect_path("path", path)
     with in_file(path):
         return schedule_from_dict(read_json(path, "schedule"))
 
@@ -672,6 +675,7 @@ def load_schedule(path: str | Path) -> Schedule:
 def save_schedule(s: Schedule, path: str | Path) -> None:
     """Write a schedule file atomically."""
     check_schedule(s)
+    expect_path("path", path)
     write_json_atomic(path, schedule_to_dict(s))
 
 

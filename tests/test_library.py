@@ -861,6 +861,19 @@ def _wrong_kinds(small):
         ("on_schedule", "must be a function",
          lambda: oasis_opt.compare(small, "fifo", on_schedule=5)),
         ("on_solve", "must be a function", lambda: oasis_opt.compare(small, "fifo", on_solve=5)),
+        # a path of another type: "expected str, bytes or os.PathLike object, not int" from
+        # pathlib, naming no parameter (verify and sweep after checking everything else)
+        ("path", "expected a path, got int", lambda: oasis_opt.load_instance(5)),
+        ("path", "expected a path, got NoneType", lambda: oasis_opt.load_schedule(None)),
+        ("path", "expected a path, got int", lambda: oasis_opt.save_instance(small, 5)),
+        ("path", "expected a path, got int", lambda: oasis_opt.save_schedule(sched, 5)),
+        ("opt_cache", "expected a path, got int", lambda: oasis_opt.solve(small, opt_cache=5)),
+        ("opt_cache", "expected a path, got int",
+         lambda: oasis_opt.compare(small, "fifo", opt_cache=5)),
+        ("out", "expected a path, got NoneType",
+         lambda: oasis_opt.verify(SPACE, "fifo", out=None)),
+        ("out", "expected a path, got int", lambda: oasis_opt.sweep(GRID, out=5)),
+        ("base", "expected a path, got int", lambda: oasis_opt.sweep(GRID, base=5)),
         # a name of another type: the instance was made, and its file did not load
         ("name", "expected a string, got int", lambda: oasis_opt.generate("small", name=5)),
         # a list where a name goes: "unhashable type: 'list'" from a dict lookup
