@@ -328,6 +328,9 @@ def _time_limit(config: pytest.Config) -> float | None:
     if not (given > 0 and math.isfinite(given)):
         raise pytest.UsageError(f"--oasis-opt-time-limit: expected a positive number of "
                                 f"seconds, got {text!r}")
+    if given > 1e7:  # offline.MAX_TIME_LIMIT, not imported: the plugin loads no solver
+        raise pytest.UsageError(f"--oasis-opt-time-limit: at most 1e7 seconds (about 115 "
+                                f"days), got {text!r}")
     return given
 
 

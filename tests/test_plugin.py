@@ -202,6 +202,16 @@ def test_bad_time_limit_is_a_usage_error(pytester, value):
     result.stderr.fnmatch_lines(["*--oasis-opt-time-limit: expected a positive number*"])
 
 
+@pytest.mark.parametrize("value", ["1e8", "1e300"])
+def test_a_time_limit_past_the_solves_is_a_usage_error(pytester, value):
+    """1e8 was taken, then every test that asks for OPT failed on the solve's own limit
+    ("time_limit: 1e+08 s is too long"): the command line refuses it at the flag."""
+    pytester.makepyfile(test_user="def test_x():\n    pass\n")
+    result = _run(pytester, f"--oasis-opt-time-limit={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--oasis-opt-time-limit: at most 1e7 seconds*"])
+
+
 def test_bad_ini_time_limit_is_a_usage_error(pytester):
     pytester.makepyfile(test_user="def test_x():\n    pass\n")
     pytester.makeini("[pytest]\noasis_opt_time_limit = 1_0\n")
