@@ -914,6 +914,22 @@ def test_a_memory_limit_with_spaces_or_a_sign_is_refused_as_the_numbers_are(caps
                                     f"got {size!r}")
 
 
+@pytest.mark.parametrize("env", [False, True])
+@pytest.mark.parametrize("size", ["1e999", "9" * 400 + "G"])
+def test_a_memory_limit_past_a_double_is_too_large_not_non_positive(capsys, monkeypatch, env,
+                                                                      size):
+    """``--max-memory 1e999`` (or OASIS_MAX_MEMORY) said "must be a positive size"."""
+    argv = ["run", SMALL, "-a", "fifo"]
+    if env:
+        monkeypatch.setenv("OASIS_MAX_MEMORY", size)
+    else:
+        argv += ["--max-memory", size]
+    code, _, err = _run(capsys, *argv)
+    assert code == 2
+    place = "OASIS_MAX_MEMORY" if env else "--max-memory"
+    assert f"error: {place}: too large a size, got '" in _one_error(err)
+
+
 def test_the_environments_memory_limit_may_end_in_a_newline(capsys, monkeypatch):
     monkeypatch.setenv("OASIS_MAX_MEMORY", "4G\n")
     code, _, err = _run(capsys, "run", SMALL, "-a", "fifo")
