@@ -237,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     e = cmd("experiment", "reproduce one of the paper's findings: CSV + PNG figure")
     e.add_argument("name", metavar="NAME",
                    help="ratio, utility-vs-jobs, estimation-error, runtime, trace or regime")
-    e.add_argument("--seeds", type=_nonneg_int("--seeds"), default=None, metavar="K",
+    e.add_argument("--seeds", type=_nonneg_int("--seeds", 1), default=None, metavar="K",
                    help="number of seeds (default per experiment)")
     e.add_argument("--out", default="results", metavar="DIR", help="output folder (results/)")
     e.add_argument("--quick", action="store_true", help="a tiny configuration, for a smoke run")

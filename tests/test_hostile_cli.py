@@ -1114,3 +1114,13 @@ def test_verify_max_instances_below_one_says_one(tmp_path, capsys, value):
     assert f"--max-instances must be at least 1, got '{value}'" in _one_error(
         capsys.readouterr().err)
     assert not (tmp_path / "v").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_experiment_seeds_below_one_says_one(tmp_path, capsys, value):
+    """``--seeds -1`` said "must be at least 0" and 0 then "must be in 1 … 100000"."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(["experiment", "ratio", "--seeds", value, "--out", str(tmp_path / "r")])
+    assert info.value.code == 2
+    assert f"--seeds must be at least 1, got '{value}'" in _one_error(capsys.readouterr().err)
+    assert not (tmp_path / "r").exists()
