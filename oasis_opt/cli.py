@@ -344,13 +344,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a parameter of the algorithm, VALUE a JSON value (repeatable)")
     add_family_arguments(a)
-    a.add_argument("--jobs", type=_nonneg_int("--jobs"), default=4, metavar="J",
+    a.add_argument("--jobs", type=_nonneg_int("--jobs", 1), default=4, metavar="J",
                    help="jobs per instance (default 4)")
-    a.add_argument("--horizon", type=_nonneg_int("--horizon"), default=6, metavar="T",
+    a.add_argument("--horizon", type=_nonneg_int("--horizon", 1), default=6, metavar="T",
                    help="slots (default 6)")
-    a.add_argument("--worker-servers", type=_nonneg_int("--worker-servers"), default=2,
+    a.add_argument("--worker-servers", type=_nonneg_int("--worker-servers", 1), default=2,
                    metavar="H", help="worker servers (default 2)")
-    a.add_argument("--ps-servers", type=_nonneg_int("--ps-servers"), default=1, metavar="K",
+    a.add_argument("--ps-servers", type=_nonneg_int("--ps-servers", 1), default=1, metavar="K",
                    help="PS servers (default 1)")
     a.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
                    help="search only the theorem's regime: no job's workers or PSs hold more "
@@ -1086,7 +1086,7 @@ def add_family_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--share", type=_positive("--share"), action="append", default=None,
                    metavar="S", help="with --family: the share of a server one job holds "
                                      "(repeatable; default 0.1 0.05 0.02 0.01)")
-    a.add_argument("--steps", type=_nonneg_int("--steps"), default=None, metavar="K",
+    a.add_argument("--steps", type=_nonneg_int("--steps", 2), default=None, metavar="K",
                    help="with --family: blocks of rising value (default 12)")
     a.add_argument("--certified", action="store_true",
                    help="score candidates by a certified lower bound on OPT (the best schedule "

@@ -145,6 +145,20 @@ def test_options_of_the_other_mode_are_refused(tmp_path, capfd, argv, message):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("flag,least", [("--jobs", 1), ("--horizon", 1),
+                                        ("--worker-servers", 1), ("--ps-servers", 1),
+                                        ("--steps", 2)])
+def test_a_count_below_its_least_says_the_least(tmp_path, capfd, flag, least):
+    """``--jobs -1`` said "must be at least 0" and 0 then "must be in 1…8"."""
+    family = ["--family", "threshold"] if flag == "--steps" else ["-a", "fifo"]
+    for value in ("-1", str(least - 1)):
+        with pytest.raises(SystemExit) as stop:
+            main(["adversary", *family, flag, value, "-o", str(tmp_path / "w")])
+        assert stop.value.code == 2
+        assert f"{flag} must be at least {least}, got '{value}'" in capfd.readouterr().err
+    assert not (tmp_path / "w").exists()
+
+
 # --- certified scoring and the family seed (issue 20, item 3) -----------------------------
 
 
