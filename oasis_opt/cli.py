@@ -1234,13 +1234,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args)
 
 
+class _Guarded:
+    """Standard output whose failed writes (``> /dev/full``, a reader that left: ``| head``)
+    are bad usage named "standard output", not an internal error of the command."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as err:
+            raise _cannot_write(err) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as err:
+            raise _cannot_write(err) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _cannot_write(err: OSError) -> InputError:
+    return InputError(STDOUT, f"cannot write: {err.strerror or err}")
+
+
+#: The place of an error writing standard output.
+STDOUT = "standard output"
+
+
+def _quiet_stdout() -> None:
+    """After a failed write the process's stdout still holds what it could not write, and
+    Python tries again at exit ("Exception ignored … BrokenPipeError", a second line): fd 1
+    goes to /dev/null so that the last flush succeeds quietly."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        if sys.__stdout__ is not None and sys.__stdout__.fileno() == 1:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
+
+
 def _run(args: argparse.Namespace) -> int:
     """The command of ``args``, its errors printed (exit status, module docstring)."""
     try:
         _check_paths(args)
         with _stdout_guard(args.json), _memory_limit(getattr(args, "max_memory", None)):
-            return COMMANDS[args.command](args)
+            code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # what the command printed reaches its reader, or fails here
+        return code
     except InputError as err:
+        if err.place == STDOUT:
+            _quiet_stdout()
         print(f"oasis-opt {args.command}: error: "
               f"{_as_flag(err, args.command, getattr(args, 'param', None) or ())}",
               file=sys.stderr)
@@ -1275,7 +1321,10 @@ def _printable_streams() -> Any:
     printing it ended the command after its work ("surrogates not allowed", exit 1). Such a
     stream shows it escaped for the command, as Python's stderr does."""
     changed = []
-    for stream in (sys.stdout, sys.stderr):
+    saved = sys.stdout
+    if sys.stdout is not None:
+        sys.stdout = _Guarded(sys.stdout)
+    for stream in (saved, sys.stderr):
         if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
             with contextlib.suppress(ValueError, OSError):  # closed, or not reconfigurable
                 stream.reconfigure(errors="backslashreplace")
@@ -1283,6 +1332,7 @@ def _printable_streams() -> Any:
     try:
         yield
     finally:
+        sys.stdout = saved
         for stream in changed:
             with contextlib.suppress(ValueError, OSError):
                 stream.reconfigure(errors="strict")
@@ -1325,20 +1375,24 @@ def _stdout_guard(json_mode: bool):
     except (OSError, ValueError):
         raise InputError("--json", "standard output is closed: nowhere to print the JSON "
                                    "object") from None
-    _json_out = os.fdopen(os.dup(saved), "w")
+    out = os.fdopen(os.dup(saved), "w")
+    _json_out = _Guarded(out)
     os.dup2(2, 1)
     old = sys.stdout
     sys.stdout = sys.stderr
     try:
         yield
     finally:
-        sys.stdout.flush()
-        _json_out.flush()
-        _json_out.close()
-        _json_out = None
-        sys.stdout = old
-        os.dup2(saved, 1)
-        os.close(saved)
+        try:
+            sys.stdout.flush()
+            _json_out.flush()  # a full device or a reader that left: InputError, after
+        finally:               # the descriptors are put back
+            with contextlib.suppress(OSError):
+                out.close()
+            _json_out = None
+            sys.stdout = old
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 if __name__ == "__main__":

@@ -1063,6 +1063,31 @@ def test_json_with_standard_output_closed_is_refused_before_the_work(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+@pytest.mark.parametrize("how", ["full", "pipe"])
+def test_standard_output_that_cannot_be_written_is_one_line_not_an_internal_error(
+        tmp_path, json_flag, how):
+    """``> /dev/full`` or a reader that left (``| head -c0``) ended in "internal error:
+    [Errno 28] No space left on device" / "[Errno 32] Broken pipe" (exit 1), as if a bug."""
+    import subprocess
+    import sys
+    out = tmp_path / "s.json"
+    argv = [sys.executable, "-m", "oasis_opt", "run", str(SMALL), "-a", "fifo", "-o", str(out),
+            *json_flag]
+    if how == "full":
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        code, err = r.returncode, r.stderr
+    else:
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p.stdout.close()  # the reader leaves before the command prints
+        err = p.stderr.read()
+        code = p.wait(timeout=120)
+    why = "No space left on device" if how == "full" else "Broken pipe"
+    assert (code, err) == (2, f"oasis-opt run: error: standard output: cannot write: {why}\n")
+    assert out.exists()  # the schedule was written before the report
+
+
 @pytest.mark.parametrize("argv", [["--check", "--max-seconds", "1_0"],
                                   ["--check", "--max-seconds", "nan"],
                                   ["--check", "--max-seconds", "-1"],
