@@ -27,6 +27,7 @@ from pydantic_core import PydanticCustomError
 from . import utility as U
 from .errors import InputError, expect_path
 from .model import (
+    MAX_COUNT,
     Allocation,
     Instance,
     Job,
@@ -42,9 +43,8 @@ INSTANCE_FORMAT = "oasis-instance/1"
 SCHEDULE_FORMAT = "oasis-schedule/1"
 
 #: Range rules (SPEC §5: numbers the arithmetic can schedule at the stated tolerances).
-#: Counts (servers, workers, PSs, slots, workloads) stay below ``MAX_COUNT`` so that sums of
-#: them over servers and slots are exact in 64-bit integers and in doubles.
-MAX_COUNT = 10**12
+#: Counts (servers, workers, PSs, slots, workloads) stay below ``MAX_COUNT`` (``model``'s) so
+#: that sums of them over servers and slots are exact in 64-bit integers and in doubles.
 #: Positive capacities and demands lie in [MIN_AMOUNT, MAX_AMOUNT]: ``floor(C/α + 1e-9)`` and
 #: the validator's ``1e-9·C`` capacity tolerance need ratios and sums far from over/underflow.
 MIN_AMOUNT, MAX_AMOUNT = 1e-9, 1e15

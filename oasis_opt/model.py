@@ -466,6 +466,9 @@ class Schedule:
         """``from_arrays`` for sparse counts: the same schedule, byte for byte, from job i's
         ``SlotCounts`` of workers and PSs (jobs absent from ``workers`` did not run). Memory
         and time grow with the entries, not with jobs × slots × servers."""
+        if extras is not None and not isinstance(extras, Mapping):
+            raise ValueError(f"extras: expected a dict {{name: value}}, got "
+                             f"{type(extras).__name__}")
         results = []
         total = 0.0
         for i, job in enumerate(instance.jobs):
@@ -534,20 +537,31 @@ def check_schedule(value: Any, place: str = "schedule") -> None:
     _expect_loaded(value, place, Schedule, "a Schedule", "load_schedule")
 
 
+#: The most a count (servers, workers, PSs, slots, workloads) may be: sums of them over
+#: servers and slots stay exact in 64-bit integers and in doubles (``io`` holds files to it).
+MAX_COUNT = 10**12
+
+
 def _counts_array(counts: Any, shape: tuple[int, int], where: str) -> np.ndarray:
     """``counts`` as an int64 array of ``shape`` (slots, servers); ``ValueError`` naming
-    ``where`` for another shape or a value that is not a non-negative integer."""
-    a = np.asarray(counts)
+    ``where`` for another shape or a value that is not a non-negative integer of at most
+    ``MAX_COUNT`` (a larger one wrapped round in the cast: 1e30 became -2^63)."""
+    try:
+        a = np.asarray(counts)
+    except ValueError:  # numpy's "inhomogeneous shape", naming no entry
+        raise ValueError(f"{where}: expected an array of shape {shape} (slots, servers), got "
+                         "a ragged list") from None
     if a.shape != shape:
         raise ValueError(f"{where}: expected an array of shape {shape} (slots, servers), got "
                          f"{a.shape}")
     if a.dtype.kind not in "biuf":
         raise ValueError(f"{where}: expected integer counts, got an array of {a.dtype}")
     bad = ~np.isfinite(a) | (a < 0) | (a != np.round(a)) if a.dtype.kind == "f" else a < 0
+    bad |= a > MAX_COUNT
     if bad.any():
         t, s = (int(x) for x in np.argwhere(bad)[0])
         raise ValueError(f"{where}: slot {t}, server {s} holds {a[t, s].item()!r}; counts are "
-                         f"non-negative integers")
+                         f"non-negative integers of at most {MAX_COUNT:.0e}")
     return a.astype(np.int64)
 
 
