@@ -131,7 +131,10 @@ class App:
             except RowError as err:
                 raise InputError(f"{self.folder / name}:{line}", str(err)) from None
             last = max(last, it)
-        return last or None
+        if last == 0:  # the file is there: its rows, not its absence, are what is wrong
+            raise InputError(str(self.folder / name), "no row with a positive iteration: no "
+                                                      "steps to train")
+        return last
 
 
 def load(trace: str | Path, policy: Policy, *, apps: str | Path | None = None) -> Imported:
