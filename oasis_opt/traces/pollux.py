@@ -77,6 +77,9 @@ class App:
                 try:
                     b = number(row, "local_bsz", positive=True)
                     t = number(row, "step_time") + number(row, "sync_time")
+                    if t <= 0:  # would read as "not measured" where the job asks for it
+                        raise RowError("columns step_time + sync_time: a step takes no time "
+                                       "(0 s)")
                     if fname == "placements.csv":
                         p = row["placement"]
                         # '²' is a digit, not an int; int() refuses 4 300 digits and more
