@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .errors import AlgorithmError, InputError, SolverError
+from .errors import AlgorithmError, InputError, SolverError, one_line
 from .version import __version__
 
 EPILOG = """\
@@ -56,8 +56,9 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # usage errors: one line, exit 2
         from .errors import MAX_MESSAGE, elide
         self.print_usage(sys.stderr)
-        # argparse echoes an unknown choice or argument whole: clipped as InputError's are
-        self.exit(2, f"{self.prog}: error: {elide(message, MAX_MESSAGE)}\n")
+        # argparse echoes an unknown choice or argument whole: clipped as InputError's are,
+        # and on one line
+        self.exit(2, f"{self.prog}: error: {one_line(elide(message, MAX_MESSAGE))}\n")
 
 
 def _number_text(name: str, text: str, *, integer: bool = False) -> float:
@@ -1288,7 +1289,7 @@ def _run(args: argparse.Namespace) -> int:
         if err.place == STDOUT:
             _quiet_stdout()
         print(f"oasis-opt {args.command}: error: "
-              f"{_as_flag(err, args.command, getattr(args, 'param', None) or ())}",
+              f"{one_line(_as_flag(err, args.command, getattr(args, 'param', None) or ()))}",
               file=sys.stderr)
         return 2
     except MemoryError:
@@ -1309,7 +1310,8 @@ def _run(args: argparse.Namespace) -> int:
         # the first line that says something (a message may start with a line break)
         text = next((line.strip() for line in str(err).splitlines() if line.strip()),
                     type(err).__name__)
-        print(f"oasis-opt {args.command}: {kind}: {text} (set OASIS_DEBUG=1 for a traceback)",
+        print(f"oasis-opt {args.command}: {kind}: {one_line(text)} (set OASIS_DEBUG=1 for a "
+              "traceback)",
               file=sys.stderr)
         return 1
 

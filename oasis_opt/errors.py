@@ -33,6 +33,18 @@ MAX_PLACE = 300
 MAX_MESSAGE = 600
 
 
+#: What ``one_line`` escapes: C0 and C1 controls and the characters ``str.splitlines`` breaks at
+_LINE_BREAKERS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]} | {
+    0x2028: "\\u2028", 0x2029: "\\u2029", 0x09: "\\t", 0x0a: "\\n", 0x0d: "\\r"}
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks and control characters escaped (``\\n``, ``\\x1b``): an
+    error names places from the user's files and paths, and one line stays one line (and no
+    escape sequence reaches the terminal)."""
+    return text.translate(_LINE_BREAKERS)
+
+
 def elide(text: str, most: int) -> str:
     """``text``, or its start and end around " … " where it is longer than ``most``."""
     if not isinstance(text, str) or len(text) <= most:

@@ -995,6 +995,25 @@ def test_a_hostile_argument_in_a_usage_error_is_clipped(capsys, argv):
     assert len(line) < 1000 and "…" in line, line[:200]
 
 
+@pytest.mark.parametrize("where", ["key", "path", "escape"])
+def test_a_line_break_in_a_place_stays_one_line(tmp_path, capsys, where):
+    """A field named "bo\\ngus" (or a path with a line break) was printed as it is: the error
+    took two lines of stderr, and an ESC byte reached the terminal."""
+    doc = json.loads(SMALL.read_text())
+    key = {"key": "bo\ngus", "path": "x", "escape": "\x1b[31mred\u2028"}[where]
+    doc["jobs"][0][key] = 1
+    p = tmp_path / ("i\n.json" if where == "path" else "i.json")
+    if where != "path":
+        p.write_text(json.dumps(doc))
+    code, _, err = _run(capsys, "run", p, "-a", "fifo")
+    assert code == 2
+    assert len(err.splitlines()) == 1 and err.endswith("\n"), repr(err)
+    assert "\x1b" not in err
+    want = {"key": "jobs[0].bo\\ngus: unknown field", "path": "i\\n.json: cannot read",
+            "escape": "jobs[0].\\x1b[31mred\\u2028: unknown field"}[where]
+    assert want in err, err
+
+
 # --- names are drawn as text, never as matplotlib's mathtext ---------------------------------
 
 
