@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, expect_integer, expect_number, expect_path
+from .errors import InputError, expect_executor, expect_integer, expect_number, expect_path
 from .model import Instance, Schedule, check_instance
 
 
@@ -171,6 +171,7 @@ def import_trace(format: str, path: str | Path, *, jobs: int | str | None = 40, 
     if not isinstance(path, str | Path):
         raise InputError("path", f"expected a path to the trace file, got "
                                  f"{type(path).__name__}")
+    expect_path("path", path)
     _check_kinds(integers={"jobs": jobs, "start": start, "horizon": horizon,
                            "servers": servers},
                  numbers={"slot_seconds": slot_seconds, "load": load})
@@ -194,6 +195,7 @@ def adversary(algorithm: str, *, jobs: int = 4, horizon: int = 6, worker_servers
                            "ps_servers": ps_servers, "evaluations": evaluations, "seed": seed},
                  numbers={"max_share": max_share, "budget": budget, "time_limit": time_limit},
                  dicts={"params": params})
+    expect_executor("executor", executor)
     space = SearchSpace(jobs=jobs, horizon=horizon, worker_servers=worker_servers,
                         ps_servers=ps_servers, max_share=max_share)
     return search(algorithm, space=space, evaluations=evaluations, budget=budget, seed=seed,
@@ -246,6 +248,7 @@ def verify(space: Mapping[str, Any] | str | Path, algorithm: str, *, out: str | 
                  numbers={"max_share": max_share, "time_limit": time_limit},
                  dicts={"params": params})
     expect_path("out", out)  # required: None is no folder
+    expect_executor("executor", executor)
     s = verifier.space_from_dict(dict(space)) if isinstance(space, Mapping) \
         else verifier.load_space(space)
     limit = verifier.DEFAULT_MAX_INSTANCES if max_instances is None else max_instances

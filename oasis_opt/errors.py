@@ -89,6 +89,15 @@ def expect_path(place: str, value: Any) -> None:
     not with pathlib's "expected str, bytes or os.PathLike object" naming none."""
     if not isinstance(value, str | os.PathLike):
         raise InputError(place, f"expected a path, got {_kind(value)}")
+    if value == "":  # Path('') is '.': the working folder, as the command line's '' was
+        raise InputError(place, "an empty path names no file")
+
+
+def expect_executor(place: str, value: Any) -> None:
+    """Refuse an executor that is none (None is each caller's own default): it failed with
+    "'int' object has no attribute 'submit'" once the work was under way."""
+    if value is not None and not callable(getattr(value, "submit", None)):
+        raise InputError(place, f"expected an executor (with submit), got {_kind(value)}")
 
 
 def expect_number(place: str, value: Any) -> None:

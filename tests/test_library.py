@@ -874,6 +874,22 @@ def _wrong_kinds(small):
          lambda: oasis_opt.verify(SPACE, "fifo", out=None)),
         ("out", "expected a path, got int", lambda: oasis_opt.sweep(GRID, out=5)),
         ("base", "expected a path, got int", lambda: oasis_opt.sweep(GRID, base=5)),
+        # '' ran in the working folder (verify's and a sweep's results, a cache entry there);
+        # the command line refuses it by the flag
+        ("out", "an empty path names no file", lambda: oasis_opt.verify(SPACE, "fifo", out="")),
+        ("out", "an empty path names no file", lambda: oasis_opt.sweep(GRID, out="")),
+        ("opt_cache", "an empty path names no file",
+         lambda: oasis_opt.solve(small, opt_cache="")),
+        ("path", "an empty path names no file", lambda: oasis_opt.import_trace("tiresias", "")),
+        ("path", "an empty path names no file", lambda: oasis_opt.load_instance("")),
+        ("path", "an empty path names no file", lambda: oasis_opt.save_instance(small, "")),
+        # an executor that is none: "'int' object has no attribute 'submit'" mid-run
+        ("executor", "expected an executor (with submit), got int",
+         lambda: oasis_opt.adversary("fifo", evaluations=2, executor=5)),
+        ("executor", "expected an executor (with submit), got int",
+         lambda: oasis_opt.verify(SPACE, "fifo", out="v", executor=5)),
+        ("executor", "expected an executor (with submit), got int",
+         lambda: oasis_opt.solve(small, method="colgen", executor=5)),
         # a name of another type: the instance was made, and its file did not load
         ("name", "expected a string, got int", lambda: oasis_opt.generate("small", name=5)),
         # a list where a name goes: "unhashable type: 'list'" from a dict lookup

@@ -69,7 +69,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from ..errors import InputError, expect_callable, expect_number
+from ..errors import InputError, expect_callable, expect_executor, expect_number
 from ..model import Instance, Schedule, check_instance
 from ..utility import trivial_bound
 from .backends import THREADS
@@ -196,6 +196,7 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     check_instance(instance)
     check_arguments(options, on_progress=on_progress, on_round=on_round,
                     on_schedule=on_schedule)
+    expect_executor("executor", executor)
     check_counts(instance)
     names = floor_names(floor)
     given = given_schedules(instance, floor_schedules)
