@@ -43,7 +43,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
-from .errors import AlgorithmError, InputError
+from .errors import AlgorithmError, InputError, expect_path
 from .io import (
     JSON_MEMORY_FACTOR,
     Count,
@@ -56,7 +56,7 @@ from .io import (
     read_input,
     read_json,
 )
-from .tasks import ResultStore, make_executor, run_tasks
+from .tasks import ResultStore, check_workers, make_executor, run_tasks
 
 GRID_FORMAT = "oasis-sweep/1"
 COLUMNS = ("instance", "algorithm", "params", "utility", "completed", "seconds", "opt",
@@ -249,6 +249,7 @@ class Grid:
     def from_dict(cls, data: dict[str, Any], base: str | Path = ".") -> Grid:
         """A grid from the fields of a grid file (SPEC §6), checked as a file is; relative
         instance paths and ``out`` are taken from ``base`` (default the current folder)."""
+        expect_path("base", base)
         return _grid_from_dict(data, Path(base).resolve())
 
     def run(self, *, out: str | Path | None = None, workers: int | None = None,
@@ -586,6 +587,10 @@ def run_grid(grid: Grid, *, out: str | Path | None = None, workers: int | None =
     """Run (or resume) a grid; returns what the command line reports. ``opt_cache``: a folder
     of cached optima (``optcache``) for the reference solves, which every worker must reach
     (a shared file system for Dask workers on other machines)."""
+    for place, path in (("out", out), ("opt_cache", opt_cache)):
+        if path is not None:
+            expect_path(place, path)
+    check_workers(workers)  # before the store's folder is made
     folder = Path(out) if out is not None else grid.out
     if folder is None:
         raise InputError("out", "missing field (or give --out)")

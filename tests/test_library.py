@@ -890,6 +890,14 @@ def _wrong_kinds(small):
          lambda: oasis_opt.verify(SPACE, "fifo", out="v", executor=5)),
         ("executor", "expected an executor (with submit), got int",
          lambda: oasis_opt.solve(small, method="colgen", executor=5)),
+        # the pool's own words ("max_workers must be greater than 0"), pathlib's for a path
+        ("workers", "must be at least 0, got -1", lambda: oasis_opt.sweep(GRID, workers=-1)),
+        ("workers", "must be an integer, got str",
+         lambda: oasis_opt.Grid.from_dict(GRID).run(out="o", workers="2")),
+        ("base", "expected a path, got int", lambda: oasis_opt.Grid.from_dict(GRID, base=5)),
+        ("out", "expected a path, got int", lambda: oasis_opt.Grid.from_dict(GRID).run(out=5)),
+        ("opt_cache", "expected a path, got int",
+         lambda: oasis_opt.Grid.from_dict(GRID).run(out="o", opt_cache=5)),
         # a name of another type: the instance was made, and its file did not load
         ("name", "expected a string, got int", lambda: oasis_opt.generate("small", name=5)),
         # a list where a name goes: "unhashable type: 'list'" from a dict lookup
