@@ -1310,8 +1310,9 @@ def _run(args: argparse.Namespace) -> int:
         # the first line that says something (a message may start with a line break)
         text = next((line.strip() for line in str(err).splitlines() if line.strip()),
                     type(err).__name__)
-        print(f"oasis-opt {args.command}: {kind}: {one_line(text)} (set OASIS_DEBUG=1 for a "
-              "traceback)",
+        from .errors import MAX_MESSAGE, elide  # clipped as InputError's messages are
+        print(f"oasis-opt {args.command}: {kind}: {one_line(elide(text, MAX_MESSAGE))} (set "
+              "OASIS_DEBUG=1 for a traceback)",
               file=sys.stderr)
         return 1
 

@@ -1067,6 +1067,22 @@ def test_an_internal_error_whose_message_starts_with_a_newline_is_not_blank(caps
                    "traceback)\n")
 
 
+@pytest.mark.parametrize("kind", ["algorithm", "internal"])
+def test_a_long_failure_message_is_clipped(capsys, monkeypatch, kind):
+    """``run -a sys:exit`` ended in "algorithm error: … SystemExit: Instance(name=…" of
+    3 000 characters (the instance's repr): InputError's messages were clipped, these not."""
+    from oasis_opt.errors import AlgorithmError
+
+    def broken(args):
+        text = "x" * 100_000
+        raise AlgorithmError(text) if kind == "algorithm" else RuntimeError(text)
+    monkeypatch.setitem(cli.COMMANDS, "validate", broken)
+    code, _, err = _run(capsys, "validate", SMALL, SMALL)
+    assert code == 1
+    assert len(err.splitlines()) == 1 and len(err) < 1000 and " … " in err, err[:200]
+    assert err.endswith("(set OASIS_DEBUG=1 for a traceback)\n")
+
+
 def test_json_with_standard_output_closed_is_refused_before_the_work(tmp_path):
     """``--json >&-`` ended in "internal error: 'NoneType' object has no attribute 'flush'"
     (exit 1) after the schedule was written."""
