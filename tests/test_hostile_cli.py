@@ -1184,3 +1184,28 @@ def test_experiment_seeds_below_one_says_one(tmp_path, capsys, value):
     assert info.value.code == 2
     assert f"--seeds must be at least 1, got '{value}'" in _one_error(capsys.readouterr().err)
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("doc,message", [
+    ([], "manifest.json: expected an object"),
+    ({"format": "oasis-manifest/1"}, "manifest.json: instances: missing field"),
+    ({"format": "oasis-manifest/1", "instances": {}}, "instances: expected a list"),
+    ({"format": "oasis-manifest/1", "instances": [5]}, "instances[0]: expected an object"),
+    ({"format": "oasis-manifest/1", "instances": [{"file": "small-s0.json", "optimum": 1}]},
+     "instances[0].seconds: expected a number"),
+    ({"format": "oasis-manifest/1",
+      "instances": [{"file": "small-s0.json", "optimum": "1", "seconds": 1}]},
+     "instances[0].optimum: expected a number"),
+    ({"format": "oasis-manifest/1",
+      "instances": [{"file": 5, "optimum": 1, "seconds": 1}]},
+     "instances[0].file: expected a file name"),
+    ('{"format": "oasis-manifest/1", "instances": [], "instances": []}', "duplicate key"),
+])
+def test_the_manifest_tool_refuses_a_malformed_manifest(tmp_path, capsys, doc, message):
+    """A manifest that was a list, or lacked "instances", or held a string where a number
+    goes, ended in a traceback (AttributeError, KeyError, TypeError) of --check."""
+    from oasis_opt import manifest
+    (tmp_path / "manifest.json").write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    assert manifest.main(["--check", "--dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.splitlines()) == 1, err
