@@ -9,12 +9,23 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .errors import InputError
-from .model import CAP_TOL, REL_TOL, Instance, Schedule, check_instance, check_schedule, ps_needed
+from .model import (
+    CAP_TOL,
+    REL_TOL,
+    Allocation,
+    Instance,
+    JobResult,
+    Schedule,
+    check_instance,
+    check_schedule,
+    ps_needed,
+)
 
 
 @dataclass(frozen=True)
@@ -82,8 +93,18 @@ def check_names(instance: Instance, schedule: Schedule) -> None:
     if not _is_number(schedule.total_utility):
         raise InputError("total_utility", f"expected a number, got "
                                           f"{schedule.total_utility!r:.40}")
+    if not isinstance(schedule.jobs, list | tuple):
+        raise InputError("jobs", f"expected a list of JobResult, got "
+                                 f"{type(schedule.jobs).__name__}")
     seen: dict[str, int] = {}
     for n, jr in enumerate(schedule.jobs):
+        # the shape of a schedule built in memory: it failed inside as "'NoneType' object is
+        # not iterable" or "'list' object has no attribute 'items'"
+        if not isinstance(jr, JobResult):
+            raise InputError(f"jobs[{n}]", f"expected a JobResult, got {type(jr).__name__}")
+        if not isinstance(jr.allocations, list | tuple):
+            raise InputError(f"jobs[{n}].allocations", f"expected a list of Allocation, got "
+                                                      f"{type(jr.allocations).__name__}")
         if jr.id not in instance.job_index:
             raise InputError(f"jobs[{n}].id", f"unknown job {jr.id!r}")
         if jr.id in seen:
@@ -102,6 +123,14 @@ def check_names(instance: Instance, schedule: Schedule) -> None:
         if not _is_number(jr.utility):
             raise InputError(f"jobs[{n}].utility", f"expected a number, got {jr.utility!r:.40}")
         for m, a in enumerate(jr.allocations):
+            if type(a) is not Allocation and not isinstance(a, Allocation):
+                raise InputError(f"jobs[{n}].allocations[{m}]", f"expected an Allocation, got "
+                                                                f"{type(a).__name__}")
+            for pool, counts in (("workers", a.workers), ("ps", a.ps)):
+                if type(counts) is not dict and not isinstance(counts, Mapping):
+                    raise InputError(f"jobs[{n}].allocations[{m}].{pool}",
+                                     f"expected a dict {{server: count}}, got "
+                                     f"{type(counts).__name__}")
             if not _is_count(a.slot):
                 raise InputError(f"jobs[{n}].allocations[{m}].slot",
                                  f"expected a non-negative integer, got {a.slot!r:.40}")

@@ -268,7 +268,9 @@ def test_names_that_do_not_resolve(mysched, small, name, message) -> None:
                               "expected true or false, got [01]"),
     ("mysched:set_extras", "produced a malformed schedule on small-s1: extras: not JSON values"),
     ("mysched:no_jobs", "produced a malformed schedule on small-s1: jobs: expected a tuple"),
-    ("mysched:list_counts", "produced a malformed schedule on small-s1: AttributeError"),
+    ("mysched:list_counts", r"produced a malformed schedule on small-s1: jobs\[0\]\."
+                            r"allocations\[0\]\.workers: expected a dict \{server: count\}, "
+                            "got list"),
 ])
 def test_runs_that_fail_name_the_algorithm(mysched, small, name, message) -> None:
     with pytest.raises(AlgorithmError, match=message):
