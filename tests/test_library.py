@@ -277,6 +277,18 @@ def test_runs_that_fail_name_the_algorithm(mysched, small, name, message) -> Non
         algorithms.run(name, small)
 
 
+def test_a_failure_s_long_message_is_clipped_to_one_line(small) -> None:
+    """``-a sys:exit`` failed with SystemExit(instance): its message was the instance's
+    repr, 3 000 characters, whole in the error and in the solve's floor notes."""
+    def loud(instance):
+        sys.exit("line\n" + "x" * 10_000)
+    with pytest.raises(AlgorithmError) as err:
+        algorithms.run(loud, small)
+    text = str(err.value)
+    assert len(text) < 700 and " … " in text and "\n" not in text, text[:200]
+    assert "failed on small-s1: SystemExit: line\\nxxx" in text
+
+
 def test_a_run_cannot_change_the_instance(mysched, small) -> None:
     """A scheduler that wrote into the instance's capacities passed the validator with an
     overfilled schedule; the arrays are read-only, in this process and after pickling (the
