@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -673,9 +673,23 @@ def load_schedule(path: str | Path) -> Schedule:
 
 
 def save_schedule(s: Schedule, path: str | Path) -> None:
-    """Write a schedule file atomically."""
+    """Write a schedule file atomically; one that ``load_schedule`` would refuse (a job id
+    that is no string, a utility of NaN written as null) or that is no schedule (``jobs``
+    None, ``extras`` a set) is refused naming the place, and nothing is written."""
+    from .validate import check_names
     check_schedule(s)
     expect_path("path", path)
+    check_names(None, s)
+    for place, u in [("total_utility", s.total_utility)] + [
+            (f"jobs[{n}].utility", j.utility) for n, j in enumerate(s.jobs)]:
+        if not math.isfinite(u):
+            raise InputError(place, f"expected a finite number, got {u!r}")
+    if not isinstance(s.extras, Mapping):
+        raise InputError("extras", f"expected a dict, got {type(s.extras).__name__}")
+    try:
+        dumps(dict(s.extras))
+    except (TypeError, ValueError, RecursionError) as err:
+        raise InputError("extras", f"not JSON values ({err})") from None
     write_json_atomic(path, schedule_to_dict(s))
 
 

@@ -80,13 +80,14 @@ def _is_number(x: object) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool | np.bool_)
 
 
-def check_names(instance: Instance, schedule: Schedule) -> None:
+def check_names(instance: Instance | None, schedule: Schedule) -> None:
     """Raise ``InputError`` for a job or server the instance does not have, a job listed
     twice, a slot or count that is not a non-negative integer, a ``completed`` that is not a
     bool or a utility that is not a number: what ``load_schedule`` refuses in a file (SPEC §5),
     refused here too for a schedule built in memory (a negative count would free capacity for
     another job, a job listed twice would earn twice, ``completed: 1`` is written to a file
-    the loader refuses)."""
+    the loader refuses). With ``instance`` None (``save_schedule``) the names are only held
+    to be strings."""
     for place in ("instance", "algorithm"):
         if not isinstance(getattr(schedule, place), str):
             raise InputError(place, f"expected a string, got {getattr(schedule, place)!r:.40}")
@@ -105,7 +106,9 @@ def check_names(instance: Instance, schedule: Schedule) -> None:
         if not isinstance(jr.allocations, list | tuple):
             raise InputError(f"jobs[{n}].allocations", f"expected a list of Allocation, got "
                                                       f"{type(jr.allocations).__name__}")
-        if jr.id not in instance.job_index:
+        if not isinstance(jr.id, str):
+            raise InputError(f"jobs[{n}].id", f"expected a string, got {jr.id!r:.40}")
+        if instance is not None and jr.id not in instance.job_index:
             raise InputError(f"jobs[{n}].id", f"unknown job {jr.id!r}")
         if jr.id in seen:
             raise InputError(f"jobs[{n}].id",
@@ -134,14 +137,19 @@ def check_names(instance: Instance, schedule: Schedule) -> None:
             if not _is_count(a.slot):
                 raise InputError(f"jobs[{n}].allocations[{m}].slot",
                                  f"expected a non-negative integer, got {a.slot!r:.40}")
-            for pool, counts, known in (("workers", a.workers, instance.worker_index),
-                                        ("ps", a.ps, instance.ps_index)):
+            for pool, counts, known in (
+                    ("workers", a.workers, None if instance is None else instance.worker_index),
+                    ("ps", a.ps, None if instance is None else instance.ps_index)):
                 for name, count in counts.items():
                     # a plain int of a known server passes at once (millions of entries on a
                     # whole trace); anything else is looked at closely
-                    if type(count) is int and count >= 0 and name in known:
+                    if type(count) is int and count >= 0 and \
+                            (type(name) is str if known is None else name in known):
                         continue
-                    if name not in known:
+                    if known is None and not isinstance(name, str):
+                        raise InputError(f"jobs[{n}].allocations[{m}].{pool}",
+                                         f"expected a server name, got {name!r:.40}")
+                    if known is not None and name not in known:
                         kind = "worker" if pool == "workers" else "PS"
                         raise InputError(f"jobs[{n}].allocations[{m}].{pool}",
                                          f"unknown {kind} server {name!r}")
