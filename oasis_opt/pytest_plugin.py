@@ -80,7 +80,14 @@ def generated_instances(preset: str, seeds: int | Iterable[int] = 1, *,
     """``generator.generate(preset, seed=s, jobs=, horizon=)`` for each seed (``seeds``: a
     count K for seeds 0…K-1, or the seeds); named ``PRESET-sSEED`` (plus ``-jN``/``-TN``)."""
     from .generator import generate
+    # a count below 1 or no seeds parametrized a test over nothing: pytest skipped it
+    if isinstance(seeds, bool) or isinstance(seeds, int) and seeds < 1:
+        raise ValueError(f"seeds: a count of at least 1, got {seeds!r}")
+    if not isinstance(seeds, int | Iterable) or isinstance(seeds, str):
+        raise ValueError(f"seeds: a count or a list of seeds, got {seeds!r}")
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    if not seed_list:
+        raise ValueError("seeds: no seed given")
     sizes = "".join(f"-{tag}{v}" for tag, v in (("j", jobs), ("T", horizon)) if v is not None)
     return [generate(preset, seed=s, jobs=jobs, horizon=horizon, name=f"{preset}-s{s}{sizes}")
             for s in seed_list]

@@ -231,6 +231,18 @@ def test_shipped_instances_come_from_package_data_when_installed(monkeypatch, tm
         pytest_plugin.shipped_instances("small-*")
 
 
+@pytest.mark.parametrize("seeds,message", [
+    (0, r"seeds: a count of at least 1, got 0"), (-2, r"seeds: a count of at least 1, got -2"),
+    (True, r"seeds: a count of at least 1, got True"), ([], r"seeds: no seed given"),
+    (2.5, r"seeds: a count or a list of seeds, got 2.5"),
+])
+def test_generated_instances_never_make_an_empty_set(seeds, message):
+    """``generated("small", 0)`` (or -2, or []) parametrized a test over nothing: pytest
+    skipped it as an empty parameter set, and the check never ran."""
+    with pytest.raises(ValueError, match=message):
+        pytest_plugin.generated_instances("small", seeds)
+
+
 def test_the_plugin_imports_no_solver():
     code = ("import sys, oasis_opt.pytest_plugin; print(sorted(m for m in ('pyomo', "
             "'highspy', 'pulp', 'matplotlib', 'oasis_opt.offline') if m in sys.modules))")
