@@ -246,7 +246,8 @@ class RatioAsserter:
         OPT, ALG, ratio and limit); returns the figures. ``timed=False``: no pytest-benchmark
         timing (for a test that uses ``benchmark`` itself)."""
         __tracebackhide__ = True  # a failure points at the user's line
-        if not (isinstance(limit, (int, float)) and limit >= 1 and not math.isnan(limit)):
+        if isinstance(limit, bool) or not (isinstance(limit, (int, float)) and limit >= 1
+                                           and not math.isnan(limit)):
             raise ValueError(f"limit must be a number ≥ 1 (OPT/ALG is never below 1), "
                              f"got {limit!r}")
         from . import algorithms

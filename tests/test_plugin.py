@@ -243,6 +243,14 @@ def test_generated_instances_never_make_an_empty_set(seeds, message):
         pytest_plugin.generated_instances("small", seeds)
 
 
+@pytest.mark.parametrize("limit", [True, "2", None])
+def test_a_ratio_limit_that_is_no_number_is_refused(limit):
+    """``limit=True`` passed as the limit 1 (a bool is an int to isinstance)."""
+    check = pytest_plugin.RatioAsserter.__new__(pytest_plugin.RatioAsserter)
+    with pytest.raises(ValueError, match="limit must be a number ≥ 1"):
+        check("fifo", None, limit)
+
+
 def test_the_plugin_imports_no_solver():
     code = ("import sys, oasis_opt.pytest_plugin; print(sorted(m for m in ('pyomo', "
             "'highspy', 'pulp', 'matplotlib', 'oasis_opt.offline') if m in sys.modules))")
