@@ -766,8 +766,18 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
     path = Path(path)
     if not path.name or path.name in (".", ".."):
         raise InputError(place or str(path), f"{str(path)!r} names no file")
+    try:  # a name too long for the system (ENAMETOOLONG) fails the queries themselves
+        _check_output_place(path, place)
+    except OSError as exc:
+        raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+    return path
+
+
+def _check_output_place(path: Path, place: str | None) -> None:
     if path.is_dir():
         raise _cannot_write(path, place, "it is a folder")
+    if path.is_socket():  # opening one for writing fails as a pipe nobody reads does
+        raise _cannot_write(path, place, "it is a socket, not a file")
     for parent in path.parents:  # the nearest existing ancestor must be a writable folder
         if parent.exists():
             if not parent.is_dir():
@@ -780,7 +790,6 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
             except OSError as exc:
                 raise _cannot_write(path, place, exc.strerror or str(exc)) from None
             break
-    return path
 
 
 def append_text(path: str | Path, text: str, place: str | None = None) -> None:

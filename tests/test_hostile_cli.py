@@ -68,6 +68,28 @@ def test_an_output_that_is_a_folder_is_refused(tmp_path, capsys, fifo_schedule, 
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no temporary left over
 
 
+@pytest.mark.parametrize("which", ["long", "socket"])
+def test_an_output_no_file_can_be_is_refused_by_its_reason(tmp_path, capsys, monkeypatch,
+                                                          which):
+    """A name of 5 000 characters ended in "internal error: [Errno 36] File name too long"
+    (exit 1); a socket was called "a named pipe that no process reads"."""
+    monkeypatch.chdir(tmp_path)
+    if which == "long":
+        out, why = "a" * 5000 + ".json", "cannot write: File name too long"
+    else:
+        out, why = "sock.json", "cannot write: it is a socket, not a file"
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(tmp_path / out))
+    try:
+        code, _, err = _run(capsys, "run", SMALL, "-a", "fifo", "-o", out)
+    finally:
+        if which == "socket":
+            listener.close()
+    assert code == 2, err
+    assert why in _one_error(err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([] if which == "long" else [out])
+
+
 @pytest.mark.parametrize("out,message", [(".", "'.' names no file"),
                                          ("", "names no file"),
                                          ("afile/x.json", "'afile' is a file, not a folder")])
