@@ -300,6 +300,15 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def is_folder(path: str | Path) -> bool:
+    """``Path.is_dir``, False where the system cannot even look: a name too long for it
+    (ENAMETOOLONG) raised from the check itself, an internal error of every command."""
+    try:
+        return Path(path).is_dir()
+    except OSError:
+        return False
+
+
 def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
     """The bytes of an input file, at most ``most`` of them (``why``: the limit's reason, for
     the message). Not only regular files: a pipe (``<(…)``) has no size to check before, so
@@ -307,7 +316,7 @@ def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
     writes reads as empty instead of waiting forever. ``InputError`` naming the file."""
     from .limits import human
     path = Path(path)
-    if path.is_dir():
+    if is_folder(path):
         raise InputError(str(path), f"cannot read {what}: it is a folder")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -874,9 +883,9 @@ def ensure_folder(path: str | Path, place: str) -> Path:
     (a file is there, no permission): checked before work starts, not when the first result
     is written."""
     folder = Path(path)
-    if folder.exists() and not folder.is_dir():
-        raise InputError(place, f"cannot use {str(folder)!r} as a folder: it is a file")
-    try:
+    try:  # the checks themselves raise for a name too long for the system
+        if folder.exists() and not folder.is_dir():
+            raise InputError(place, f"cannot use {str(folder)!r} as a folder: it is a file")
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(place, f"cannot use {str(folder)!r} as a folder: "

@@ -90,6 +90,29 @@ def test_an_output_no_file_can_be_is_refused_by_its_reason(tmp_path, capsys, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ([] if which == "long" else [out])
 
 
+@pytest.mark.parametrize("argv,message", [
+    (["import", "tiresias", "LONG.csv", "-o", "o.json"], "LONG.csv: cannot read trace: File "
+                                                         "name too long"),
+    (["import", "pollux", ROOT / "instances" / "traces" / "adaptdl" / "workloads" /
+      "workload-1.csv", "--apps", "LONG", "-o", "o.json"], "--apps: LONG is not a folder"),
+    (["ratio", SMALL, "--algorithms", "fifo", "--opt-cache", "LONG"],
+     "--opt-cache: cannot use 'LONG' as a folder: File name too long"),
+    (["adversary", "--family", "threshold", "--steps", "3", "-o", "LONG"],
+     "-o: cannot use 'LONG' as a folder: File name too long"),
+])
+def test_a_path_too_long_for_the_system_is_bad_input(tmp_path, capsys, monkeypatch, argv,
+                                                     message):
+    """Each ended in "internal error: [Errno 36] File name too long" (exit 1): the checks
+    themselves (Path.is_dir, exists) raise for such a name."""
+    monkeypatch.chdir(tmp_path)
+    long = "b" * 5000
+    code, _, err = _run(capsys, *[str(a).replace("LONG", long) for a in argv])
+    assert code == 2, err
+    assert message.replace("LONG", long)[:60] in _one_error(err).replace("…", "")
+    assert "too long" in err or "not a folder" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("out,message", [(".", "'.' names no file"),
                                          ("", "names no file"),
                                          ("afile/x.json", "'afile' is a file, not a folder")])

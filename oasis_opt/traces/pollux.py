@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import InputError, some
+from ..io import is_folder
 from .common import (
     ClusterSpec,
     Imported,
@@ -149,7 +150,7 @@ def load(trace: str | Path, policy: Policy, *, apps: str | Path | None = None) -
             raise InputError("apps", f"no apps/ folder near {path}; give the folder of the "
                                        "applications' measurements")
     apps = Path(apps)
-    if not apps.is_dir():
+    if not is_folder(apps):
         raise InputError("apps", f"{apps} is not a folder")
     reader = Reader(path, policy.skip_bad)
     _, rows = table(path, [COLUMNS], reader)
