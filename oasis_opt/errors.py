@@ -91,6 +91,10 @@ def expect_path(place: str, value: Any) -> None:
         raise InputError(place, f"expected a path, got {_kind(value)}")
     if value == "":  # Path('') is '.': the working folder, as the command line's '' was
         raise InputError(place, "an empty path names no file")
+    text = os.fspath(value)
+    if "\0" in (text if isinstance(text, str) else text.decode("latin-1")):
+        # os.stat's "embedded null byte", naming nothing
+        raise InputError(place, "a path cannot hold a NUL character")
 
 
 def expect_executor(place: str, value: Any) -> None:

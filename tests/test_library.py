@@ -897,6 +897,13 @@ def _wrong_kinds(small):
         ("path", "an empty path names no file", lambda: oasis_opt.import_trace("tiresias", "")),
         ("path", "an empty path names no file", lambda: oasis_opt.load_instance("")),
         ("path", "an empty path names no file", lambda: oasis_opt.save_instance(small, "")),
+        # a NUL: "embedded null byte" from os.stat or tempfile, naming no parameter
+        ("path", "a path cannot hold a NUL character",
+         lambda: oasis_opt.load_instance("a\x00b.json")),
+        ("path", "a path cannot hold a NUL character",
+         lambda: oasis_opt.save_instance(small, "a\x00b.json")),
+        ("opt_cache", "a path cannot hold a NUL character",
+         lambda: oasis_opt.solve(small, opt_cache="a\x00b")),
         # an executor that is none: "'int' object has no attribute 'submit'" mid-run
         ("executor", "expected an executor (with submit), got int",
          lambda: oasis_opt.adversary("fifo", evaluations=2, executor=5)),
