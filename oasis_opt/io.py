@@ -305,7 +305,7 @@ def is_folder(path: str | Path) -> bool:
     (ENAMETOOLONG) raised from the check itself, an internal error of every command."""
     try:
         return Path(path).is_dir()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in a name a file gave ("\u0000")
         return False
 
 
@@ -330,8 +330,9 @@ def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
                 if total > most:
                     raise InputError(str(path), f"{what} larger than {human(most)}, {why}")
                 chunks.append(chunk)
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: "embedded null byte"
+        raise InputError(str(path), f"cannot read {what}: "
+                                    f"{getattr(exc, 'strerror', None) or exc}") from None
     return b"".join(chunks)
 
 
@@ -359,8 +360,9 @@ def read_json(path: str | Path, what: str) -> Any:
     path = Path(path)
     try:
         size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: "embedded null byte"
+        raise InputError(str(path), f"cannot read {what}: "
+                                    f"{getattr(exc, 'strerror', None) or exc}") from None
     check_allocation(str(path), size * JSON_MEMORY_FACTOR,
                      f"reading this {what} file ({human(size)})")
     raw = read_input(path, what, int(max_memory() // JSON_MEMORY_FACTOR),
@@ -775,10 +777,12 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
     path = Path(path)
     if not path.name or path.name in (".", ".."):
         raise InputError(place or str(path), f"{str(path)!r} names no file")
-    try:  # a name too long for the system (ENAMETOOLONG) fails the queries themselves
-        _check_output_place(path, place)
-    except OSError as exc:
-        raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+    if "\0" in str(path):  # a file's "\u0000": pathlib's checks say False, open() fails later
+        raise _cannot_write(path, place, "a path cannot hold a NUL character")
+    try:  # a name too long for the system (ENAMETOOLONG) fails the queries themselves,
+        _check_output_place(path, place)  # and a NUL from a file's string ("\u0000")
+    except (OSError, ValueError) as exc:
+        raise _cannot_write(path, place, getattr(exc, "strerror", None) or str(exc)) from None
     return path
 
 
@@ -813,8 +817,8 @@ def append_text(path: str | Path, text: str, place: str | None = None) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-    except OSError as exc:
-        raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+    except (OSError, ValueError) as exc:  # ValueError: "embedded null byte"
+        raise _cannot_write(path, place, getattr(exc, "strerror", None) or str(exc)) from None
 
 
 def _cannot_write(path: Path, place: str | None, why: str) -> InputError:
@@ -887,9 +891,9 @@ def ensure_folder(path: str | Path, place: str) -> Path:
         if folder.exists() and not folder.is_dir():
             raise InputError(place, f"cannot use {str(folder)!r} as a folder: it is a file")
         folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL from a file's string
         raise InputError(place, f"cannot use {str(folder)!r} as a folder: "
-                                f"{exc.strerror or exc}") from None
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
     return folder
 
 

@@ -221,6 +221,11 @@ BAD = [
     (lambda g: g["reference"]["solve"].update(solver="glpk"),
      "reference.solve.solver: unknown solver 'glpk'"),
     (lambda g: g.pop("out"), "out: missing field (or give --out)"),
+    # a NUL in a path ("\u0000", valid JSON): "internal error: embedded null byte", after the
+    # work for "out"
+    (lambda g: g.update(out="o\x00ut"), "cannot write: a path cannot hold a NUL character"),
+    (lambda g: g["instances"][2].update(file="p\x00.csv"),
+     "cannot read trace: embedded null byte"),
 ]
 
 
