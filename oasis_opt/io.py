@@ -330,6 +330,8 @@ def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
                 if total > most:
                     raise InputError(str(path), f"{what} larger than {human(most)}, {why}")
                 chunks.append(chunk)
+    except InputError:  # the size's own message (an InputError is a ValueError)
+        raise
     except (OSError, ValueError) as exc:  # ValueError: "embedded null byte"
         raise InputError(str(path), f"cannot read {what}: "
                                     f"{getattr(exc, 'strerror', None) or exc}") from None
@@ -781,6 +783,8 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
         raise _cannot_write(path, place, "a path cannot hold a NUL character")
     try:  # a name too long for the system (ENAMETOOLONG) fails the queries themselves,
         _check_output_place(path, place)  # and a NUL from a file's string ("\u0000")
+    except InputError:  # already the place's own message (an InputError is a ValueError)
+        raise
     except (OSError, ValueError) as exc:
         raise _cannot_write(path, place, getattr(exc, "strerror", None) or str(exc)) from None
     return path
@@ -891,6 +895,8 @@ def ensure_folder(path: str | Path, place: str) -> Path:
         if folder.exists() and not folder.is_dir():
             raise InputError(place, f"cannot use {str(folder)!r} as a folder: it is a file")
         folder.mkdir(parents=True, exist_ok=True)
+    except InputError:  # "it is a file" (an InputError is a ValueError)
+        raise
     except (OSError, ValueError) as exc:  # ValueError: a NUL from a file's string
         raise InputError(place, f"cannot use {str(folder)!r} as a folder: "
                                 f"{getattr(exc, 'strerror', None) or exc}") from None

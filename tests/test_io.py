@@ -250,3 +250,21 @@ def test_an_output_through_a_link_and_dotdot_is_where_the_system_puts_it(tmp_pat
     write_text_atomic("link/../out/x.json", "hi")
     assert (tmp_path / "out" / "x.json").read_text() == "hi"
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "link", "out", "x.json"]
+
+
+def test_a_refusal_inside_the_os_checks_is_not_wrapped_again(tmp_path):
+    """The checks catch ValueError beside OSError (a NUL in a file's path string); an
+    InputError is a ValueError, and one raised inside them was wrapped in a second
+    "cannot write: PATH: cannot write: …"."""
+    from oasis_opt.io import check_output, ensure_folder, read_input
+    (tmp_path / "d").mkdir()
+    (tmp_path / "f").write_text("x" * 100)
+    with pytest.raises(InputError) as err:
+        check_output(tmp_path / "d")
+    assert str(err.value) == f"{tmp_path / 'd'}: cannot write: it is a folder"
+    with pytest.raises(InputError) as err:
+        ensure_folder(tmp_path / "f", "out")
+    assert str(err.value) == f"out: cannot use {str(tmp_path / 'f')!r} as a folder: it is a file"
+    with pytest.raises(InputError) as err:
+        read_input(tmp_path / "f", "trace", 10, "the limit")
+    assert str(err.value) == f"{tmp_path / 'f'}: trace larger than 10 B, the limit"
