@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import AlgorithmError, InputError
+from .errors import AlgorithmError, InputError, elide, one_line
 from .model import Instance, Schedule, check_instance
 from .validate import validate
 
@@ -448,8 +448,10 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
     except (Exception, SystemExit) as err:  # sys.exit() in a scheduler is a failure, not exit 0
         if builtin:
             raise
+        # sys.exit(instance) said the instance's whole repr: clipped, on one line
         raise AlgorithmError(f"algorithm {name!r} failed on {instance.name}: "
-                             f"{type(err).__name__}: {err}") from err
+                             f"{type(err).__name__}: {one_line(elide(str(err), 400))}") \
+            from err
     seconds = time.perf_counter() - start
     if not isinstance(schedule, Schedule):
         raise AlgorithmError(f"algorithm {name!r} returned {type(schedule).__name__}, not a "

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, expect_integer, expect_number
+from .errors import InputError, expect_executor, expect_integer, expect_number, expect_path
 from .model import Instance, Schedule, check_instance
 
 
 def _check_kinds(integers: Mapping[str, Any] | None = None,
                  numbers: Mapping[str, Any] | None = None,
-                 dicts: Mapping[str, Any] | None = None) -> None:
+                 dicts: Mapping[str, Any] | None = None,
+                 paths: Mapping[str, Any] | None = None) -> None:
     """Refuse, naming the parameter, a value of the wrong kind among those given (None is
     each one's default, "not given"): a string where a number goes fails here, not in a
     comparison deep inside."""
@@ -29,6 +30,9 @@ def _check_kinds(integers: Mapping[str, Any] | None = None,
     for place, value in (numbers or {}).items():
         if value is not None:
             expect_number(place, value)
+    for place, value in (paths or {}).items():
+        if value is not None:
+            expect_path(place, value)
     for place, value in (dicts or {}).items():
         if value is not None and not isinstance(value, Mapping):
             raise InputError(place, f"expected a dict {{KEY: VALUE}}, got "
@@ -98,6 +102,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, mip_gap: float
     ``offline.solve`` unchanged."""
     from . import optcache
     check_instance(instance)
+    _check_kinds(paths={"opt_cache": opt_cache})
     if customize is not None:
         if not callable(customize):
             raise InputError("customize", f"must be a function of the model, got "
@@ -140,6 +145,7 @@ def compare(instance: Instance,
     ``to_dataframe()``)."""
     from .ratio import compare as _compare
     check_instance(instance)
+    _check_kinds(paths={"opt_cache": opt_cache})
     return _compare(instance, algorithms, time_limit=time_limit, modeler=modeler,
                     solver=solver, opt_cache=opt_cache, method=method,
                     on_progress=on_progress, on_schedule=on_schedule, on_solve=on_solve)
@@ -165,6 +171,7 @@ def import_trace(format: str, path: str | Path, *, jobs: int | str | None = 40, 
     if not isinstance(path, str | Path):
         raise InputError("path", f"expected a path to the trace file, got "
                                  f"{type(path).__name__}")
+    expect_path("path", path)
     _check_kinds(integers={"jobs": jobs, "start": start, "horizon": horizon,
                            "servers": servers},
                  numbers={"slot_seconds": slot_seconds, "load": load})
@@ -188,6 +195,7 @@ def adversary(algorithm: str, *, jobs: int = 4, horizon: int = 6, worker_servers
                            "ps_servers": ps_servers, "evaluations": evaluations, "seed": seed},
                  numbers={"max_share": max_share, "budget": budget, "time_limit": time_limit},
                  dicts={"params": params})
+    expect_executor("executor", executor)
     space = SearchSpace(jobs=jobs, horizon=horizon, worker_servers=worker_servers,
                         ps_servers=ps_servers, max_share=max_share)
     return search(algorithm, space=space, evaluations=evaluations, budget=budget, seed=seed,
@@ -204,7 +212,8 @@ def sweep(grid: Mapping[str, Any] | str | Path | Any, *, out: str | Path | None 
     paths in a dict are taken from ``base``; ``opt_cache`` (a folder) reuses the reference
     optima solved before with the same instance and settings."""
     from .grid import Grid, SweepResult, load
-    _check_kinds(integers={"workers": workers})
+    _check_kinds(integers={"workers": workers},
+                 paths={"out": out, "base": base, "opt_cache": opt_cache})
     if isinstance(grid, Mapping):
         g = Grid.from_dict(dict(grid), base=base)
     elif isinstance(grid, str | Path):
@@ -238,6 +247,8 @@ def verify(space: Mapping[str, Any] | str | Path, algorithm: str, *, out: str | 
     _check_kinds(integers={"max_instances": max_instances},
                  numbers={"max_share": max_share, "time_limit": time_limit},
                  dicts={"params": params})
+    expect_path("out", out)  # required: None is no folder
+    expect_executor("executor", executor)
     s = verifier.space_from_dict(dict(space)) if isinstance(space, Mapping) \
         else verifier.load_space(space)
     limit = verifier.DEFAULT_MAX_INSTANCES if max_instances is None else max_instances

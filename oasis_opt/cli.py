@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .errors import AlgorithmError, InputError, SolverError
+from .errors import AlgorithmError, InputError, SolverError, one_line
 from .version import __version__
 
 EPILOG = """\
@@ -33,11 +33,32 @@ exit status: 0 success, 1 schedule breaks a rule (validate), 2 bad input or usag
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # SPEC §6 names the flags whole: argparse would take '--time-lim' for '--time-limit',
+        # and a prefix unique today means another flag the day one is added
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        # a prefix of a flag is named as what it is before argparse asks for a required
+        # option it stood for ('--algo fifo': "--algorithm is required")
+        for text in [] if args is None or self._subparsers is not None else args:
+            if text == "--":
+                break
+            flag = text.split("=", 1)[0] if isinstance(text, str) else ""
+            if flag.startswith("--") and flag not in self._option_string_actions:
+                whole = sorted(o for o in self._option_string_actions if o.startswith(flag))
+                if whole:
+                    self.error(f"unrecognized arguments: {flag} (flags are written whole: "
+                               f"{' or '.join(whole)})")
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> None:  # usage errors: one line, exit 2
         from .errors import MAX_MESSAGE, elide
         self.print_usage(sys.stderr)
-        # argparse echoes an unknown choice or argument whole: clipped as InputError's are
-        self.exit(2, f"{self.prog}: error: {elide(message, MAX_MESSAGE)}\n")
+        # argparse echoes an unknown choice or argument whole: clipped as InputError's are,
+        # and on one line
+        self.exit(2, f"{self.prog}: error: {one_line(elide(message, MAX_MESSAGE))}\n")
 
 
 def _number_text(name: str, text: str, *, integer: bool = False) -> float:
@@ -217,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     e = cmd("experiment", "reproduce one of the paper's findings: CSV + PNG figure")
     e.add_argument("name", metavar="NAME",
                    help="ratio, utility-vs-jobs, estimation-error, runtime, trace or regime")
-    e.add_argument("--seeds", type=_nonneg_int("--seeds"), default=None, metavar="K",
+    e.add_argument("--seeds", type=_nonneg_int("--seeds", 1), default=None, metavar="K",
                    help="number of seeds (default per experiment)")
     e.add_argument("--out", default="results", metavar="DIR", help="output folder (results/)")
     e.add_argument("--quick", action="store_true", help="a tiny configuration, for a smoke run")
@@ -324,13 +345,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="a parameter of the algorithm, VALUE a JSON value (repeatable)")
     add_family_arguments(a)
-    a.add_argument("--jobs", type=_nonneg_int("--jobs"), default=4, metavar="J",
+    a.add_argument("--jobs", type=_nonneg_int("--jobs", 1), default=4, metavar="J",
                    help="jobs per instance (default 4)")
-    a.add_argument("--horizon", type=_nonneg_int("--horizon"), default=6, metavar="T",
+    a.add_argument("--horizon", type=_nonneg_int("--horizon", 1), default=6, metavar="T",
                    help="slots (default 6)")
-    a.add_argument("--worker-servers", type=_nonneg_int("--worker-servers"), default=2,
+    a.add_argument("--worker-servers", type=_nonneg_int("--worker-servers", 1), default=2,
                    metavar="H", help="worker servers (default 2)")
-    a.add_argument("--ps-servers", type=_nonneg_int("--ps-servers"), default=1, metavar="K",
+    a.add_argument("--ps-servers", type=_nonneg_int("--ps-servers", 1), default=1, metavar="K",
                    help="PS servers (default 1)")
     a.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
                    help="search only the theorem's regime: no job's workers or PSs hold more "
@@ -881,13 +902,33 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+#: ``adversary``'s options of one mode only (argparse dests): the other mode refuses them
+#: rather than run without them
+SEARCH_ONLY = ("algorithm", "param", "jobs", "horizon", "worker_servers", "ps_servers",
+               "max_share", "evaluations", "budget", "seed", "time_limit", "certified",
+               "seed_family", "workers", "dask", "trajectory")
+FAMILY_ONLY = ("share", "steps")
+
+
+def _refuse_given(args: argparse.Namespace, dests: Sequence[str], why: str) -> None:
+    """An option of ``dests`` given (not at its default) is refused by its flag: ``why``."""
+    parser = COMMAND_PARSERS[args.command]
+    for action in parser._actions:
+        if action.dest in dests and getattr(args, action.dest) != action.default:
+            raise InputError(action.option_strings[0], why)
+
+
 def cmd_adversary(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .adversary_search import SearchSpace, describe, search, trajectory_csv, trajectory_figure
     from .io import check_output, instance_from_dict, save_instance, write_text_atomic
     from .tasks import make_executor
-    if args.family is not None:
+    family = args.family is not None
+    _refuse_given(args, SEARCH_ONLY if family else FAMILY_ONLY,
+                  "applies to a search, not to --family" if family else
+                  "applies to --family, not to a search")
+    if family:
         return cmd_adversary_family(args)
     if args.algorithm is None:
         raise InputError("--algorithm", "required (or --family NAME)")
@@ -963,7 +1004,7 @@ def add_verify_parser(cmd: Callable[[str, str], argparse.ArgumentParser]) -> Non
                    help="the algorithm to verify: " + describe())
     v.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="an algorithm parameter (VALUE is JSON; repeatable)")
-    v.add_argument("--max-instances", type=_nonneg_int("--max-instances"), default=None,
+    v.add_argument("--max-instances", type=_nonneg_int("--max-instances", 1), default=None,
                    metavar="N", help="refuse a space of more than N instances before anything "
                                      "runs (default 1000000)")
     v.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
@@ -1046,7 +1087,7 @@ def add_family_arguments(a: argparse.ArgumentParser) -> None:
     a.add_argument("--share", type=_positive("--share"), action="append", default=None,
                    metavar="S", help="with --family: the share of a server one job holds "
                                      "(repeatable; default 0.1 0.05 0.02 0.01)")
-    a.add_argument("--steps", type=_nonneg_int("--steps"), default=None, metavar="K",
+    a.add_argument("--steps", type=_nonneg_int("--steps", 2), default=None, metavar="K",
                    help="with --family: blocks of rising value (default 12)")
     a.add_argument("--certified", action="store_true",
                    help="score candidates by a certified lower bound on OPT (the best schedule "
@@ -1148,6 +1189,17 @@ PATH_DESTS = OUTPUT_DESTS | {"instance", "schedule", "trace", "config", "space",
                              "cluster_spec", "apps", "nodes"}
 
 
+def _check_text(place: str, value: Any) -> None:
+    """A name from the command line that is no text: the shell passes bytes, and one that is
+    not UTF-8 (``--name $'a\\xff'``) reaches Python as a lone surrogate, which no file
+    written can hold for the next command to read."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(place, f"{value!r} is not UTF-8 text") from None
+
+
 def _check_paths(args: argparse.Namespace) -> None:
     """Refuse an option or argument given as ``''`` (a path, a name, a list: left out
     silently, or ``.``, the working folder) and ``-`` where a path to write goes (a file
@@ -1155,10 +1207,14 @@ def _check_paths(args: argparse.Namespace) -> None:
     parser = COMMAND_PARSERS.get(args.command)
     for action in parser._actions if parser is not None else ():
         value = getattr(args, action.dest, None)
-        if not isinstance(value, str) or action.dest in EMPTY_MEANS:
-            continue
         place = action.option_strings[0] if action.option_strings else \
             action.metavar or action.dest
+        if action.dest not in PATH_DESTS:  # a path may be any bytes; a name is text
+            for text in value if isinstance(value, list) else [value]:
+                for item in text if isinstance(text, list | tuple) else [text]:
+                    _check_text(place, item)
+        if not isinstance(value, str) or action.dest in EMPTY_MEANS:
+            continue
         if value == "":
             raise InputError(place, "an empty path names no file"
                              if action.dest in PATH_DESTS else "an empty value names nothing")
@@ -1175,13 +1231,65 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    with _printable_streams():
+        return _run(args)
+
+
+class _Guarded:
+    """Standard output whose failed writes (``> /dev/full``, a reader that left: ``| head``)
+    are bad usage named "standard output", not an internal error of the command."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as err:
+            raise _cannot_write(err) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as err:
+            raise _cannot_write(err) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _cannot_write(err: OSError) -> InputError:
+    return InputError(STDOUT, f"cannot write: {err.strerror or err}")
+
+
+#: The place of an error writing standard output.
+STDOUT = "standard output"
+
+
+def _quiet_stdout() -> None:
+    """After a failed write the process's stdout still holds what it could not write, and
+    Python tries again at exit ("Exception ignored … BrokenPipeError", a second line): fd 1
+    goes to /dev/null so that the last flush succeeds quietly."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        if sys.__stdout__ is not None and sys.__stdout__.fileno() == 1:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command of ``args``, its errors printed (exit status, module docstring)."""
     try:
         _check_paths(args)
         with _stdout_guard(args.json), _memory_limit(getattr(args, "max_memory", None)):
-            return COMMANDS[args.command](args)
+            code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # what the command printed reaches its reader, or fails here
+        return code
     except InputError as err:
+        if err.place == STDOUT:
+            _quiet_stdout()
         print(f"oasis-opt {args.command}: error: "
-              f"{_as_flag(err, args.command, getattr(args, 'param', None) or ())}",
+              f"{one_line(_as_flag(err, args.command, getattr(args, 'param', None) or ()))}",
               file=sys.stderr)
         return 2
     except MemoryError:
@@ -1202,9 +1310,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the first line that says something (a message may start with a line break)
         text = next((line.strip() for line in str(err).splitlines() if line.strip()),
                     type(err).__name__)
-        print(f"oasis-opt {args.command}: {kind}: {text} (set OASIS_DEBUG=1 for a traceback)",
+        from .errors import MAX_MESSAGE, elide  # clipped as InputError's messages are
+        print(f"oasis-opt {args.command}: {kind}: {one_line(elide(text, MAX_MESSAGE))} (set "
+              "OASIS_DEBUG=1 for a traceback)",
               file=sys.stderr)
         return 1
+
+
+@contextlib.contextmanager
+def _printable_streams() -> Any:
+    """A path may be any bytes (a file named $'x\\xff'; Python holds it as 'x\\udcff'): where
+    standard output is strict UTF-8 (``PYTHONIOENCODING=utf-8``, an en_US.UTF-8 locale)
+    printing it ended the command after its work ("surrogates not allowed", exit 1). Such a
+    stream shows it escaped for the command, as Python's stderr does."""
+    changed = []
+    saved = sys.stdout
+    if sys.stdout is not None:
+        sys.stdout = _Guarded(sys.stdout)
+    for stream in (saved, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            with contextlib.suppress(ValueError, OSError):  # closed, or not reconfigurable
+                stream.reconfigure(errors="backslashreplace")
+                changed.append(stream)
+    try:
+        yield
+    finally:
+        sys.stdout = saved
+        for stream in changed:
+            with contextlib.suppress(ValueError, OSError):
+                stream.reconfigure(errors="strict")
 
 
 @contextlib.contextmanager
@@ -1244,20 +1378,24 @@ def _stdout_guard(json_mode: bool):
     except (OSError, ValueError):
         raise InputError("--json", "standard output is closed: nowhere to print the JSON "
                                    "object") from None
-    _json_out = os.fdopen(os.dup(saved), "w")
+    out = os.fdopen(os.dup(saved), "w")
+    _json_out = _Guarded(out)
     os.dup2(2, 1)
     old = sys.stdout
     sys.stdout = sys.stderr
     try:
         yield
     finally:
-        sys.stdout.flush()
-        _json_out.flush()
-        _json_out.close()
-        _json_out = None
-        sys.stdout = old
-        os.dup2(saved, 1)
-        os.close(saved)
+        try:
+            sys.stdout.flush()
+            _json_out.flush()  # a full device or a reader that left: InputError, after
+        finally:               # the descriptors are put back
+            with contextlib.suppress(OSError):
+                out.close()
+            _json_out = None
+            sys.stdout = old
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 if __name__ == "__main__":

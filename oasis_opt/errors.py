@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,6 +31,18 @@ class InputError(ValueError):
 #: the most characters of an error's place and of its message (longer: the middle elided)
 MAX_PLACE = 300
 MAX_MESSAGE = 600
+
+
+#: What ``one_line`` escapes: C0 and C1 controls and the characters ``str.splitlines`` breaks at
+_LINE_BREAKERS = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7f, *range(0x80, 0xa0)]} | {
+    0x2028: "\\u2028", 0x2029: "\\u2029", 0x09: "\\t", 0x0a: "\\n", 0x0d: "\\r"}
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks and control characters escaped (``\\n``, ``\\x1b``): an
+    error names places from the user's files and paths, and one line stays one line (and no
+    escape sequence reaches the terminal)."""
+    return text.translate(_LINE_BREAKERS)
 
 
 def elide(text: str, most: int) -> str:
@@ -62,6 +75,33 @@ def expect_type(place: str, value: Any, kind: type, what: str, hint: str = "") -
     ``AttributeError`` from deep inside."""
     if not isinstance(value, kind):
         raise InputError(place, f"expected {what}, got {_kind(value)}{hint}")
+
+
+def expect_callable(place: str, value: Any) -> None:
+    """Refuse a callback that is not a function (``on_progress=5``) when it is given, not
+    with "'int' object is not callable" the first time it would be called, after work."""
+    if value is not None and not callable(value):
+        raise InputError(place, f"must be a function, got {_kind(value)}")
+
+
+def expect_path(place: str, value: Any) -> None:
+    """Refuse a path that is no ``str`` or ``os.PathLike`` (None, a number) by its parameter,
+    not with pathlib's "expected str, bytes or os.PathLike object" naming none."""
+    if not isinstance(value, str | os.PathLike):
+        raise InputError(place, f"expected a path, got {_kind(value)}")
+    if value == "":  # Path('') is '.': the working folder, as the command line's '' was
+        raise InputError(place, "an empty path names no file")
+    text = os.fspath(value)
+    if "\0" in (text if isinstance(text, str) else text.decode("latin-1")):
+        # os.stat's "embedded null byte", naming nothing
+        raise InputError(place, "a path cannot hold a NUL character")
+
+
+def expect_executor(place: str, value: Any) -> None:
+    """Refuse an executor that is none (None is each caller's own default): it failed with
+    "'int' object has no attribute 'submit'" once the work was under way."""
+    if value is not None and not callable(getattr(value, "submit", None)):
+        raise InputError(place, f"expected an executor (with submit), got {_kind(value)}")
 
 
 def expect_number(place: str, value: Any) -> None:

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from . import regime as _regime
-from .errors import InputError
+from .errors import InputError, expect_executor, expect_integer, expect_path
 from .tasks import COLUMNS, NUMBERS, ResultStore, Task, run_tasks
 from .traces import experiment as _trace
 
@@ -204,12 +204,19 @@ def run_experiment(name: str, *, seeds: int | None = None, out: str | Path = "re
     ``scale`` (slice sizes, ``"research"`` = 1 000 and 5 000 jobs, ``"whole"``),
     ``time_limit`` (the offline solve's, per task) and ``method`` (``offline.solve``'s): the
     ``trace`` experiment's (oasis_opt/traces/experiment.py)."""
-    if name not in EXPERIMENTS:
+    if not isinstance(name, str) or name not in EXPERIMENTS:  # a list: unhashable
         raise InputError("name", f"unknown experiment {name!r}; choose from "
                                  f"{', '.join(EXPERIMENTS)}")
+    if seeds is not None:
+        expect_integer("seeds", seeds)
     if seeds is not None and not 1 <= seeds <= MAX_SEEDS:
         # the task list is built up front: a huge count would fill memory before any runs
         raise InputError("seeds", f"must be in 1 … {MAX_SEEDS}, got {seeds}")
+    expect_path("out", out)  # '' wrote NAME.csv into the working folder
+    if isinstance(algorithms, str) or not isinstance(algorithms, Iterable):  # not its letters
+        raise InputError("algorithms", f"expected a list of algorithm names, got "
+                                       f"{type(algorithms).__name__}")
+    expect_executor("executor", executor)
     exp = EXPERIMENTS[name]
     out = Path(out)
     extra = {k: v for k, v in (("scale", scale), ("time_limit", time_limit),

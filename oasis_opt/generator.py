@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import InputError, expect_integer
+from .errors import InputError, expect_integer, expect_type
 from .model import Instance, Job, ServerGroup, Training
 from .utility import Sigmoid, Table
 
@@ -175,13 +175,15 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
     ``jobs``, ``horizon`` and ``servers`` (the count of each pool) override the preset.
     ``max_share`` (0.001 … 1) bounds the share of a server that one worker or PS takes (the
     regime of OASiS's 2α guarantee, ``scale_to_share``); the jobs drawn are the same."""
-    if preset not in PRESETS:
+    if not isinstance(preset, str) or preset not in PRESETS:  # a list: unhashable
         raise InputError("preset", f"unknown preset {preset!r}; choose from "
                                      f"{', '.join(PRESETS)}")
     for place, value in (("seed", seed), ("jobs", jobs), ("horizon", horizon),
                          ("servers", servers)):
         if value is not None:
             expect_integer(place, value)
+    if name is not None:  # the file written would not load
+        expect_type("name", name, str, "a string")
     if jobs is not None and jobs < 0:
         raise InputError("jobs", f"must be at least 0, got {jobs}")
     if horizon is not None and horizon < 1:

@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
-from .errors import AlgorithmError, InputError
+from .errors import AlgorithmError, InputError, expect_path
 from .io import (
     JSON_MEMORY_FACTOR,
     Count,
@@ -56,7 +56,7 @@ from .io import (
     read_input,
     read_json,
 )
-from .tasks import ResultStore, make_executor, run_tasks
+from .tasks import ResultStore, check_workers, make_executor, run_tasks
 
 GRID_FORMAT = "oasis-sweep/1"
 COLUMNS = ("instance", "algorithm", "params", "utility", "completed", "seconds", "opt",
@@ -143,9 +143,22 @@ class _ReferenceIn(_Strict):
     solve: _SolveIn
 
 
+def _entry_kind(value: Any) -> str:
+    """An ``instances`` entry's kind, by its keys: its errors are then told of its own fields
+    (a plain union tried every kind and named another's: "instances[2].preset: missing
+    field" for a trace's bad ``efficiency``)."""
+    if isinstance(value, dict):
+        return "trace-entry" if "trace" in value else "preset-entry"
+    return "file-entry"
+
+
+_Entry = Annotated[Annotated[Name, Tag("file-entry")] | Annotated[_PresetIn, Tag("preset-entry")]
+                   | Annotated[_TraceIn, Tag("trace-entry")], Discriminator(_entry_kind)]
+
+
 class _GridIn(_Strict):
     format: Literal["oasis-sweep/1"]
-    instances: Annotated[list[Name | _PresetIn | _TraceIn], Field(min_length=1)]
+    instances: Annotated[list[_Entry], Field(min_length=1)]
     algorithms: Annotated[dict[str, dict[str, Scalar | Annotated[list[Scalar],
                                                                   Field(min_length=1)]]],
                           Field(min_length=1)]
@@ -153,7 +166,8 @@ class _GridIn(_Strict):
     out: Name | None = None
 
 
-_BRANCH_TAGS = {"str", "int", "float", "bool", "list", "dict", "constrained-str", "none"}
+_BRANCH_TAGS = {"str", "int", "float", "bool", "list", "dict", "constrained-str", "none",
+                "file-entry", "preset-entry", "trace-entry"}
 
 
 def _place(loc: tuple[Any, ...]) -> str:
@@ -235,6 +249,7 @@ class Grid:
     def from_dict(cls, data: dict[str, Any], base: str | Path = ".") -> Grid:
         """A grid from the fields of a grid file (SPEC §6), checked as a file is; relative
         instance paths and ``out`` are taken from ``base`` (default the current folder)."""
+        expect_path("base", base)
         return _grid_from_dict(data, Path(base).resolve())
 
     def run(self, *, out: str | Path | None = None, workers: int | None = None,
@@ -270,7 +285,7 @@ def _read_grid(path: Path) -> Any:
                          "(raise it with --max-memory)")
         deep = InputError(str(path), "not valid TOML: nested too deeply")
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode("utf-8-sig")  # a byte-order mark, as read_json takes one
             if _key_depth(text) > MAX_TOML_DEPTH:  # tomllib takes quadratic time on them
                 raise deep
             data = tomllib.loads(text)
@@ -320,7 +335,8 @@ def _grid_from_dict(data: dict[str, Any], base: Path) -> Grid:
                                    "a built-in experiment needs \"experiment\")")
     entries = data.get("instances")
     for k, entry in enumerate(entries if isinstance(entries, list) else []):
-        if isinstance(entry, dict) and not {"preset", "trace"} & set(entry):
+        if not isinstance(entry, str | dict) or isinstance(entry, dict) and \
+                not {"preset", "trace"} & set(entry):
             raise InputError(f"instances[{k}]", 'expected a file name or glob, {"preset": …} '
                                                 'or {"trace": FORMAT, "file": …}')
     try:
@@ -571,6 +587,10 @@ def run_grid(grid: Grid, *, out: str | Path | None = None, workers: int | None =
     """Run (or resume) a grid; returns what the command line reports. ``opt_cache``: a folder
     of cached optima (``optcache``) for the reference solves, which every worker must reach
     (a shared file system for Dask workers on other machines)."""
+    for place, path in (("out", out), ("opt_cache", opt_cache)):
+        if path is not None:
+            expect_path(place, path)
+    check_workers(workers)  # before the store's folder is made
     folder = Path(out) if out is not None else grid.out
     if folder is None:
         raise InputError("out", "missing field (or give --out)")

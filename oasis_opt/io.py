@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,8 +25,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, Vali
 from pydantic_core import PydanticCustomError
 
 from . import utility as U
-from .errors import InputError
+from .errors import InputError, expect_path
 from .model import (
+    MAX_COUNT,
     Allocation,
     Instance,
     Job,
@@ -42,9 +43,8 @@ INSTANCE_FORMAT = "oasis-instance/1"
 SCHEDULE_FORMAT = "oasis-schedule/1"
 
 #: Range rules (SPEC §5: numbers the arithmetic can schedule at the stated tolerances).
-#: Counts (servers, workers, PSs, slots, workloads) stay below ``MAX_COUNT`` so that sums of
-#: them over servers and slots are exact in 64-bit integers and in doubles.
-MAX_COUNT = 10**12
+#: Counts (servers, workers, PSs, slots, workloads) stay below ``MAX_COUNT`` (``model``'s) so
+#: that sums of them over servers and slots are exact in 64-bit integers and in doubles.
 #: Positive capacities and demands lie in [MIN_AMOUNT, MAX_AMOUNT]: ``floor(C/α + 1e-9)`` and
 #: the validator's ``1e-9·C`` capacity tolerance need ratios and sums far from over/underflow.
 MIN_AMOUNT, MAX_AMOUNT = 1e-9, 1e15
@@ -96,7 +96,13 @@ def _int_rule(lo: int, hi: int = MAX_COUNT):
 
 
 def _short(v: int | float) -> str:
-    return str(v) if abs(v) < 1e15 else f"{float(v):.6g}"
+    if abs(v) < 1e15:
+        return str(v)
+    if isinstance(v, float) or abs(v) < 10**308:
+        return f"{float(v):.6g}"
+    # an integer past a double (10**400): float() would overflow; JSON's are < 4 300 digits
+    text, frac = str(abs(v)), str(abs(v))[1:6].rstrip("0")
+    return f"{'-' if v < 0 else ''}{text[0]}{'.' + frac if frac else ''}e+{len(text) - 1}"
 
 
 def _num_rule(lo: float | None = 0.0, hi: float = math.inf, positive: bool = False,
@@ -294,6 +300,15 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def is_folder(path: str | Path) -> bool:
+    """``Path.is_dir``, False where the system cannot even look: a name too long for it
+    (ENAMETOOLONG) raised from the check itself, an internal error of every command."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):  # ValueError: a NUL in a name a file gave ("\u0000")
+        return False
+
+
 def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
     """The bytes of an input file, at most ``most`` of them (``why``: the limit's reason, for
     the message). Not only regular files: a pipe (``<(…)``) has no size to check before, so
@@ -301,7 +316,7 @@ def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
     writes reads as empty instead of waiting forever. ``InputError`` naming the file."""
     from .limits import human
     path = Path(path)
-    if path.is_dir():
+    if is_folder(path):
         raise InputError(str(path), f"cannot read {what}: it is a folder")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -315,8 +330,11 @@ def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
                 if total > most:
                     raise InputError(str(path), f"{what} larger than {human(most)}, {why}")
                 chunks.append(chunk)
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
+    except InputError:  # the size's own message (an InputError is a ValueError)
+        raise
+    except (OSError, ValueError) as exc:  # ValueError: "embedded null byte"
+        raise InputError(str(path), f"cannot read {what}: "
+                                    f"{getattr(exc, 'strerror', None) or exc}") from None
     return b"".join(chunks)
 
 
@@ -344,8 +362,9 @@ def read_json(path: str | Path, what: str) -> Any:
     path = Path(path)
     try:
         size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read {what}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: "embedded null byte"
+        raise InputError(str(path), f"cannot read {what}: "
+                                    f"{getattr(exc, 'strerror', None) or exc}") from None
     check_allocation(str(path), size * JSON_MEMORY_FACTOR,
                      f"reading this {what} file ({human(size)})")
     raw = read_input(path, what, int(max_memory() // JSON_MEMORY_FACTOR),
@@ -359,7 +378,7 @@ def read_json(path: str | Path, what: str) -> Any:
     except UnicodeDecodeError as exc:
         raise InputError(str(path), f"not UTF-8 text (byte {exc.start})") from None
     try:
-        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        data = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError(str(path), f"not valid JSON: {exc.msg} at line {exc.lineno} "
                                     f"column {exc.colno}") from None
@@ -369,6 +388,37 @@ def read_json(path: str | Path, what: str) -> Any:
         digits = re.search(r"value has (\d+) digits", str(exc))
         why = f"an integer of {digits.group(1)} digits" if digits else str(exc)
         raise InputError(str(path), f"not valid JSON: {why}") from None
+    if _SURROGATE.search(text):  # only then: most files have no \uD800-\uDFFF escape
+        check_text(data, str(path))
+    return data
+
+
+#: A JSON escape of a UTF-16 surrogate: a pair of them is one character, one alone is none.
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def check_text(data: Any, file: str) -> None:
+    """Refuse a string (or key) of parsed JSON holding a lone surrogate (``"\\ud800"``,
+    valid JSON): Python reads it as a string that no UTF-8 file, hash or terminal can take,
+    and every later use of it fails. ``InputError`` at ``FILE: PLACE`` (``jobs[2].id``)."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        x, place = stack.pop()
+        items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) \
+            else ()
+        for k, v in items:
+            inner = f"{place}[{k}]" if isinstance(k, int) else f"{place}.{k}" if place else k
+            for piece, where in ((k, place), (v, inner)):
+                if isinstance(piece, str):
+                    try:
+                        piece.encode("utf-8")
+                    except UnicodeEncodeError as exc:
+                        bad = f"\\u{ord(piece[exc.start]):04x}"
+                        raise InputError(f"{file}: {where or '(top)'}",
+                                         f"a lone surrogate {bad} is no character (a "
+                                         "\\uD800-\\uDFFF escape must be one of a pair)") from None
+            if isinstance(v, dict | list):
+                stack.append((v, inner))
 
 
 # --- instances ---------------------------------------------------------------------------
@@ -561,6 +611,7 @@ def _num(x: float) -> float | int:
 
 def load_instance(path: str | Path) -> Instance:
     """Read and check an instance file (SPEC §5); ``InputError`` naming the place if bad."""
+    expect_path("path", path)
     with in_file(path):
         return instance_from_dict(read_json(path, "instance"))
 
@@ -583,6 +634,7 @@ def in_file(path: str | Path, fields: bool = False) -> Iterator[None]:
 def save_instance(inst: Instance, path: str | Path) -> None:
     """Write an instance file atomically (a reader never sees half a file)."""
     check_instance(inst)
+    expect_path("path", path)
     write_json_atomic(path, instance_to_dict(inst))
 
 
@@ -628,13 +680,29 @@ def schedule_to_dict(s: Schedule) -> dict[str, Any]:
 
 def load_schedule(path: str | Path) -> Schedule:
     """Read a schedule file (SPEC §5); check it against its instance with ``validate``."""
+    expect_path("path", path)
     with in_file(path):
         return schedule_from_dict(read_json(path, "schedule"))
 
 
 def save_schedule(s: Schedule, path: str | Path) -> None:
-    """Write a schedule file atomically."""
+    """Write a schedule file atomically; one that ``load_schedule`` would refuse (a job id
+    that is no string, a utility of NaN written as null) or that is no schedule (``jobs``
+    None, ``extras`` a set) is refused naming the place, and nothing is written."""
+    from .validate import check_names
     check_schedule(s)
+    expect_path("path", path)
+    check_names(None, s)
+    for place, u in [("total_utility", s.total_utility)] + [
+            (f"jobs[{n}].utility", j.utility) for n, j in enumerate(s.jobs)]:
+        if not math.isfinite(u):
+            raise InputError(place, f"expected a finite number, got {u!r}")
+    if not isinstance(s.extras, Mapping):
+        raise InputError("extras", f"expected a dict, got {type(s.extras).__name__}")
+    try:
+        dumps(dict(s.extras))
+    except (TypeError, ValueError, RecursionError) as err:
+        raise InputError("extras", f"not JSON values ({err})") from None
     write_json_atomic(path, schedule_to_dict(s))
 
 
@@ -711,8 +779,22 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
     path = Path(path)
     if not path.name or path.name in (".", ".."):
         raise InputError(place or str(path), f"{str(path)!r} names no file")
+    if "\0" in str(path):  # a file's "\u0000": pathlib's checks say False, open() fails later
+        raise _cannot_write(path, place, "a path cannot hold a NUL character")
+    try:  # a name too long for the system (ENAMETOOLONG) fails the queries themselves,
+        _check_output_place(path, place)  # and a NUL from a file's string ("\u0000")
+    except InputError:  # already the place's own message (an InputError is a ValueError)
+        raise
+    except (OSError, ValueError) as exc:
+        raise _cannot_write(path, place, getattr(exc, "strerror", None) or str(exc)) from None
+    return path
+
+
+def _check_output_place(path: Path, place: str | None) -> None:
     if path.is_dir():
         raise _cannot_write(path, place, "it is a folder")
+    if path.is_socket():  # opening one for writing fails as a pipe nobody reads does
+        raise _cannot_write(path, place, "it is a socket, not a file")
     for parent in path.parents:  # the nearest existing ancestor must be a writable folder
         if parent.exists():
             if not parent.is_dir():
@@ -725,7 +807,6 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
             except OSError as exc:
                 raise _cannot_write(path, place, exc.strerror or str(exc)) from None
             break
-    return path
 
 
 def append_text(path: str | Path, text: str, place: str | None = None) -> None:
@@ -740,8 +821,8 @@ def append_text(path: str | Path, text: str, place: str | None = None) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-    except OSError as exc:
-        raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+    except (OSError, ValueError) as exc:  # ValueError: "embedded null byte"
+        raise _cannot_write(path, place, getattr(exc, "strerror", None) or str(exc)) from None
 
 
 def _cannot_write(path: Path, place: str | None, why: str) -> InputError:
@@ -810,13 +891,15 @@ def ensure_folder(path: str | Path, place: str) -> Path:
     (a file is there, no permission): checked before work starts, not when the first result
     is written."""
     folder = Path(path)
-    if folder.exists() and not folder.is_dir():
-        raise InputError(place, f"cannot use {str(folder)!r} as a folder: it is a file")
-    try:
+    try:  # the checks themselves raise for a name too long for the system
+        if folder.exists() and not folder.is_dir():
+            raise InputError(place, f"cannot use {str(folder)!r} as a folder: it is a file")
         folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
+    except InputError:  # "it is a file" (an InputError is a ValueError)
+        raise
+    except (OSError, ValueError) as exc:  # ValueError: a NUL from a file's string
         raise InputError(place, f"cannot use {str(folder)!r} as a folder: "
-                                f"{exc.strerror or exc}") from None
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
     return folder
 
 

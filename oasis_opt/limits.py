@@ -46,7 +46,9 @@ def parse_size(text: str, place: str = "--max-memory") -> int:
     if not m or m.group(2).upper() not in _UNITS:
         raise InputError(place, f"expected a size such as 512M or 4G, got {text!r}")
     value = float(m.group(1)) * _UNITS[m.group(2).upper()]
-    if not math.isfinite(value) or value < 1:
+    if not math.isfinite(value):  # 1e999, or 400 digits of gigabytes
+        raise InputError(place, f"too large a size, got {text!r}")
+    if value < 1:
         raise InputError(place, f"must be a positive size, got {text!r}")
     return int(value)
 

@@ -10,13 +10,14 @@ modellers, are listed under ``skipped`` with the reason.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .io import dumps, load_instance, write_text_atomic
+from .io import dumps, load_instance, read_json, write_text_atomic
 from .model import REL_TOL
 
 FORMAT = "oasis-manifest/1"
@@ -94,19 +95,36 @@ def check_manifest(path: Path, max_seconds: float | None = None) -> list[str]:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    import json
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(str(path), f"cannot read manifest: {exc}") from None
+    """The manifest, strict as every file the package reads (``io.read_json``), with the
+    fields ``check_manifest`` uses checked: a list, a missing field or a string for a number
+    ended in a traceback of ``--check``."""
+    data = read_json(path, "manifest")
+    if not isinstance(data, dict):
+        raise InputError(str(path), f"expected an object, got {type(data).__name__}")
     if data.get("format") != FORMAT:
         raise InputError(f"{path}.format", f"expected {FORMAT!r}, got {data.get('format')!r}")
+    entries = data.get("instances")
+    if entries is None:
+        raise InputError(f"{path}: instances", "missing field")
+    if not isinstance(entries, list):
+        raise InputError(f"{path}: instances", "expected a list")
+    for k, e in enumerate(entries):
+        place = f"{path}: instances[{k}]"
+        if not isinstance(e, dict):
+            raise InputError(place, "expected an object")
+        if not isinstance(e.get("file"), str) or not e["file"]:
+            raise InputError(f"{place}.file", f"expected a file name, got {e.get('file')!r}")
+        for field in ("optimum", "seconds"):
+            x = e.get(field)
+            if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x):
+                raise InputError(f"{place}.{field}", f"expected a number, got {x!r}")
     return data
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m oasis_opt.manifest", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                allow_abbrev=False)  # flags named whole, as the CLI's
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="solve every instance and rewrite")
     mode.add_argument("--check", action="store_true", help="re-solve the listed instances")

@@ -437,10 +437,7 @@ class Schedule:
         for pool, table in (("workers", workers), ("ps", ps)):
             dense[pool] = {}
             for i, counts in _by_position(table, pool):
-                if isinstance(i, bool | np.bool_) or not isinstance(i, int | np.integer) \
-                        or not 0 <= i < instance.num_jobs:
-                    raise ValueError(f"{pool}: key {i!r:.40} is not a job's position in "
-                                     f"instance.jobs (0 … {instance.num_jobs - 1})")
+                _check_position(instance, pool, i)
                 dense[pool][int(i)] = _counts_array(counts, shape[pool], f"{pool}[{i}]")
         extra = sorted(set(dense["ps"]) - set(dense["workers"]))
         if extra:
@@ -466,6 +463,16 @@ class Schedule:
         """``from_arrays`` for sparse counts: the same schedule, byte for byte, from job i's
         ``SlotCounts`` of workers and PSs (jobs absent from ``workers`` did not run). Memory
         and time grow with the entries, not with jobs × slots × servers."""
+        if extras is not None and not isinstance(extras, Mapping):
+            raise ValueError(f"extras: expected a dict {{name: value}}, got "
+                             f"{type(extras).__name__}")
+        check_instance(instance)
+        for pool, table, servers in (("workers", workers, len(instance.worker_names)),
+                                     ("ps", ps, len(instance.ps_names))):
+            _check_sparse(instance, pool, table, servers)
+        extra = sorted(set(ps) - set(workers))
+        if extra:
+            raise ValueError(f"ps[{extra[0]}]: job {extra[0]} has PSs but no entry in workers")
         results = []
         total = 0.0
         for i, job in enumerate(instance.jobs):
@@ -534,20 +541,84 @@ def check_schedule(value: Any, place: str = "schedule") -> None:
     _expect_loaded(value, place, Schedule, "a Schedule", "load_schedule")
 
 
+def _check_position(instance: Instance, pool: str, i: Any) -> None:
+    """``ValueError`` for a key that is not a job's position in ``instance.jobs``: a job
+    keyed by its id would otherwise not run, without a word."""
+    if isinstance(i, bool | np.bool_) or not isinstance(i, int | np.integer) \
+            or not 0 <= i < instance.num_jobs:
+        raise ValueError(f"{pool}: key {i!r:.40} is not a job's position in "
+                         f"instance.jobs (0 … {instance.num_jobs - 1})")
+
+
+def _check_sparse(instance: Instance, pool: str, table: Any, servers: int) -> None:
+    """``from_counts``'s ``table`` {job position: SlotCounts}, checked as ``from_arrays``
+    checks its arrays, with one pass of numpy over every job's entries: slots from 0, servers
+    of the pool (-1 was its last one), counts 0 … ``MAX_COUNT``, entries in (slot, server)
+    order (``per_slot`` sums runs of a slot). ``ValueError`` naming the job and entry."""
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{pool}: expected a dict {{job position: SlotCounts}}, got "
+                         f"{type(table).__name__}")
+    keys, parts = [], []
+    for i, c in table.items():
+        _check_position(instance, pool, i)
+        if not isinstance(c, SlotCounts):
+            raise ValueError(f"{pool}[{i}]: expected a SlotCounts (SlotCounts.from_dense), got "
+                             f"{type(c).__name__}")
+        arrays = (c.slot, c.server, c.count)
+        if not all(isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype.kind in "iu"
+                   for a in arrays) or not len(c.slot) == len(c.server) == len(c.count):
+            raise ValueError(f"{pool}[{i}]: expected a SlotCounts of three integer arrays of "
+                             "one length (SlotCounts.from_dense, from_rows)")
+        keys.append(i)
+        parts.append(arrays)
+    if not parts:
+        return
+    slot, server, count = (np.concatenate([p[f] for p in parts]).astype(np.int64)
+                           for f in range(3))
+    owner = np.repeat(np.arange(len(parts)), [len(p[0]) for p in parts])
+    first = np.r_[True, owner[1:] != owner[:-1]]  # each job's first entry
+    after = first | (slot > np.r_[-1, slot[:-1]]) | \
+        ((slot == np.r_[-1, slot[:-1]]) & (server > np.r_[-1, server[:-1]]))
+    for bad, why in ((slot < 0, "is in slot {t}"),
+                     ((server < 0) | (server >= servers),
+                      "is on server {h}; the pool has " + str(servers)),
+                     ((count < 0) | (count > MAX_COUNT),
+                      f"counts {{c}}; counts are non-negative integers of at most "
+                      f"{MAX_COUNT:.0e}"),
+                     (~after, "(slot {t}, server {h}) is not after the one before it")):
+        if bad.any():
+            e = int(np.argmax(bad))
+            k = int(owner[e])
+            entry = e - int(np.flatnonzero(owner == k)[0])
+            raise ValueError(f"{pool}[{keys[k]}]: entry {entry} " + why.format(
+                t=int(slot[e]), h=int(server[e]), c=int(count[e])))
+
+
+#: The most a count (servers, workers, PSs, slots, workloads) may be: sums of them over
+#: servers and slots stay exact in 64-bit integers and in doubles (``io`` holds files to it).
+MAX_COUNT = 10**12
+
+
 def _counts_array(counts: Any, shape: tuple[int, int], where: str) -> np.ndarray:
     """``counts`` as an int64 array of ``shape`` (slots, servers); ``ValueError`` naming
-    ``where`` for another shape or a value that is not a non-negative integer."""
-    a = np.asarray(counts)
+    ``where`` for another shape or a value that is not a non-negative integer of at most
+    ``MAX_COUNT`` (a larger one wrapped round in the cast: 1e30 became -2^63)."""
+    try:
+        a = np.asarray(counts)
+    except ValueError:  # numpy's "inhomogeneous shape", naming no entry
+        raise ValueError(f"{where}: expected an array of shape {shape} (slots, servers), got "
+                         "a ragged list") from None
     if a.shape != shape:
         raise ValueError(f"{where}: expected an array of shape {shape} (slots, servers), got "
                          f"{a.shape}")
     if a.dtype.kind not in "biuf":
         raise ValueError(f"{where}: expected integer counts, got an array of {a.dtype}")
     bad = ~np.isfinite(a) | (a < 0) | (a != np.round(a)) if a.dtype.kind == "f" else a < 0
+    bad |= a > MAX_COUNT
     if bad.any():
         t, s = (int(x) for x in np.argwhere(bad)[0])
         raise ValueError(f"{where}: slot {t}, server {s} holds {a[t, s].item()!r}; counts are "
-                         f"non-negative integers")
+                         f"non-negative integers of at most {MAX_COUNT:.0e}")
     return a.astype(np.int64)
 
 

@@ -80,7 +80,14 @@ def generated_instances(preset: str, seeds: int | Iterable[int] = 1, *,
     """``generator.generate(preset, seed=s, jobs=, horizon=)`` for each seed (``seeds``: a
     count K for seeds 0…K-1, or the seeds); named ``PRESET-sSEED`` (plus ``-jN``/``-TN``)."""
     from .generator import generate
+    # a count below 1 or no seeds parametrized a test over nothing: pytest skipped it
+    if isinstance(seeds, bool) or isinstance(seeds, int) and seeds < 1:
+        raise ValueError(f"seeds: a count of at least 1, got {seeds!r}")
+    if not isinstance(seeds, int | Iterable) or isinstance(seeds, str):
+        raise ValueError(f"seeds: a count or a list of seeds, got {seeds!r}")
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    if not seed_list:
+        raise ValueError("seeds: no seed given")
     sizes = "".join(f"-{tag}{v}" for tag, v in (("j", jobs), ("T", horizon)) if v is not None)
     return [generate(preset, seed=s, jobs=jobs, horizon=horizon, name=f"{preset}-s{s}{sizes}")
             for s in seed_list]
@@ -239,7 +246,8 @@ class RatioAsserter:
         OPT, ALG, ratio and limit); returns the figures. ``timed=False``: no pytest-benchmark
         timing (for a test that uses ``benchmark`` itself)."""
         __tracebackhide__ = True  # a failure points at the user's line
-        if not (isinstance(limit, (int, float)) and limit >= 1 and not math.isnan(limit)):
+        if isinstance(limit, bool) or not (isinstance(limit, (int, float)) and limit >= 1
+                                           and not math.isnan(limit)):
             raise ValueError(f"limit must be a number ≥ 1 (OPT/ALG is never below 1), "
                              f"got {limit!r}")
         from . import algorithms
@@ -328,6 +336,9 @@ def _time_limit(config: pytest.Config) -> float | None:
     if not (given > 0 and math.isfinite(given)):
         raise pytest.UsageError(f"--oasis-opt-time-limit: expected a positive number of "
                                 f"seconds, got {text!r}")
+    if given > 1e7:  # offline.MAX_TIME_LIMIT, not imported: the plugin loads no solver
+        raise pytest.UsageError(f"--oasis-opt-time-limit: at most 1e7 seconds (about 115 "
+                                f"days), got {text!r}")
     return given
 
 

@@ -19,7 +19,7 @@ floor instead of running them again (``offline.solve(floor_schedules=…)``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,6 +148,9 @@ def algorithm_table(algorithms_: str | Sequence[str] | Mapping[str, Mapping[str,
                 raise InputError(f"algorithms.{name}", "parameters must be a dict "
                                                        f"{{KEY: VALUE}}, got {params!r}")
             table[name] = dict(params or {})
+    elif not isinstance(algorithms_, Iterable):
+        raise InputError("algorithms", f"expected algorithm names, got "
+                                       f"{type(algorithms_).__name__}")
     else:
         table = {}
         for name in algorithms_:
@@ -233,12 +236,14 @@ def compare(instance: Instance,
     solve starts, how to make this report of a solve report: the command line's
     ``--time-limit`` answers from them where the solve does not return
     (``oasis_opt/lifeline.py``)."""
+    offline = _offline()
+    offline.check_arguments(on_progress=on_progress, on_schedule=on_schedule,
+                            on_solve=on_solve)
     left_out: list[str] = []
     if names is None:  # every named algorithm that loads (``algorithms.loadable_names``)
         names, left_out = algorithms.loadable_names()
     table = algorithm_table(names)
     names = list(table)
-    offline = _offline()
     offline.check_settings(modeler, time_limit, method=method)
     offline.check_counts(instance)  # before the algorithms run: they take long on such jobs
     if solver != "highs":  # as offline.solve would, but before the algorithms run

@@ -124,7 +124,7 @@ def availability(name: str) -> str | None:
 def check(name: str) -> str:
     """Refuse an unknown or unavailable solver (``InputError`` at ``--solver``, naming what to
     install); return the modeller its model is built with."""
-    if name not in SOLVERS:
+    if not isinstance(name, str) or name not in SOLVERS:  # a list: unhashable
         raise InputError("solver", f"unknown solver {name!r}; choose from {', '.join(SOLVERS)}")
     why = availability(name)
     if why is not None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, expect_integer
 from .progress import progress_bar
 
 #: Every row has these columns; metrics a task does not produce stay empty.
@@ -155,6 +155,20 @@ def _fmt(x: Any) -> str:
 # --- executors ---------------------------------------------------------------------------
 
 
+def check_workers(workers: int | None) -> None:
+    """``workers``: None (every core) or 0 … max(64, 8 × cores), refused by name before any
+    work (the pool's own "max_workers must be greater than 0" named none)."""
+    if workers is None:
+        return
+    expect_integer("workers", workers)
+    most = max(64, 8 * (os.cpu_count() or 1))
+    if workers < 0:
+        raise InputError("workers", f"must be at least 0, got {workers}")
+    if workers > most:
+        raise InputError("workers", f"{workers} worker processes is too many for this machine "
+                                      f"(at most {most})")
+
+
 @contextmanager
 def make_executor(workers: int | None = None,
                   dask: str | None = None) -> Iterator[Executor | None]:
@@ -162,10 +176,7 @@ def make_executor(workers: int | None = None,
     in-process), or a Dask executor:
     ``dask="local"`` starts a local cluster at the first task; ``dask="tcp://HOST:PORT"``
     connects to a running scheduler."""
-    most = max(64, 8 * (os.cpu_count() or 1))
-    if workers is not None and workers > most:
-        raise InputError("workers", f"{workers} worker processes is too many for this machine "
-                                      f"(at most {most})")
+    check_workers(workers)
     if dask is None and workers == 0:
         yield None
         return

@@ -9,12 +9,23 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .errors import InputError
-from .model import CAP_TOL, REL_TOL, Instance, Schedule, check_instance, check_schedule, ps_needed
+from .model import (
+    CAP_TOL,
+    REL_TOL,
+    Allocation,
+    Instance,
+    JobResult,
+    Schedule,
+    check_instance,
+    check_schedule,
+    ps_needed,
+)
 
 
 @dataclass(frozen=True)
@@ -69,22 +80,35 @@ def _is_number(x: object) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool | np.bool_)
 
 
-def check_names(instance: Instance, schedule: Schedule) -> None:
+def check_names(instance: Instance | None, schedule: Schedule) -> None:
     """Raise ``InputError`` for a job or server the instance does not have, a job listed
     twice, a slot or count that is not a non-negative integer, a ``completed`` that is not a
     bool or a utility that is not a number: what ``load_schedule`` refuses in a file (SPEC §5),
     refused here too for a schedule built in memory (a negative count would free capacity for
     another job, a job listed twice would earn twice, ``completed: 1`` is written to a file
-    the loader refuses)."""
+    the loader refuses). With ``instance`` None (``save_schedule``) the names are only held
+    to be strings."""
     for place in ("instance", "algorithm"):
         if not isinstance(getattr(schedule, place), str):
             raise InputError(place, f"expected a string, got {getattr(schedule, place)!r:.40}")
     if not _is_number(schedule.total_utility):
         raise InputError("total_utility", f"expected a number, got "
                                           f"{schedule.total_utility!r:.40}")
+    if not isinstance(schedule.jobs, list | tuple):
+        raise InputError("jobs", f"expected a list of JobResult, got "
+                                 f"{type(schedule.jobs).__name__}")
     seen: dict[str, int] = {}
     for n, jr in enumerate(schedule.jobs):
-        if jr.id not in instance.job_index:
+        # the shape of a schedule built in memory: it failed inside as "'NoneType' object is
+        # not iterable" or "'list' object has no attribute 'items'"
+        if not isinstance(jr, JobResult):
+            raise InputError(f"jobs[{n}]", f"expected a JobResult, got {type(jr).__name__}")
+        if not isinstance(jr.allocations, list | tuple):
+            raise InputError(f"jobs[{n}].allocations", f"expected a list of Allocation, got "
+                                                      f"{type(jr.allocations).__name__}")
+        if not isinstance(jr.id, str):
+            raise InputError(f"jobs[{n}].id", f"expected a string, got {jr.id!r:.40}")
+        if instance is not None and jr.id not in instance.job_index:
             raise InputError(f"jobs[{n}].id", f"unknown job {jr.id!r}")
         if jr.id in seen:
             raise InputError(f"jobs[{n}].id",
@@ -102,17 +126,30 @@ def check_names(instance: Instance, schedule: Schedule) -> None:
         if not _is_number(jr.utility):
             raise InputError(f"jobs[{n}].utility", f"expected a number, got {jr.utility!r:.40}")
         for m, a in enumerate(jr.allocations):
+            if type(a) is not Allocation and not isinstance(a, Allocation):
+                raise InputError(f"jobs[{n}].allocations[{m}]", f"expected an Allocation, got "
+                                                                f"{type(a).__name__}")
+            for pool, counts in (("workers", a.workers), ("ps", a.ps)):
+                if type(counts) is not dict and not isinstance(counts, Mapping):
+                    raise InputError(f"jobs[{n}].allocations[{m}].{pool}",
+                                     f"expected a dict {{server: count}}, got "
+                                     f"{type(counts).__name__}")
             if not _is_count(a.slot):
                 raise InputError(f"jobs[{n}].allocations[{m}].slot",
                                  f"expected a non-negative integer, got {a.slot!r:.40}")
-            for pool, counts, known in (("workers", a.workers, instance.worker_index),
-                                        ("ps", a.ps, instance.ps_index)):
+            for pool, counts, known in (
+                    ("workers", a.workers, None if instance is None else instance.worker_index),
+                    ("ps", a.ps, None if instance is None else instance.ps_index)):
                 for name, count in counts.items():
                     # a plain int of a known server passes at once (millions of entries on a
                     # whole trace); anything else is looked at closely
-                    if type(count) is int and count >= 0 and name in known:
+                    if type(count) is int and count >= 0 and \
+                            (type(name) is str if known is None else name in known):
                         continue
-                    if name not in known:
+                    if known is None and not isinstance(name, str):
+                        raise InputError(f"jobs[{n}].allocations[{m}].{pool}",
+                                         f"expected a server name, got {name!r:.40}")
+                    if known is not None and name not in known:
                         kind = "worker" if pool == "workers" else "PS"
                         raise InputError(f"jobs[{n}].allocations[{m}].{pool}",
                                          f"unknown {kind} server {name!r}")

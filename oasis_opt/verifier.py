@@ -512,6 +512,8 @@ def _count(n: int) -> str:
 
 
 def check_size(space: Space, max_instances: int) -> None:
+    if max_instances < 1:
+        raise InputError("max_instances", f"must be at least 1, got {max_instances}")
     if space.size > max_instances:
         raise InputError("max_instances",
                          f"the space has {_count(space.size)} instances ({space.options} options "
@@ -533,9 +535,11 @@ def verify(space: Space, algorithm: str, *, out: str | Path,
 
     from . import algorithms
     from .io import check_output
+    from .offline import check_settings
     from .tasks import ResultStore, Task, run_tasks
     algorithms.check(algorithm)
     check_size(space, max_instances)
+    check_settings(time_limit=time_limit)  # per instance, where the MILP decides
     if max_share is not None and not (0 < max_share <= 1):
         raise InputError("max_share", f"must be in (0, 1], got {max_share}")
     for name in OUTPUTS.values():  # written after the run: found then, after its progress

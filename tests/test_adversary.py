@@ -121,6 +121,44 @@ def test_bad_arguments_are_refused(tmp_path, capfd):
     assert not (tmp_path / "w.json").exists()
 
 
+@pytest.mark.parametrize("argv,message", [
+    (["--family", "threshold", "-a", "fifo"],
+     "--algorithm: applies to a search, not to --family"),
+    (["--family", "threshold", "--evaluations", "7"],
+     "--evaluations: applies to a search, not to --family"),
+    (["--family", "threshold", "--certified"], "--certified: applies to a search, not to"),
+    (["--family", "threshold", "--jobs", "5"], "--jobs: applies to a search, not to --family"),
+    (["-a", "fifo", "--evaluations", "1", "--share", "0.1"],
+     "--share: applies to --family, not to a search"),
+    (["-a", "fifo", "--evaluations", "1", "--steps", "3"],
+     "--steps: applies to --family, not to a search"),
+])
+def test_options_of_the_other_mode_are_refused(tmp_path, capfd, argv, message):
+    """``--family threshold -a fifo`` wrote OASiS's tightness table (the algorithm left out
+    silently), ``-a fifo --share 0.1`` searched without the share: one mode's options were
+    ignored by the other, exit 0."""
+    out = tmp_path / "w"
+    assert main(["adversary", *argv, "-o", str(out)]) == 2
+    err = capfd.readouterr().err
+    assert err.strip() == f"oasis-opt adversary: error: {message}" or message in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("flag,least", [("--jobs", 1), ("--horizon", 1),
+                                        ("--worker-servers", 1), ("--ps-servers", 1),
+                                        ("--steps", 2)])
+def test_a_count_below_its_least_says_the_least(tmp_path, capfd, flag, least):
+    """``--jobs -1`` said "must be at least 0" and 0 then "must be in 1…8"."""
+    family = ["--family", "threshold"] if flag == "--steps" else ["-a", "fifo"]
+    for value in ("-1", str(least - 1)):
+        with pytest.raises(SystemExit) as stop:
+            main(["adversary", *family, flag, value, "-o", str(tmp_path / "w")])
+        assert stop.value.code == 2
+        assert f"{flag} must be at least {least}, got '{value}'" in capfd.readouterr().err
+    assert not (tmp_path / "w").exists()
+
+
 # --- certified scoring and the family seed (issue 20, item 3) -----------------------------
 
 

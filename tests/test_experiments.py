@@ -52,3 +52,25 @@ def test_cli_experiment_in_process(tmp_path, capsys):
 def test_unknown_experiment():
     with pytest.raises(InputError, match="unknown experiment 'nope'"):
         run_experiment("nope")
+
+
+@pytest.mark.parametrize("change,place,message", [
+    ({"seeds": "3"}, "seeds", "must be an integer, got str"),
+    ({"seeds": 2.5}, "seeds", "must be an integer, got float"),
+    ({"out": 5}, "out", "expected a path, got int"),
+    # '' wrote NAME.csv and NAME.png into the working folder
+    ({"out": ""}, "out", "an empty path names no file"),
+    # a string ran as its letters: "unknown algorithm 'f'"
+    ({"algorithms": "fifo"}, "algorithms", "expected a list of algorithm names, got str"),
+    ({"executor": 5}, "executor", "expected an executor (with submit), got int"),
+])
+def test_run_experiment_names_an_argument_of_the_wrong_kind(tmp_path, monkeypatch, change,
+                                                            place, message):
+    """These failed inside (a comparison of str and int, range() of a float, pathlib, a
+    missing ``submit``), some after the results folder was made."""
+    monkeypatch.chdir(tmp_path)
+    args = {"seeds": 1, "out": "r", "quick": True} | change
+    with pytest.raises(InputError) as err:
+        run_experiment("ratio", **args)
+    assert err.value.place == place and message in err.value.message, str(err.value)
+    assert list(tmp_path.iterdir()) == []

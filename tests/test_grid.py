@@ -183,6 +183,15 @@ BAD = [
     (lambda g: g["instances"][1].update(seeds=list(range(1000)), jobs=list(range(1, 201))),
      "instances[1].seeds: 1000 seeds × 200 sizes are 200000 instances, more than"),
     (lambda g: g["instances"][1].update(preset="huge"), "instances[1].preset: unknown preset"),
+    # an entry's error was told of another kind of entry ("instances[2].preset: missing field"
+    # for a trace's bad field, "instances[1].preset: unknown field" for a preset's)
+    (lambda g: g["instances"][1].update(colour=1), "instances[1].colour: unknown field"),
+    (lambda g: g["instances"][2].update(colour=1), "instances[2].colour: unknown field"),
+    (lambda g: g["instances"][2].pop("file"), "instances[2].file: missing field"),
+    (lambda g: g["instances"][2].update(efficiency=2), "instances[2].efficiency: "),
+    (lambda g: g["instances"][2].update(phases="x"),
+     "instances[2].phases: Input should be a valid list"),
+    (lambda g: g["instances"].append(5), "instances[3]: expected a file name"),
     (lambda g: g["instances"][2].update(trace="slurm"), "instances[2].trace: unknown trace"),
     (lambda g: g["instances"][2].update(nodes="n.csv"),
      "instances[2].nodes: not an option of the philly format"),
@@ -212,6 +221,11 @@ BAD = [
     (lambda g: g["reference"]["solve"].update(solver="glpk"),
      "reference.solve.solver: unknown solver 'glpk'"),
     (lambda g: g.pop("out"), "out: missing field (or give --out)"),
+    # a NUL in a path ("\u0000", valid JSON): "internal error: embedded null byte", after the
+    # work for "out"
+    (lambda g: g.update(out="o\x00ut"), "cannot write: a path cannot hold a NUL character"),
+    (lambda g: g["instances"][2].update(file="p\x00.csv"),
+     "cannot read trace: embedded null byte"),
 ]
 
 
@@ -244,6 +258,19 @@ def test_a_grid_checks_its_stored_numbers(tmp_path, capfd):
     err = capfd.readouterr().err
     assert f"{store}:2: column utility: expected a number, got 'abc'" in err
     assert err.count("\n") == 1
+
+
+def test_a_toml_grid_with_a_byte_order_mark_reads_as_a_json_one_does(tmp_path, capfd):
+    """A JSON grid with a byte-order mark ran; the same in TOML was "not valid TOML: Invalid
+    statement (at line 1, column 1)", a place that shows nothing wrong."""
+    pytest.importorskip("tomllib")
+    _grid(tmp_path)
+    path = tmp_path / "grid.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + b'format = "oasis-sweep/1"\r\ninstances = '
+                     b'["inst/small-s0.json"]\r\nreference = "none"\r\nout = "out"\r\n'
+                     b"[algorithms.fifo]\r\n")
+    assert main(["sweep", str(path), "--workers", "0"]) == 0, capfd.readouterr().err
+    assert len(_rows(tmp_path / "out" / "results.csv")) == 1
 
 
 @pytest.mark.parametrize("text", [

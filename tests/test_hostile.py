@@ -209,6 +209,35 @@ def test_json_that_python_would_accept_is_still_refused(tmp_path, capsys, text, 
     assert message in err and "inst.json" in err
 
 
+@pytest.mark.parametrize("edit,place", [
+    (lambda d: d.update(name="\ud800"), "name"),
+    (lambda d: d["jobs"][2].update(id="j\udc00"), "jobs[2].id"),
+    (lambda d: d["jobs"][0].update({"\udbff": 1}), "jobs[0]"),
+])
+def test_a_lone_surrogate_is_no_text(tmp_path, capsys, edit, place):
+    """``"name": "\\ud800"`` is valid JSON that Python reads as a string no file, hash or
+    terminal can take: 'internal error: 'utf-8' codec can't encode character' (exit 1) when
+    the algorithm seeded itself from the name, or the schedule was written."""
+    d = copy.deepcopy(BASE)
+    edit(d)
+    p = _write(tmp_path, json.dumps(d, ensure_ascii=True))
+    out = tmp_path / "s.json"
+    code, _, err = _run(capsys, "run", p, "-a", "fifo", "-o", out)
+    assert code == 2, err
+    assert f"inst.json: {place}: a lone surrogate" in err and "internal" not in err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_a_surrogate_pair_is_a_character(tmp_path, capsys):
+    d = copy.deepcopy(BASE)
+    d["name"] = "\U0001f600"
+    p = _write(tmp_path, json.dumps(d, ensure_ascii=True))  # "\ud83d\ude00"
+    assert "\\ud83d\\ude00" in p.read_text()
+    code, _, err = _run(capsys, "run", p, "-a", "fifo", "-o", tmp_path / "s.json")
+    assert code == 0, err
+    assert load_schedule(tmp_path / "s.json").instance == "\U0001f600"
+
+
 def test_bytes_that_are_not_utf8(tmp_path, capsys):
     p = tmp_path / "inst.json"
     p.write_bytes(b'{"format": "\xff\xfe"}')

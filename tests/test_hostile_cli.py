@@ -68,6 +68,51 @@ def test_an_output_that_is_a_folder_is_refused(tmp_path, capsys, fifo_schedule, 
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no temporary left over
 
 
+@pytest.mark.parametrize("which", ["long", "socket"])
+def test_an_output_no_file_can_be_is_refused_by_its_reason(tmp_path, capsys, monkeypatch,
+                                                          which):
+    """A name of 5 000 characters ended in "internal error: [Errno 36] File name too long"
+    (exit 1); a socket was called "a named pipe that no process reads"."""
+    monkeypatch.chdir(tmp_path)
+    if which == "long":
+        out, why = "a" * 5000 + ".json", "cannot write: File name too long"
+    else:
+        out, why = "sock.json", "cannot write: it is a socket, not a file"
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(tmp_path / out))
+    try:
+        code, _, err = _run(capsys, "run", SMALL, "-a", "fifo", "-o", out)
+    finally:
+        if which == "socket":
+            listener.close()
+    assert code == 2, err
+    assert why in _one_error(err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([] if which == "long" else [out])
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["import", "tiresias", "LONG.csv", "-o", "o.json"], "LONG.csv: cannot read trace: File "
+                                                         "name too long"),
+    (["import", "pollux", ROOT / "instances" / "traces" / "adaptdl" / "workloads" /
+      "workload-1.csv", "--apps", "LONG", "-o", "o.json"], "--apps: LONG is not a folder"),
+    (["ratio", SMALL, "--algorithms", "fifo", "--opt-cache", "LONG"],
+     "--opt-cache: cannot use 'LONG' as a folder: File name too long"),
+    (["adversary", "--family", "threshold", "--steps", "3", "-o", "LONG"],
+     "-o: cannot use 'LONG' as a folder: File name too long"),
+])
+def test_a_path_too_long_for_the_system_is_bad_input(tmp_path, capsys, monkeypatch, argv,
+                                                     message):
+    """Each ended in "internal error: [Errno 36] File name too long" (exit 1): the checks
+    themselves (Path.is_dir, exists) raise for such a name."""
+    monkeypatch.chdir(tmp_path)
+    long = "b" * 5000
+    code, _, err = _run(capsys, *[str(a).replace("LONG", long) for a in argv])
+    assert code == 2, err
+    assert message.replace("LONG", long)[:60] in _one_error(err).replace("…", "")
+    assert "too long" in err or "not a folder" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("out,message", [(".", "'.' names no file"),
                                          ("", "names no file"),
                                          ("afile/x.json", "'afile' is a file, not a folder")])
@@ -431,6 +476,26 @@ def test_an_integer_of_thousands_of_digits(tmp_path, capsys):
     assert "not valid JSON: an integer of 5001 digits" in _one_error(err)
 
 
+@pytest.mark.parametrize("digits", [309, 400, 4000])
+def test_an_integer_past_a_double_is_too_large_not_an_overflow(tmp_path, capsys, fifo_schedule,
+                                                                digits):
+    """``"horizon": 10**400`` (or a schedule's slot) ended in "internal error: int too large
+    to convert to float" (exit 1): the message's number was printed through float()."""
+    p = tmp_path / "i.json"
+    p.write_text(SMALL.read_text().replace('"horizon": ', '"horizon": 1' + "0" * digits
+                                           + ', "x": ', 1))
+    code, _, err = _run(capsys, "run", p, "-a", "fifo")
+    assert code == 2
+    assert "horizon: 1e+" in _one_error(err) and "is too large" in err
+    doc = json.loads(fifo_schedule.read_text())
+    doc["jobs"][0]["allocations"][0]["slot"] = 10**digits
+    fifo_schedule.write_text(json.dumps(doc))
+    code, _, err = _run(capsys, "validate", SMALL, fifo_schedule)
+    assert code == 2
+    assert f"{fifo_schedule}: jobs[0].allocations[0].slot: 1e+" in _one_error(err)
+    assert len(err) < 300
+
+
 def test_trace_ratios_are_ratio_ratio_with_zero_over_zero_one():
     """``traces.experiment`` uses ``ratio.ratio`` for OPT/ALG; only 0/0 differs (1, not
     None: the algorithm matched OPT on that slice, docs/traces.md)."""
@@ -765,6 +830,34 @@ def test_ordinary_decimals_still_parse(argv):
 
 
 @pytest.mark.parametrize("argv,place", [
+    (["generate", "--preset", "small", "--name", "a\udcffb"], "--name"),
+    (["import", "tiresias", TIRESIAS, "--name", "\udcff"], "--name"),
+])
+def test_a_name_that_is_no_text_is_refused(tmp_path, capsys, monkeypatch, argv, place):
+    """A shell passes bytes: ``--name $'a\\xffb'`` reached Python as 'a\\udcffb' and was
+    written into an instance that no command could load ('name: a lone surrogate')."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, *argv, "-o", "x.json")
+    assert code == 2, err
+    assert f"{place}: {argv[-1]!r} is not UTF-8 text" in _one_error(err)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_path_that_is_no_text_is_still_a_path(tmp_path, capsys, monkeypatch):
+    """A file named $'x\\xff.json' was written, then printing its name where standard output
+    is strict UTF-8 (``PYTHONIOENCODING=utf-8``, an en_US.UTF-8 locale; capsys here) ended
+    the command in 'internal error: surrogates not allowed' (exit 1)."""
+    monkeypatch.chdir(tmp_path)
+    out = os.fsdecode(b"x\xff.json")
+    code, shown, err = _run(capsys, "generate", "--preset", "small", "-o", out)
+    assert code == 0, err
+    assert (tmp_path / out).exists()
+    assert "wrote x\\udcff.json" in shown + err  # escaped, as Python's stderr shows it
+    code, _, err = _run(capsys, "run", out, "-a", "fifo", "-o", os.fsdecode(b"s\xff.json"))
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("argv,place", [
     (["run", SMALL, "-a", "fifo", "-o", "-"], "-o"),
     (["generate", "--preset", "small", "-o", "-"], "-o"),
     (["solve", SMALL, "-o", "-"], "-o"),
@@ -866,6 +959,22 @@ def test_a_memory_limit_with_spaces_or_a_sign_is_refused_as_the_numbers_are(caps
                                     f"got {size!r}")
 
 
+@pytest.mark.parametrize("env", [False, True])
+@pytest.mark.parametrize("size", ["1e999", "9" * 400 + "G"])
+def test_a_memory_limit_past_a_double_is_too_large_not_non_positive(capsys, monkeypatch, env,
+                                                                      size):
+    """``--max-memory 1e999`` (or OASIS_MAX_MEMORY) said "must be a positive size"."""
+    argv = ["run", SMALL, "-a", "fifo"]
+    if env:
+        monkeypatch.setenv("OASIS_MAX_MEMORY", size)
+    else:
+        argv += ["--max-memory", size]
+    code, _, err = _run(capsys, *argv)
+    assert code == 2
+    place = "OASIS_MAX_MEMORY" if env else "--max-memory"
+    assert f"error: {place}: too large a size, got '" in _one_error(err)
+
+
 def test_the_environments_memory_limit_may_end_in_a_newline(capsys, monkeypatch):
     monkeypatch.setenv("OASIS_MAX_MEMORY", "4G\n")
     code, _, err = _run(capsys, "run", SMALL, "-a", "fifo")
@@ -931,6 +1040,25 @@ def test_a_hostile_argument_in_a_usage_error_is_clipped(capsys, argv):
     assert len(line) < 1000 and "…" in line, line[:200]
 
 
+@pytest.mark.parametrize("where", ["key", "path", "escape"])
+def test_a_line_break_in_a_place_stays_one_line(tmp_path, capsys, where):
+    """A field named "bo\\ngus" (or a path with a line break) was printed as it is: the error
+    took two lines of stderr, and an ESC byte reached the terminal."""
+    doc = json.loads(SMALL.read_text())
+    key = {"key": "bo\ngus", "path": "x", "escape": "\x1b[31mred\u2028"}[where]
+    doc["jobs"][0][key] = 1
+    p = tmp_path / ("i\n.json" if where == "path" else "i.json")
+    if where != "path":
+        p.write_text(json.dumps(doc))
+    code, _, err = _run(capsys, "run", p, "-a", "fifo")
+    assert code == 2
+    assert len(err.splitlines()) == 1 and err.endswith("\n"), repr(err)
+    assert "\x1b" not in err
+    want = {"key": "jobs[0].bo\\ngus: unknown field", "path": "i\\n.json: cannot read",
+            "escape": "jobs[0].\\x1b[31mred\\u2028: unknown field"}[where]
+    assert want in err, err
+
+
 # --- names are drawn as text, never as matplotlib's mathtext ---------------------------------
 
 
@@ -984,6 +1112,22 @@ def test_an_internal_error_whose_message_starts_with_a_newline_is_not_blank(caps
                    "traceback)\n")
 
 
+@pytest.mark.parametrize("kind", ["algorithm", "internal"])
+def test_a_long_failure_message_is_clipped(capsys, monkeypatch, kind):
+    """``run -a sys:exit`` ended in "algorithm error: … SystemExit: Instance(name=…" of
+    3 000 characters (the instance's repr): InputError's messages were clipped, these not."""
+    from oasis_opt.errors import AlgorithmError
+
+    def broken(args):
+        text = "x" * 100_000
+        raise AlgorithmError(text) if kind == "algorithm" else RuntimeError(text)
+    monkeypatch.setitem(cli.COMMANDS, "validate", broken)
+    code, _, err = _run(capsys, "validate", SMALL, SMALL)
+    assert code == 1
+    assert len(err.splitlines()) == 1 and len(err) < 1000 and " … " in err, err[:200]
+    assert err.endswith("(set OASIS_DEBUG=1 for a traceback)\n")
+
+
 def test_json_with_standard_output_closed_is_refused_before_the_work(tmp_path):
     """``--json >&-`` ended in "internal error: 'NoneType' object has no attribute 'flush'"
     (exit 1) after the schedule was written."""
@@ -999,6 +1143,31 @@ def test_json_with_standard_output_closed_is_refused_before_the_work(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+@pytest.mark.parametrize("how", ["full", "pipe"])
+def test_standard_output_that_cannot_be_written_is_one_line_not_an_internal_error(
+        tmp_path, json_flag, how):
+    """``> /dev/full`` or a reader that left (``| head -c0``) ended in "internal error:
+    [Errno 28] No space left on device" / "[Errno 32] Broken pipe" (exit 1), as if a bug."""
+    import subprocess
+    import sys
+    out = tmp_path / "s.json"
+    argv = [sys.executable, "-m", "oasis_opt", "run", str(SMALL), "-a", "fifo", "-o", str(out),
+            *json_flag]
+    if how == "full":
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        code, err = r.returncode, r.stderr
+    else:
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p.stdout.close()  # the reader leaves before the command prints
+        err = p.stderr.read()
+        code = p.wait(timeout=120)
+    why = "No space left on device" if how == "full" else "Broken pipe"
+    assert (code, err) == (2, f"oasis-opt run: error: standard output: cannot write: {why}\n")
+    assert out.exists()  # the schedule was written before the report
+
+
 @pytest.mark.parametrize("argv", [["--check", "--max-seconds", "1_0"],
                                   ["--check", "--max-seconds", "nan"],
                                   ["--check", "--max-seconds", "-1"],
@@ -1011,3 +1180,77 @@ def test_the_manifest_tool_takes_its_seconds_as_the_cli_does(capsys, argv):
         manifest.main(argv + ["--dir", "/nonexistent"])
     assert info.value.code == 2
     assert f"argument {argv[1]}: {argv[1]} must be" in capsys.readouterr().err
+
+
+# --- flags are named in full: argparse took a prefix of a long option ------------------------
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["run", SMALL, "--algo", "fifo"], "--algo"),
+    (["solve", SMALL, "--time-lim", "5"], "--time-lim"),
+    (["generate", "--preset", "small", "--se", "1"], "--se"),
+    (["import", "tiresias", TIRESIAS, "--slot", "60"], "--slot"),
+    (["ratio", SMALL, "--algorithms", "fifo", "--max-mem", "1G"], "--max-mem"),
+])
+def test_an_abbreviated_flag_is_refused(tmp_path, capsys, argv, flag):
+    """``--time-lim 5`` ran as ``--time-limit 5``: SPEC §6 names the flags, and a prefix that
+    is unique today takes another meaning the day a flag is added."""
+    out = tmp_path / "x.json"
+    with pytest.raises(SystemExit) as info:
+        cli.main([str(a) for a in argv] + ["-o", str(out)])
+    assert info.value.code == 2
+    line = _one_error(capsys.readouterr().err)
+    assert f"unrecognized arguments: {flag}" in line, line
+    assert not out.exists()
+
+
+def test_every_parser_refuses_abbreviations():
+    cli.build_parser()
+    assert [c for c, p in cli.COMMAND_PARSERS.items() if p.allow_abbrev] == []
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_verify_max_instances_below_one_says_one(tmp_path, capsys, value):
+    """``--max-instances -1`` said "must be at least 0" and 0 then "at least 1"."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(["verify", str(SPACE), "-a", "fifo", "--max-instances", value, "-o",
+                  str(tmp_path / "v")])
+    assert info.value.code == 2
+    assert f"--max-instances must be at least 1, got '{value}'" in _one_error(
+        capsys.readouterr().err)
+    assert not (tmp_path / "v").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_experiment_seeds_below_one_says_one(tmp_path, capsys, value):
+    """``--seeds -1`` said "must be at least 0" and 0 then "must be in 1 … 100000"."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(["experiment", "ratio", "--seeds", value, "--out", str(tmp_path / "r")])
+    assert info.value.code == 2
+    assert f"--seeds must be at least 1, got '{value}'" in _one_error(capsys.readouterr().err)
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("doc,message", [
+    ([], "manifest.json: expected an object"),
+    ({"format": "oasis-manifest/1"}, "manifest.json: instances: missing field"),
+    ({"format": "oasis-manifest/1", "instances": {}}, "instances: expected a list"),
+    ({"format": "oasis-manifest/1", "instances": [5]}, "instances[0]: expected an object"),
+    ({"format": "oasis-manifest/1", "instances": [{"file": "small-s0.json", "optimum": 1}]},
+     "instances[0].seconds: expected a number"),
+    ({"format": "oasis-manifest/1",
+      "instances": [{"file": "small-s0.json", "optimum": "1", "seconds": 1}]},
+     "instances[0].optimum: expected a number"),
+    ({"format": "oasis-manifest/1",
+      "instances": [{"file": 5, "optimum": 1, "seconds": 1}]},
+     "instances[0].file: expected a file name"),
+    ('{"format": "oasis-manifest/1", "instances": [], "instances": []}', "duplicate key"),
+])
+def test_the_manifest_tool_refuses_a_malformed_manifest(tmp_path, capsys, doc, message):
+    """A manifest that was a list, or lacked "instances", or held a string where a number
+    goes, ended in a traceback (AttributeError, KeyError, TypeError) of --check."""
+    from oasis_opt import manifest
+    (tmp_path / "manifest.json").write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    assert manifest.main(["--check", "--dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.splitlines()) == 1, err

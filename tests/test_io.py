@@ -189,6 +189,40 @@ def test_schedule_round_trip(tmp_path, tiny):
     assert again.extras == {"note": "x", "arr": [0, 1, 2], "inf": None}  # JSON has no inf
 
 
+def _saved(tiny):
+    y = {0: np.zeros((4, 3), dtype=int)}
+    z = {0: np.zeros((4, 1), dtype=int)}
+    y[0][0, 0], z[0][0, 0] = 4, 2
+    return Schedule.from_arrays(tiny, "hand", y, z)
+
+
+def _job0(s, **change):
+    import dataclasses
+    return dataclasses.replace(s, jobs=(dataclasses.replace(s.jobs[0], **change),) + s.jobs[1:])
+
+
+@pytest.mark.parametrize("edit,message", [
+    # written, then refused by load_schedule: a file no command reads back
+    (lambda s: _job0(s, id=5), r"^jobs\[0\]\.id: expected a string, got 5"),
+    (lambda s: __import__("dataclasses").replace(s, total_utility=float("nan")),
+     r"^total_utility: expected a finite number, got nan"),
+    (lambda s: _job0(s, utility=float("inf")), r"^jobs\[0\]\.utility: expected a finite number"),
+    # TypeErrors from inside: "'NoneType' object is not iterable", "cannot convert
+    # dictionary update sequence", "Object of type object is not JSON serializable"
+    (lambda s: __import__("dataclasses").replace(s, jobs=None),
+     r"^jobs: expected a list of JobResult, got NoneType"),
+    (lambda s: __import__("dataclasses").replace(s, extras={1, 2}),
+     r"^extras: expected a dict, got set"),
+    (lambda s: __import__("dataclasses").replace(s, extras={"a": object()}),
+     r"^extras: not JSON values"),
+])
+def test_a_schedule_no_file_can_hold_is_not_saved(tmp_path, tiny, edit, message):
+    out = tmp_path / "s.json"
+    with pytest.raises(InputError, match=message):
+        save_schedule(edit(_saved(tiny)), out)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_atomic_write_leaves_nothing_on_failure(tmp_path, tiny):
     out = tmp_path / "x.json"
     out.write_text("old")
@@ -216,3 +250,21 @@ def test_an_output_through_a_link_and_dotdot_is_where_the_system_puts_it(tmp_pat
     write_text_atomic("link/../out/x.json", "hi")
     assert (tmp_path / "out" / "x.json").read_text() == "hi"
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "link", "out", "x.json"]
+
+
+def test_a_refusal_inside_the_os_checks_is_not_wrapped_again(tmp_path):
+    """The checks catch ValueError beside OSError (a NUL in a file's path string); an
+    InputError is a ValueError, and one raised inside them was wrapped in a second
+    "cannot write: PATH: cannot write: …"."""
+    from oasis_opt.io import check_output, ensure_folder, read_input
+    (tmp_path / "d").mkdir()
+    (tmp_path / "f").write_text("x" * 100)
+    with pytest.raises(InputError) as err:
+        check_output(tmp_path / "d")
+    assert str(err.value) == f"{tmp_path / 'd'}: cannot write: it is a folder"
+    with pytest.raises(InputError) as err:
+        ensure_folder(tmp_path / "f", "out")
+    assert str(err.value) == f"out: cannot use {str(tmp_path / 'f')!r} as a folder: it is a file"
+    with pytest.raises(InputError) as err:
+        read_input(tmp_path / "f", "trace", 10, "the limit")
+    assert str(err.value) == f"{tmp_path / 'f'}: trace larger than 10 B, the limit"

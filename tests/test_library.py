@@ -268,11 +268,25 @@ def test_names_that_do_not_resolve(mysched, small, name, message) -> None:
                               "expected true or false, got [01]"),
     ("mysched:set_extras", "produced a malformed schedule on small-s1: extras: not JSON values"),
     ("mysched:no_jobs", "produced a malformed schedule on small-s1: jobs: expected a tuple"),
-    ("mysched:list_counts", "produced a malformed schedule on small-s1: AttributeError"),
+    ("mysched:list_counts", r"produced a malformed schedule on small-s1: jobs\[0\]\."
+                            r"allocations\[0\]\.workers: expected a dict \{server: count\}, "
+                            "got list"),
 ])
 def test_runs_that_fail_name_the_algorithm(mysched, small, name, message) -> None:
     with pytest.raises(AlgorithmError, match=message):
         algorithms.run(name, small)
+
+
+def test_a_failure_s_long_message_is_clipped_to_one_line(small) -> None:
+    """``-a sys:exit`` failed with SystemExit(instance): its message was the instance's
+    repr, 3 000 characters, whole in the error and in the solve's floor notes."""
+    def loud(instance):
+        sys.exit("line\n" + "x" * 10_000)
+    with pytest.raises(AlgorithmError) as err:
+        algorithms.run(loud, small)
+    text = str(err.value)
+    assert len(text) < 700 and " … " in text and "\n" not in text, text[:200]
+    assert "failed on small-s1: SystemExit: line\\nxxx" in text
 
 
 def test_a_run_cannot_change_the_instance(mysched, small) -> None:
@@ -793,6 +807,8 @@ def test_plugins_no_command_can_name_or_named_twice_are_ignored_and_said(monkeyp
 # ("'str' object has no attribute 'workload'", "'<=' not supported between 'int' and 'str'").
 SPACE = str(INSTANCES / "spaces" / "tiny-2jobs.json")
 TRACE = str(INSTANCES / "traces" / "tiresias" / "60_job.csv")
+PHILLY = str(INSTANCES / "traces" / "adaptdl" / "philly.csv")
+GAVEL = str(INSTANCES / "traces" / "gavel" / "msr" / "seed=0" / "6214e9.trace")
 GRID = {"format": "oasis-sweep/1", "instances": [str(INSTANCES / "small-s0.json")],
         "algorithms": {"fifo": {}}, "reference": None}
 
@@ -825,6 +841,14 @@ def _wrong_kinds(small):
         ("max_share", "must be a number", lambda: oasis_opt.verify(SPACE, "fifo", out="v",
                                                                    max_share="x")),
         ("params", "expected a dict", lambda: oasis_opt.verify(SPACE, "fifo", out="v", params=3)),
+        # out of range: time_limit=0 ran (its MILP fallback would refuse it mid-sweep), and
+        # max_instances=-1 was "more than the limit of -1"
+        ("time_limit", "must be a positive number, got 0",
+         lambda: oasis_opt.verify(SPACE, "fifo", out="v", time_limit=0)),
+        ("time_limit", "too long", lambda: oasis_opt.verify(SPACE, "fifo", out="v",
+                                                            time_limit=1e300)),
+        ("max_instances", "must be at least 1, got -1",
+         lambda: oasis_opt.verify(SPACE, "fifo", out="v", max_instances=-1)),
         ("jobs", "must be an integer, got str", lambda: oasis_opt.adversary("fifo", jobs="x")),
         ("jobs", "must be an integer, got float", lambda: oasis_opt.adversary("fifo", jobs=2.5)),
         ("budget", "must be a number", lambda: oasis_opt.adversary("fifo", budget="1")),
@@ -833,7 +857,100 @@ def _wrong_kinds(small):
         ("load", "must be a number", lambda: oasis_opt.import_trace("tiresias", TRACE, load="x")),
         ("path", "expected a path", lambda: oasis_opt.import_trace("tiresias", None)),
         ("workers", "must be an integer", lambda: oasis_opt.sweep(GRID, workers="x")),
+        # callbacks and lists that failed deep inside: "'int' object is not callable" from
+        # the solve's clock, after every algorithm ran (compare), or as a SolverError
+        ("on_progress", "must be a function", lambda: oasis_opt.solve(small, on_progress=5)),
+        ("on_round", "must be a function",
+         lambda: oasis_opt.solve(small, method="colgen", on_round=5)),
+        ("on_schedule", "must be a function", lambda: oasis_opt.solve(small, on_schedule=5)),
+        ("options", "expected formulations.common.Options",
+         lambda: oasis_opt.solve(small, options=5)),
+        ("floor", "expected algorithm names, got int",
+         lambda: oasis_opt.solve(small, time_limit=5, floor=5)),
+        ("floor", "expected algorithm names, got int",
+         lambda: oasis_opt.solve(small, time_limit=5, floor=[5])),
+        ("algorithms", "expected algorithm names, got int", lambda: oasis_opt.compare(small, 5)),
+        ("on_progress", "must be a function",
+         lambda: oasis_opt.compare(small, "fifo", on_progress=5)),
+        ("on_schedule", "must be a function",
+         lambda: oasis_opt.compare(small, "fifo", on_schedule=5)),
+        ("on_solve", "must be a function", lambda: oasis_opt.compare(small, "fifo", on_solve=5)),
+        # a path of another type: "expected str, bytes or os.PathLike object, not int" from
+        # pathlib, naming no parameter (verify and sweep after checking everything else)
+        ("path", "expected a path, got int", lambda: oasis_opt.load_instance(5)),
+        ("path", "expected a path, got NoneType", lambda: oasis_opt.load_schedule(None)),
+        ("path", "expected a path, got int", lambda: oasis_opt.save_instance(small, 5)),
+        ("path", "expected a path, got int", lambda: oasis_opt.save_schedule(sched, 5)),
+        ("opt_cache", "expected a path, got int", lambda: oasis_opt.solve(small, opt_cache=5)),
+        ("opt_cache", "expected a path, got int",
+         lambda: oasis_opt.compare(small, "fifo", opt_cache=5)),
+        ("out", "expected a path, got NoneType",
+         lambda: oasis_opt.verify(SPACE, "fifo", out=None)),
+        ("out", "expected a path, got int", lambda: oasis_opt.sweep(GRID, out=5)),
+        ("base", "expected a path, got int", lambda: oasis_opt.sweep(GRID, base=5)),
+        # '' ran in the working folder (verify's and a sweep's results, a cache entry there);
+        # the command line refuses it by the flag
+        ("out", "an empty path names no file", lambda: oasis_opt.verify(SPACE, "fifo", out="")),
+        ("out", "an empty path names no file", lambda: oasis_opt.sweep(GRID, out="")),
+        ("opt_cache", "an empty path names no file",
+         lambda: oasis_opt.solve(small, opt_cache="")),
+        ("path", "an empty path names no file", lambda: oasis_opt.import_trace("tiresias", "")),
+        ("path", "an empty path names no file", lambda: oasis_opt.load_instance("")),
+        ("path", "an empty path names no file", lambda: oasis_opt.save_instance(small, "")),
+        # a NUL: "embedded null byte" from os.stat or tempfile, naming no parameter
+        ("path", "a path cannot hold a NUL character",
+         lambda: oasis_opt.load_instance("a\x00b.json")),
+        ("path", "a path cannot hold a NUL character",
+         lambda: oasis_opt.save_instance(small, "a\x00b.json")),
+        ("opt_cache", "a path cannot hold a NUL character",
+         lambda: oasis_opt.solve(small, opt_cache="a\x00b")),
+        # an executor that is none: "'int' object has no attribute 'submit'" mid-run
+        ("executor", "expected an executor (with submit), got int",
+         lambda: oasis_opt.adversary("fifo", evaluations=2, executor=5)),
+        ("executor", "expected an executor (with submit), got int",
+         lambda: oasis_opt.verify(SPACE, "fifo", out="v", executor=5)),
+        ("executor", "expected an executor (with submit), got int",
+         lambda: oasis_opt.solve(small, method="colgen", executor=5)),
+        # the pool's own words ("max_workers must be greater than 0"), pathlib's for a path
+        ("workers", "must be at least 0, got -1", lambda: oasis_opt.sweep(GRID, workers=-1)),
+        ("workers", "must be an integer, got str",
+         lambda: oasis_opt.Grid.from_dict(GRID).run(out="o", workers="2")),
+        ("base", "expected a path, got int", lambda: oasis_opt.Grid.from_dict(GRID, base=5)),
+        ("out", "expected a path, got int", lambda: oasis_opt.Grid.from_dict(GRID).run(out=5)),
+        ("opt_cache", "expected a path, got int",
+         lambda: oasis_opt.Grid.from_dict(GRID).run(out="o", opt_cache=5)),
+        # a name of another type: the instance was made, and its file did not load
+        ("name", "expected a string, got int", lambda: oasis_opt.generate("small", name=5)),
+        # a list where a name goes: "unhashable type: 'list'" from a dict lookup
+        ("preset", "unknown preset ['small']", lambda: oasis_opt.generate(["small"])),
+        ("solver", "unknown solver ['highs']", lambda: oasis_opt.solve(small, solver=["highs"])),
+        ("solver", "unknown solver ['highs']",
+         lambda: oasis_opt.compare(small, "fifo", solver=["highs"])),
+        # import_trace: "must be real number, not str" from math.isfinite, a flag's name
+        # ("--load: …") from the library, a name or flag of another type taken as it was
+        ("elastic", "must be a number, got str", lambda: _import(elastic="2")),
+        ("urgency", "must be a number, got str", lambda: _import(urgency="x")),
+        ("efficiency", "must be a number, got NoneType", lambda: _import(efficiency=None)),
+        ("slack", "must be a number, got list", lambda: _import(slack=[1])),
+        ("load", "must be a positive number, got 0", lambda: _import(load=0)),
+        ("slot_seconds", "must be a positive number", lambda: _import(slot_seconds=-1)),
+        ("elastic", "must be a positive number", lambda: _import(elastic=float("nan"))),
+        ("skip_bad", "expected True or False, got str", lambda: _import(skip_bad="yes")),
+        ("name", "expected a string, got int", lambda: _import(name=5)),
+        ("utility", "unknown policy", lambda: _import(utility=["x"])),
+        ("gpus_per_server", "must be an integer, got str",
+         lambda: oasis_opt.import_trace("philly", PHILLY, gpus_per_server="4")),
+        ("gpu_type", "expected a string, got list",
+         lambda: oasis_opt.import_trace("gavel", GAVEL, gpu_type=["v100"])),
+        ("throughputs", "expected a path, got int",
+         lambda: oasis_opt.import_trace("gavel", GAVEL, throughputs=5)),
+        ("phases", "expected a list of phase names, got str",
+         lambda: oasis_opt.import_trace("alibaba", TRACE, phases="Running")),
     ]
+
+
+def _import(**options):
+    return oasis_opt.import_trace("tiresias", TRACE, **options)
 
 
 def test_arguments_of_the_wrong_kind_are_named(small, tmp_path, monkeypatch) -> None:

@@ -202,6 +202,16 @@ def test_bad_time_limit_is_a_usage_error(pytester, value):
     result.stderr.fnmatch_lines(["*--oasis-opt-time-limit: expected a positive number*"])
 
 
+@pytest.mark.parametrize("value", ["1e8", "1e300"])
+def test_a_time_limit_past_the_solves_is_a_usage_error(pytester, value):
+    """1e8 was taken, then every test that asks for OPT failed on the solve's own limit
+    ("time_limit: 1e+08 s is too long"): the command line refuses it at the flag."""
+    pytester.makepyfile(test_user="def test_x():\n    pass\n")
+    result = _run(pytester, f"--oasis-opt-time-limit={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--oasis-opt-time-limit: at most 1e7 seconds*"])
+
+
 def test_bad_ini_time_limit_is_a_usage_error(pytester):
     pytester.makepyfile(test_user="def test_x():\n    pass\n")
     pytester.makeini("[pytest]\noasis_opt_time_limit = 1_0\n")
@@ -219,6 +229,26 @@ def test_shipped_instances_come_from_package_data_when_installed(monkeypatch, tm
     assert pytest_plugin.shipped_folder() == tmp_path
     with pytest.raises(ValueError, match="no shipped instance matches 'small-\\*'"):
         pytest_plugin.shipped_instances("small-*")
+
+
+@pytest.mark.parametrize("seeds,message", [
+    (0, r"seeds: a count of at least 1, got 0"), (-2, r"seeds: a count of at least 1, got -2"),
+    (True, r"seeds: a count of at least 1, got True"), ([], r"seeds: no seed given"),
+    (2.5, r"seeds: a count or a list of seeds, got 2.5"),
+])
+def test_generated_instances_never_make_an_empty_set(seeds, message):
+    """``generated("small", 0)`` (or -2, or []) parametrized a test over nothing: pytest
+    skipped it as an empty parameter set, and the check never ran."""
+    with pytest.raises(ValueError, match=message):
+        pytest_plugin.generated_instances("small", seeds)
+
+
+@pytest.mark.parametrize("limit", [True, "2", None])
+def test_a_ratio_limit_that_is_no_number_is_refused(limit):
+    """``limit=True`` passed as the limit 1 (a bool is an int to isinstance)."""
+    check = pytest_plugin.RatioAsserter.__new__(pytest_plugin.RatioAsserter)
+    with pytest.raises(ValueError, match="limit must be a number ≥ 1"):
+        check("fifo", None, limit)
 
 
 def test_the_plugin_imports_no_solver():

@@ -182,3 +182,60 @@ def test_from_arrays_takes_a_list_or_a_stacked_array_by_position() -> None:
         Schedule.from_arrays(inst, "x", full_w + [full_w[0]], full_p)
     with pytest.raises(ValueError, match=r"instance: expected an Instance"):
         Schedule.from_arrays(None, "x", full_w, full_p)
+
+
+@pytest.mark.parametrize("counts,message", [
+    # cast to int64 these wrapped round: 1e30 became -2^63, 2^64 - 1 became -1, and the
+    # schedule was then refused for a negative count the caller never gave
+    (lambda t, h: np.full((t, h), 1e30), r"workers\[0\]: slot 0, server 0 holds 1e\+30; "
+                                         r"counts are non-negative integers of at most 1e\+12"),
+    (lambda t, h: np.full((t, h), 2**64 - 1, dtype=np.uint64),
+     r"workers\[0\]: slot 0, server 0 holds 18446744073709551615;"),
+    (lambda t, h: np.full((t, h), 2**62), r"workers\[0\]: slot 0, server 0 holds 4611686018"),
+    # numpy's own words, naming no entry
+    (lambda t, h: [[1] * h, [1]], r"workers\[0\]: expected an array of shape \(\d+, \d+\) "
+                                  r"\(slots, servers\), got a ragged list"),
+])
+def test_from_arrays_refuses_counts_no_schedule_holds(counts, message) -> None:
+    inst = load_instance(INSTANCES / "small-s0.json")
+    t, h = inst.horizon, len(inst.worker_names)
+    with pytest.raises(ValueError, match=message):
+        Schedule.from_arrays(inst, "x", {0: counts(t, h)}, {})
+
+
+def test_from_arrays_refuses_extras_that_are_no_mapping() -> None:
+    """``extras=[1]`` failed in dict(): "cannot convert dictionary update sequence"."""
+    inst = load_instance(INSTANCES / "small-s0.json")
+    with pytest.raises(ValueError, match=r"extras: expected a dict \{name: value\}, got list"):
+        Schedule.from_arrays(inst, "x", {}, {}, [1])
+
+
+def _sc(slot, server, count) -> SlotCounts:
+    return SlotCounts(*(np.array(x, dtype=np.int64) for x in (slot, server, count)))
+
+
+@pytest.mark.parametrize("workers,message", [
+    # a server past the pool: IndexError; -1: the last server, without a word
+    ({0: _sc([0], [99], [4])}, r"workers\[0\]: entry 0 is on server 99; the pool has 4"),
+    ({0: _sc([0], [-1], [4])}, r"workers\[0\]: entry 0 is on server -1; the pool has 4"),
+    ({0: _sc([0], [0], [2**62])}, r"workers\[0\]: entry 0 counts 4611686018427387904; counts "
+                                  r"are non-negative integers of at most 1e\+12"),
+    ({0: _sc([0], [0], [-1])}, r"workers\[0\]: entry 0 counts -1"),
+    ({0: _sc([-1], [0], [4])}, r"workers\[0\]: entry 0 is in slot -1"),
+    ({0: _sc([3, 0], [0, 0], [1, 1])}, r"workers\[0\]: entry 1 \(slot 0, server 0\) is not "
+                                       r"after the one before it"),
+    ({0: _sc([0, 1], [0], [4])}, r"workers\[0\]: expected a SlotCounts of three integer "
+                                 r"arrays of one length"),
+    ({0: SlotCounts([0], [0], [4])}, r"workers\[0\]: expected a SlotCounts of three integer"),
+    ({0: "x"}, r"workers\[0\]: expected a SlotCounts \(SlotCounts.from_dense\), got str"),
+    # a key that is no position was dropped: the job did not run, and nothing said so
+    ({"j0": SlotCounts.empty()}, r"workers: key 'j0' is not a job's position"),
+    ({99: SlotCounts.empty()}, r"workers: key 99 is not a job's position"),
+    ([SlotCounts.empty()], r"workers: expected a dict \{job position: SlotCounts\}, got list"),
+])
+def test_from_counts_refuses_what_from_arrays_refuses(workers, message) -> None:
+    inst = load_instance(INSTANCES / "small-s0.json")
+    with pytest.raises(ValueError, match=message):
+        Schedule.from_counts(inst, "x", workers, {})
+    with pytest.raises(ValueError, match=r"instance: expected an Instance"):
+        Schedule.from_counts(None, "x", {}, {})

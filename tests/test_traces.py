@@ -624,6 +624,39 @@ def test_bad_measurement_file_named(tmp_path):
         import_trace("pollux", bad_app, Policy(), apps=apps)
 
 
+@pytest.mark.parametrize("rows", ["", "1.5,0,0.1,1,1\n2.5,0,0.2,1,1\n"])
+def test_a_validation_file_with_no_steps_is_named_not_missing(tmp_path, rows):
+    """A validation-B.csv holding only its header, or iterations of 0, was reported as
+    "no validation-B.csv for APP": the file is there, and its rows are what is wrong."""
+    import shutil
+    apps = tmp_path / "apps"
+    shutil.copytree(SAMPLES / "adaptdl" / "apps" / "ncf", apps / "ncf")
+    name = next(p.name for p in (apps / "ncf").glob("validation-*.csv"))
+    batch = name.removeprefix("validation-").removesuffix(".csv")
+    (apps / "ncf" / name).write_text("progress,iteration,metric,grad_sqr,grad_var\n" + rows)
+    trace = write(tmp_path / "w.csv", "name,time,application,num_replicas,batch_size\n"
+                                      f"ncf-0,0,ncf,1,{batch}\n")
+    with pytest.raises(InputError, match="no row with a positive iteration") as err:
+        import_trace("pollux", trace, Policy(), apps=apps)
+    assert err.value.place == str(apps / "ncf" / name)
+
+
+def test_a_step_of_no_time_is_a_bad_measurement_row(tmp_path):
+    """step_time = sync_time = 0 was read, then the job's replicas "were not measured"."""
+    import shutil
+    apps = tmp_path / "apps"
+    shutil.copytree(SAMPLES / "adaptdl" / "apps" / "ncf", apps / "ncf")
+    lines = (apps / "ncf" / "placements.csv").read_text().splitlines()
+    cells = lines[1].split(",")
+    lines[1] = ",".join([cells[0], cells[1], "0", "0"])
+    (apps / "ncf" / "placements.csv").write_text("\n".join(lines) + "\n")
+    trace = write(tmp_path / "w.csv", "name,time,application,num_replicas,batch_size\n"
+                                      "ncf-0,0,ncf,1,32768\n")
+    with pytest.raises(InputError, match="step_time \\+ sync_time: a step takes no time") as err:
+        import_trace("pollux", trace, Policy(), apps=apps)
+    assert err.value.place == f"{apps / 'ncf' / 'placements.csv'}:2"
+
+
 def test_columns_are_read_by_name_in_any_order(tmp_path, capfd):
     """A trace whose columns come in another order (a spreadsheet's export, a script's
     dict writer) was refused as a missing header; it imports the same instance now."""

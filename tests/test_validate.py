@@ -148,6 +148,43 @@ def test_schedules_built_in_memory_are_held_to_the_files_rules(tiny, change, mes
         validate(tiny, s)
 
 
+def _first_job(**change):
+    def edit(s):
+        return dataclasses.replace(s, jobs=(dataclasses.replace(s.jobs[0], **change),)
+                                   + s.jobs[1:])
+    return edit
+
+
+def _first_allocation(**change):
+    def edit(s):
+        a = dataclasses.replace(s.jobs[0].allocations[0], **change)
+        return _first_job(allocations=(a,) + s.jobs[0].allocations[1:])(s)
+    return edit
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: dataclasses.replace(s, jobs=None),
+     r"^jobs: expected a list of JobResult, got NoneType"),
+    (lambda s: dataclasses.replace(s, jobs=(None,) + s.jobs),
+     r"^jobs\[0\]: expected a JobResult, got NoneType"),
+    (_first_job(allocations=None), r"^jobs\[0\]\.allocations: expected a list of Allocation, "
+                                   r"got NoneType"),
+    (_first_job(allocations=(5,)), r"^jobs\[0\]\.allocations\[0\]: expected an Allocation, "
+                                   r"got int"),
+    (_first_allocation(workers=[1]), r"^jobs\[0\]\.allocations\[0\]\.workers: expected a dict "
+                                     r"\{server: count\}, got list"),
+    (_first_allocation(ps=None), r"^jobs\[0\]\.allocations\[0\]\.ps: expected a dict "
+                                 r"\{server: count\}, got NoneType"),
+])
+def test_a_schedule_of_the_wrong_shape_in_memory_is_malformed(tiny, edit, message):
+    """A ``Schedule`` built in Python with ``jobs=None``, an allocation that is a number or
+    counts that are a list failed inside the validator ('NoneType' object is not iterable,
+    'list' object has no attribute 'items')."""
+    s = edit(schedule_from_dict(copy.deepcopy(VALID)))
+    with pytest.raises(InputError, match=message):
+        validate(tiny, s)
+
+
 def test_a_job_listed_twice_in_memory_is_malformed(tiny):
     """Listed twice, j1's utility was summed twice (the file loader refuses a duplicate id;
     where the cluster has room for both copies, the schedule passed)."""

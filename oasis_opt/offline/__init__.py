@@ -69,7 +69,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
-from ..errors import InputError, expect_number
+from ..errors import InputError, expect_callable, expect_executor, expect_number
 from ..model import Instance, Schedule, check_instance
 from ..utility import trivial_bound
 from .backends import THREADS
@@ -131,7 +131,8 @@ __all__ = [
     "GUARD_MIN_NONZEROS", "MAX_TIME_LIMIT", "METHODS", "MODELERS", "PORTFOLIO",
     "PORTFOLIO_LONG_BUDGET", "PORTFOLIO_MIN_NONZEROS", "THREADS", "Progress", "SolveReport",
     "SolveStatus",
-    "check_counts", "check_settings", "colgen_inputs", "floor_first", "floor_time_share",
+    "check_arguments", "check_counts", "check_settings", "colgen_inputs", "floor_first",
+    "floor_time_share",
     "instance_features", "relative_gap", "route_options",
     "solve",
 ]
@@ -193,6 +194,9 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     check_settings(modeler, time_limit, mip_gap, method)  # before the clock adds to S
     clock = Clock(time_limit)
     check_instance(instance)
+    check_arguments(options, on_progress=on_progress, on_round=on_round,
+                    on_schedule=on_schedule)
+    expect_executor("executor", executor)
     check_counts(instance)
     names = floor_names(floor)
     given = given_schedules(instance, floor_schedules)
@@ -259,6 +263,18 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
                             [] if online is None else online.schedules())
     return solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, best,
                          online if lazy else None, prepared)
+
+
+def check_arguments(options: Any = None, **callbacks: Any) -> None:
+    """``solve``'s ``options`` (None or ``formulations.common.Options``) and its callbacks
+    (None or functions), refused by name before the solve starts: they failed deep inside,
+    "'int' object has no attribute 'ps_cuts'", or as a column generation ``SolverError``."""
+    from ..formulations.common import Options
+    if options is not None and not isinstance(options, Options):
+        raise InputError("options", f"expected formulations.common.Options, got "
+                                    f"{type(options).__name__}")
+    for place, fn in callbacks.items():
+        expect_callable(place, fn)
 
 
 def check_settings(modeler: str = "auto", time_limit: float | None = None,

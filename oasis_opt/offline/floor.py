@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..errors import InputError
 from ..limits import OutOfTime, deadline
@@ -90,7 +90,12 @@ def floor_names(floor: Sequence[str] | None) -> tuple[str, ...]:
         return tuple(algorithms.REGISTRY)
     if isinstance(floor, str):
         floor = [floor]
+    if not isinstance(floor, Iterable):
+        raise InputError("floor", f"expected algorithm names, got {type(floor).__name__}")
+    floor = list(floor)
     for name in floor:
+        if not isinstance(name, str):
+            raise InputError("floor", f"expected algorithm names, got {type(name).__name__}")
         try:
             algorithms.check(name)  # any name the registry resolves, module:function too
         except InputError as err:

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, some
+from ..errors import InputError, expect_integer, expect_number, expect_type, some
 from ..io import (
     CELL_BYTES,
     DECIMAL,
@@ -108,15 +108,25 @@ class Policy:
     name: str | None = None
 
     def check(self) -> None:
-        """Refuse impossible parameters with the option's name."""
+        """Refuse impossible parameters by name (the parameter's: the command line shows the
+        option that sets it, ``cli._as_flag``); a value of the wrong kind first."""
+        for place in ("jobs", "start", "horizon", "servers"):
+            if getattr(self, place) is not None:
+                expect_integer(place, getattr(self, place))
+        for place in ("slot_seconds", "elastic", "efficiency", "slack", "urgency", "load"):
+            if place != "slot_seconds" or self.slot_seconds is not None:
+                expect_number(place, getattr(self, place))
+        expect_type("skip_bad", self.skip_bad, bool, "True or False")
+        if self.name is not None:
+            expect_type("name", self.name, str, "a string")
         if self.jobs is not None and self.jobs < 1:
             raise InputError("jobs", f"must be at least 1, got {self.jobs}")
         if self.start < 0:
             raise InputError("start", f"must be at least 0, got {self.start}")
         if self.horizon is not None and self.horizon < 1:
             raise InputError("horizon", f"must be at least 1, got {self.horizon}")
-        for opt, x in (("--slot-seconds", self.slot_seconds), ("--elastic", self.elastic),
-                       ("--slack", self.slack), ("--load", self.load)):
+        for opt, x in (("slot_seconds", self.slot_seconds), ("elastic", self.elastic),
+                       ("slack", self.slack), ("load", self.load)):
             if x is not None and not (math.isfinite(x) and x > 0):
                 raise InputError(opt, f"must be a positive number, got {x}")
         if self.elastic < 1:
@@ -136,7 +146,7 @@ class Policy:
         # Every instance holds (T,) arrays per job: refuse an absurd --horizon before reading
         # anything (the sizes that depend on the trace are checked in ``build``).
         if self.horizon is not None:
-            check_allocation("--horizon", 8.0 * self.horizon, f"{self.horizon} slots")
+            check_allocation("horizon", 8.0 * self.horizon, f"{self.horizon} slots")
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if k not in ("skip_bad", "name")}
@@ -501,12 +511,12 @@ def slots_for(jobs: Sequence[TraceJob], policy: Policy) -> tuple[float, int, boo
             span, _, d75 = _span_and_tail(jobs)
             assert S is not None
             slots = (span + d75) / S + 1e-9  # infinite for a vanishing --slot-seconds
-            check_allocation("--slot-seconds", 8.0 * (slots + 1), f"{slots:.3g} slots of {S:g} s")
+            check_allocation("slot_seconds", 8.0 * (slots + 1), f"{slots:.3g} slots of {S:g} s")
             T = max(DEFAULT_HORIZON, math.floor(slots) + 1)
         else:
             T = DEFAULT_HORIZON
     # the horizon is known now: the same size check Policy.check makes of a given one
-    check_allocation("--horizon", 8.0 * T, f"{T} slots")
+    check_allocation("horizon", 8.0 * T, f"{T} slots")
     return S or slot_seconds(jobs, T), T, False
 
 
@@ -632,7 +642,7 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
     jobs = ordered[policy.start:] if policy.jobs is None else \
         ordered[policy.start: policy.start + policy.jobs]
     # what loading the instance keeps per job (sparse schedules: nothing per job × slot)
-    check_allocation("--jobs", float(JOB_BYTES) * len(jobs), f"{len(jobs)} jobs")
+    check_allocation("jobs", float(JOB_BYTES) * len(jobs), f"{len(jobs)} jobs")
     S, T, automatic = slots_for(jobs, policy)
     t0 = jobs[0].submit
     gpu = spec.resources.index("gpu")
@@ -656,7 +666,7 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
         V = max(1, math.ceil(work - 1e-9))
         N = max_workers(j, policy)
         # OASiS's dynamic programme holds about T × (V + N) numbers for this job
-        check_allocation("--horizon" if T >= V + N else "--slot-seconds", 8.0 * T * (V + N),
+        check_allocation("horizon" if T >= V + N else "slot_seconds", 8.0 * T * (V + N),
                          f"{trace}:{j.line}: a workload of {V} worker-slots × {T} slots")
         slots = max(1, math.ceil(j.duration / S - 1e-9))
         value = V if policy.value == "work" else 1
@@ -679,7 +689,7 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
     else:
         H = server_count(spec, max(total_gpu_work / (policy.load * T), biggest_gang))
     # the per-(slot, server, resource) state the algorithms keep, as loading checks it
-    check_allocation("--servers", H * SERVER_BYTES + T * H * len(spec.resources) * CELL_BYTES,
+    check_allocation("servers", H * SERVER_BYTES + T * H * len(spec.resources) * CELL_BYTES,
                      f"{H} servers × {T} slots × {len(spec.resources)} resources")
     servers = choose_servers(spec, H)
     for g in servers:

@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import InputError, some
+from ..io import is_folder
 from .common import (
     ClusterSpec,
     Imported,
@@ -77,6 +78,9 @@ class App:
                 try:
                     b = number(row, "local_bsz", positive=True)
                     t = number(row, "step_time") + number(row, "sync_time")
+                    if t <= 0:  # would read as "not measured" where the job asks for it
+                        raise RowError("columns step_time + sync_time: a step takes no time "
+                                       "(0 s)")
                     if fname == "placements.csv":
                         p = row["placement"]
                         # '²' is a digit, not an int; int() refuses 4 300 digits and more
@@ -131,7 +135,10 @@ class App:
             except RowError as err:
                 raise InputError(f"{self.folder / name}:{line}", str(err)) from None
             last = max(last, it)
-        return last or None
+        if last == 0:  # the file is there: its rows, not its absence, are what is wrong
+            raise InputError(str(self.folder / name), "no row with a positive iteration: no "
+                                                      "steps to train")
+        return last
 
 
 def load(trace: str | Path, policy: Policy, *, apps: str | Path | None = None) -> Imported:
@@ -143,7 +150,7 @@ def load(trace: str | Path, policy: Policy, *, apps: str | Path | None = None) -
             raise InputError("apps", f"no apps/ folder near {path}; give the folder of the "
                                        "applications' measurements")
     apps = Path(apps)
-    if not apps.is_dir():
+    if not is_folder(apps):
         raise InputError("apps", f"{apps} is not a folder")
     reader = Reader(path, policy.skip_bad)
     _, rows = table(path, [COLUMNS], reader)
