@@ -44,6 +44,7 @@ import fnmatch
 import glob
 import inspect
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,7 @@ def shipped_instances(pattern: str = "*") -> list[Any]:
     """The shipped instances whose name matches ``pattern`` (``fnmatch``: ``"small-*"``), in
     name order. ``"*"`` includes paper-s1 (100 slots, 40+40 servers), whose proven optimum
     takes minutes; ``small-*`` and ``edge-*`` solve in well under a second each."""
+    _check_pattern(pattern)
     files = sorted(f for f in shipped_folder().glob("*.json")
                    if f.name != "manifest.json" and fnmatch.fnmatch(f.stem, pattern))
     if not files:
@@ -96,12 +98,23 @@ def generated_instances(preset: str, seeds: int | Iterable[int] = 1, *,
 def matching_instances(pattern: str, root: str | Path | None = None) -> list[Any]:
     """Instance files matching the glob ``pattern`` (``**`` allowed), relative to ``root``
     (default the current directory), in path order."""
+    _check_pattern(pattern)
+    if root is not None and not isinstance(root, str | os.PathLike):
+        raise ValueError(f"root: a folder's path, got {type(root).__name__}")
     base = Path(root) if root is not None else Path.cwd()
     full = pattern if Path(pattern).is_absolute() else str(base / pattern)
     files = sorted(Path(f) for f in glob.glob(full, recursive=True) if Path(f).is_file())
     if not files:
         raise ValueError(f"no instance file matches {pattern!r} in {base}")
     return _load(files)
+
+
+def _check_pattern(pattern: Any) -> None:
+    """A glob that is no string (``shipped_instances(5)``) failed inside ``fnmatch`` or
+    pathlib, naming no argument."""
+    if not isinstance(pattern, str):
+        raise ValueError(f"pattern: a glob string such as 'small-*', got "
+                         f"{type(pattern).__name__}")
 
 
 def _params(instances: list[Any]) -> list[Any]:

@@ -231,6 +231,19 @@ def test_shipped_instances_come_from_package_data_when_installed(monkeypatch, tm
         pytest_plugin.shipped_instances("small-*")
 
 
+@pytest.mark.parametrize("call,message", [
+    (lambda: pytest_plugin.shipped_instances(5), r"pattern: a glob string .*, got int"),
+    (lambda: pytest_plugin.matching_instances(None), r"pattern: a glob string .*, got NoneType"),
+    (lambda: pytest_plugin.matching_instances("*.json", root=5),
+     r"root: a folder's path, got int"),
+])
+def test_instance_helpers_name_an_argument_of_the_wrong_type(call, message):
+    """``shipped_instances(5)`` failed in fnmatch ("expected str, bytes or os.PathLike
+    object"), naming no argument."""
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
 @pytest.mark.parametrize("seeds,message", [
     (0, r"seeds: a count of at least 1, got 0"), (-2, r"seeds: a count of at least 1, got -2"),
     (True, r"seeds: a count of at least 1, got True"), ([], r"seeds: no seed given"),
