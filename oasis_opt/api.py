@@ -168,9 +168,6 @@ def import_trace(format: str, path: str | Path, *, jobs: int | str | None = 40, 
         if jobs != "all":
             raise InputError("jobs", f"expected a number of jobs or 'all', got {jobs!r}")
         jobs = None
-    if not isinstance(path, str | Path):
-        raise InputError("path", f"expected a path to the trace file, got "
-                                 f"{type(path).__name__}")
     expect_path("path", path)
     _check_kinds(integers={"jobs": jobs, "start": start, "horizon": horizon,
                            "servers": servers},

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .errors import AlgorithmError, InputError, SolverError, one_line
+from .errors import AlgorithmError, InputError, SolverError, lone_surrogate, one_line
 from .version import __version__
 
 EPILOG = """\
@@ -1193,11 +1193,8 @@ def _check_text(place: str, value: Any) -> None:
     """A name from the command line that is no text: the shell passes bytes, and one that is
     not UTF-8 (``--name $'a\\xff'``) reaches Python as a lone surrogate, which no file
     written can hold for the next command to read."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InputError(place, f"{value!r} is not UTF-8 text") from None
+    if isinstance(value, str) and lone_surrogate(value) is not None:
+        raise InputError(place, f"{value!r} is not UTF-8 text")
 
 
 def _check_paths(args: argparse.Namespace) -> None:
@@ -1259,7 +1256,8 @@ class _Guarded:
 
 
 def _cannot_write(err: OSError) -> InputError:
-    return InputError(STDOUT, f"cannot write: {err.strerror or err}")
+    from .io import os_reason
+    return InputError(STDOUT, f"cannot write: {os_reason(err)}")
 
 
 #: The place of an error writing standard output.

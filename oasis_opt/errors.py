@@ -45,6 +45,17 @@ def one_line(text: str) -> str:
     return text.translate(_LINE_BREAKERS)
 
 
+def lone_surrogate(text: str) -> str | None:
+    """The escape (``\\ud800``) of the first lone surrogate in ``text``, or None: a string
+    holding one (a JSON ``"\\ud800"``, a shell argument that is not UTF-8) is no text that
+    a UTF-8 file, hash or terminal can take."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"\\u{ord(text[exc.start]):04x}"
+    return None
+
+
 def elide(text: str, most: int) -> str:
     """``text``, or its start and end around " … " where it is longer than ``most``."""
     if not isinstance(text, str) or len(text) <= most:

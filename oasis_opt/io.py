@@ -25,7 +25,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, Vali
 from pydantic_core import PydanticCustomError
 
 from . import utility as U
-from .errors import InputError, expect_path
+from .errors import InputError, expect_path, lone_surrogate
 from .model import (
     MAX_COUNT,
     Allocation,
@@ -309,6 +309,12 @@ def is_folder(path: str | Path) -> bool:
         return False
 
 
+def os_reason(exc: BaseException) -> str:
+    """What a failed file operation says: an ``OSError``'s ``strerror`` ("No such file or
+    directory"), else the exception's text (a ``ValueError``'s "embedded null byte")."""
+    return getattr(exc, "strerror", None) or str(exc)
+
+
 def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
     """The bytes of an input file, at most ``most`` of them (``why``: the limit's reason, for
     the message). Not only regular files: a pipe (``<(…)``) has no size to check before, so
@@ -333,8 +339,7 @@ def read_input(path: str | Path, what: str, most: int, why: str) -> bytes:
     except InputError:  # the size's own message (an InputError is a ValueError)
         raise
     except (OSError, ValueError) as exc:  # ValueError: "embedded null byte"
-        raise InputError(str(path), f"cannot read {what}: "
-                                    f"{getattr(exc, 'strerror', None) or exc}") from None
+        raise InputError(str(path), f"cannot read {what}: {os_reason(exc)}") from None
     return b"".join(chunks)
 
 
@@ -363,8 +368,7 @@ def read_json(path: str | Path, what: str) -> Any:
     try:
         size = path.stat().st_size
     except (OSError, ValueError) as exc:  # ValueError: "embedded null byte"
-        raise InputError(str(path), f"cannot read {what}: "
-                                    f"{getattr(exc, 'strerror', None) or exc}") from None
+        raise InputError(str(path), f"cannot read {what}: {os_reason(exc)}") from None
     check_allocation(str(path), size * JSON_MEMORY_FACTOR,
                      f"reading this {what} file ({human(size)})")
     raw = read_input(path, what, int(max_memory() // JSON_MEMORY_FACTOR),
@@ -409,14 +413,11 @@ def check_text(data: Any, file: str) -> None:
         for k, v in items:
             inner = f"{place}[{k}]" if isinstance(k, int) else f"{place}.{k}" if place else k
             for piece, where in ((k, place), (v, inner)):
-                if isinstance(piece, str):
-                    try:
-                        piece.encode("utf-8")
-                    except UnicodeEncodeError as exc:
-                        bad = f"\\u{ord(piece[exc.start]):04x}"
-                        raise InputError(f"{file}: {where or '(top)'}",
-                                         f"a lone surrogate {bad} is no character (a "
-                                         "\\uD800-\\uDFFF escape must be one of a pair)") from None
+                bad = lone_surrogate(piece) if isinstance(piece, str) else None
+                if bad is not None:
+                    raise InputError(f"{file}: {where or '(top)'}",
+                                     f"a lone surrogate {bad} is no character (a "
+                                     "\\uD800-\\uDFFF escape must be one of a pair)")
             if isinstance(v, dict | list):
                 stack.append((v, inner))
 
@@ -786,7 +787,7 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
     except InputError:  # already the place's own message (an InputError is a ValueError)
         raise
     except (OSError, ValueError) as exc:
-        raise _cannot_write(path, place, getattr(exc, "strerror", None) or str(exc)) from None
+        raise _cannot_write(path, place, os_reason(exc)) from None
     return path
 
 
@@ -805,7 +806,7 @@ def _check_output_place(path: Path, place: str | None) -> None:
                 os.close(fd)
                 os.unlink(probe)
             except OSError as exc:
-                raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+                raise _cannot_write(path, place, os_reason(exc)) from None
             break
 
 
@@ -822,7 +823,7 @@ def append_text(path: str | Path, text: str, place: str | None = None) -> None:
             f.flush()
             os.fsync(f.fileno())
     except (OSError, ValueError) as exc:  # ValueError: "embedded null byte"
-        raise _cannot_write(path, place, getattr(exc, "strerror", None) or str(exc)) from None
+        raise _cannot_write(path, place, os_reason(exc)) from None
 
 
 def _cannot_write(path: Path, place: str | None, why: str) -> InputError:
@@ -849,7 +850,7 @@ def atomic_output(path: str | Path, place: str | None = None, suffix: str = ".tm
                                     prefix=f".{path.name}." if prefix is None else prefix)
         os.close(fd)
     except OSError as exc:
-        raise _cannot_write(path, place, exc.strerror or str(exc)) from None
+        raise _cannot_write(path, place, os_reason(exc)) from None
     tmp = Path(name)
     try:
         yield tmp
@@ -864,7 +865,7 @@ def atomic_output(path: str | Path, place: str | None = None, suffix: str = ".tm
             os.replace(tmp, path)
     except OSError as exc:
         why = "a named pipe that no process reads" if exc.errno == errno.ENXIO else \
-            exc.strerror or str(exc)
+            os_reason(exc)
         raise _cannot_write(path, place, why) from None
     finally:
         tmp.unlink(missing_ok=True)
@@ -898,8 +899,8 @@ def ensure_folder(path: str | Path, place: str) -> Path:
     except InputError:  # "it is a file" (an InputError is a ValueError)
         raise
     except (OSError, ValueError) as exc:  # ValueError: a NUL from a file's string
-        raise InputError(place, f"cannot use {str(folder)!r} as a folder: "
-                                f"{getattr(exc, 'strerror', None) or exc}") from None
+        raise InputError(place, f"cannot use {str(folder)!r} as a folder: {os_reason(exc)}") \
+            from None
     return folder
 
 
