@@ -955,14 +955,20 @@ def _binding_rows(jobs_on: dict[tuple[int, int], list[int]], demand: np.ndarray,
     holds anyway. (It was ``C·(1 + 1e-9) + 1e-9``, the validator's limit: two workers of
     C/2·(1 + 1e-13) beside one of 1e-9·C passed the MILP, failed the validator by 1e-13·C,
     and the careful solve dropped the same row.)"""
-    rows = []
-    for (s, t), jobs in sorted(jobs_on.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        for r in range(rhs.shape[1]):
-            most = sum(demand[i, r] * ub[i, s] for i in jobs)
-            if most > rhs[s, r]:
-                rows.append((s, r, t))
-    rows.sort(key=lambda x: (x[0], x[1], x[2]))
-    return rows
+    if not jobs_on:
+        return []
+    keys = np.array(list(jobs_on), dtype=np.int64).reshape(-1, 2)  # (s, t) of each key
+    sizes = np.fromiter((len(jobs) for jobs in jobs_on.values()), np.int64, len(jobs_on))
+    jobs = np.fromiter((i for js in jobs_on.values() for i in js), np.int64, int(sizes.sum()))
+    key = np.repeat(np.arange(len(keys)), sizes)
+    # each key's jobs added one by one in their order (np.add.at is unbuffered): the sums
+    # of ``Σ_i demand[i, r]·ub[i, s]`` bit for bit as a loop over the jobs gives them
+    most = np.zeros((len(keys), rhs.shape[1]))
+    np.add.at(most, key, demand[jobs] * ub[jobs, keys[key, 0]][:, None])
+    k, r = np.nonzero(most > rhs[keys[:, 0]])
+    s, t = keys[k, 0], keys[k, 1]
+    order = np.lexsort((t, r, s))
+    return [(int(s[j]), int(r[j]), int(t[j])) for j in order]
 
 
 def _symmetry_rows(groups: tuple[tuple[int, ...], ...], jobs_on: dict[tuple[int, int], list[int]],
