@@ -79,6 +79,7 @@ VARIANTS: dict[str, Options | None] = {
     "round9": None,  # the default route as before issue 22 round 10 (ROUTE_PATCHES)
     "round10": None,  # the default route as before issue 22 round 11 (ROUTE_PATCHES)
     "round16": None,  # the default route as before issue 22 round 17 (ROUTE_PATCHES)
+    "round29": None,  # the default route as before issue 22 round 30 (ROUTE_PATCHES)
 }
 
 
@@ -122,7 +123,8 @@ def _round16_mip_options(prep: Any) -> dict[str, Any]:
 #: root reduced-cost heuristic on PLAIN where γ ≤ 1 too (before round 8); ``round9`` races
 #: PLAIN against itself at another seed with whole PS counts (before round 10); ``round10``
 #: runs no floor without a time limit (before round 11: ``--unlimited`` shows the difference);
-#: ``round16`` lets HiGHS restart PLAIN's root (before round 17).
+#: ``round16`` lets HiGHS restart PLAIN's root (before round 17); ``round29`` runs every racer
+#: in a child process (``plan.race_at_home`` false: before round 30).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
@@ -135,6 +137,7 @@ ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round9": (("oasis_opt.offline.plan", "RELAXED_PARTNER", False),),
     "round10": (("oasis_opt.offline", "FLOOR_WITHOUT_LIMIT", False),),
     "round16": (("oasis_opt.offline.backends", "mip_options", _round16_mip_options),),
+    "round29": (("oasis_opt.offline.compact", "race_at_home", lambda prep: False),),
 }
 
 

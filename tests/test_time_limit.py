@@ -688,6 +688,60 @@ def test_staggered_racer_starts_only_when_needed(monkeypatch):
     assert abs(second.objective - ref.objective) <= tol(ref.objective)
 
 
+def test_a_racer_at_home_races_as_the_forked_ones(monkeypatch):
+    """``race.solve_portfolio(home=True)`` (issue 22 round 30): the first racer runs in this
+    process, its partner in a child forked before it and held until its delay. A first
+    racer that proves before the partner is due is the only one that ran; one that fails
+    lets the partner start at once, whatever its delay; and a partner's proof stops the
+    first racer's HiGHS (its callbacks read the partner's messages). Every proven answer
+    is the optimum of the one-process route; the default route races at home only below
+    ``GUARD_MIN_NONZEROS``."""
+    from oasis_opt.formulations.common import prepare
+
+    from oasis_opt.offline.clock import Clock, Tracker
+    from oasis_opt.offline.plan import GUARD_MIN_NONZEROS, race_at_home
+
+    instance = load_instance(INSTANCES / "small-s0.json")
+    _, ref = solve(instance)
+    prep = prepare(instance, offline.route_options(instance))
+    assert race_at_home(prep) == (prep.model_size()["nonzeros"] < GUARD_MIN_NONZEROS)
+    race = offline.race
+    clock = Clock(60.0)
+    alone = race.solve_portfolio([prep, prep], [0, 1], clock, Tracker(clock, None), 0.0,
+                                 None, [0.0, 1000.0], home=True)
+    assert alone.status is SolveStatus.OPTIMAL and alone.extras == {"racer": 0, "racers": 1}
+    assert abs(alone.objective - ref.objective) <= tol(ref.objective)
+
+    solve_highspy = offline.backends.solve_highspy
+    seen: list[tuple[str, SolveStatus]] = []
+
+    def patched(prep, clock, tracker, mip_gap, random_seed=0, *args, **kwargs):
+        if random_seed == 7:  # the first racer, in this process
+            raise RuntimeError("racer 0 broke")
+        out = solve_highspy(prep, clock, tracker, mip_gap, random_seed, *args, **kwargs)
+        seen.append((prep.instance.name, out.status))  # this process's runs only
+        return out
+    monkeypatch.setattr(offline.backends, "solve_highspy", patched)
+    clock = Clock(60.0)
+    start = time.perf_counter()
+    second = race.solve_portfolio([prep, prep], [7, 1], clock, Tracker(clock, None), 0.0,
+                                  None, [0.0, 1000.0], home=True)
+    assert time.perf_counter() - start < 60  # not the 1000 s delay
+    assert second.status is SolveStatus.OPTIMAL and second.extras == {"racer": 1, "racers": 2}
+    assert abs(second.objective - ref.objective) <= tol(ref.objective)
+
+    # the first racer on a model that takes HiGHS about 25 CPU s (hard-s6), the partner on
+    # one it proves in well under a second: the partner's proof interrupts the first
+    hard = generate("hard", seed=6)
+    slow = prepare(hard, offline.route_options(hard))
+    clock = Clock(120.0)
+    won = race.solve_portfolio([slow, prep], [0, 1], clock, Tracker(clock, None), 0.0, None,
+                               [0.0, 0.0], home=True)
+    assert won.status is SolveStatus.OPTIMAL and won.extras == {"racer": 1, "racers": 2}
+    assert abs(won.objective - ref.objective) <= tol(ref.objective)
+    assert seen == [(hard.name, SolveStatus.TIME_LIMIT)] and clock.remaining() > 0
+
+
 def test_colgen_seeds_come_from_the_floor(monkeypatch) -> None:
     """A time-limited column generation below trace scale starts from the floor's schedules
     instead of running ``COLGEN_SEEDS`` (OASiS, Tetris, RRH) again outside the clock: on

@@ -59,12 +59,13 @@ def status_of(model_status: Any) -> SolveStatus:
 
 def watch(h: Any, clock: Clock, tracker: Tracker, sense: float,
           on_solution: Callable[[float, Any], None] | None = None,
-          incumbents: bool = True) -> None:
+          incumbents: bool = True, halt: Callable[[], bool] | None = None) -> None:
     """Callbacks on a ``Highs`` object: every improving incumbent and, at most twice a second,
     the dual bound go to the tracker (``sense`` −1 where the model is ``min −utility``); HiGHS
     is interrupted once the wall-clock deadline has passed (its own time limit counts only
-    its run, and can overshoot in a long root LP). Without ``incumbents`` (a relaxation's
-    run) only the bound goes to the tracker."""
+    its run, and can overshoot in a long root LP), or once ``halt()`` is true (asked at each
+    of those callbacks: another racer has proven the optimum, ``race.solve_portfolio``).
+    Without ``incumbents`` (a relaxation's run) only the bound goes to the tracker."""
     last = [0.0]
 
     def improving(e: Any) -> None:
@@ -76,7 +77,7 @@ def watch(h: Any, clock: Clock, tracker: Tracker, sense: float,
 
     def interrupt(e: Any) -> None:
         now = time.perf_counter()
-        if clock.deadline.passed():
+        if clock.deadline.passed() or halt is not None and halt():
             e.interrupt()
         if now - last[0] >= 0.5 and e.data_out is not None:
             last[0] = now
@@ -84,7 +85,7 @@ def watch(h: Any, clock: Clock, tracker: Tracker, sense: float,
             tracker.update(bound=bound)
 
     def lp_interrupt(e: Any) -> None:
-        if clock.deadline.passed():
+        if clock.deadline.passed() or halt is not None and halt():
             e.interrupt()
     h.cbMipImprovingSolution.subscribe(improving)
     h.cbMipInterrupt.subscribe(interrupt)
@@ -96,7 +97,7 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
                 start: Schedule | None = None,
                 on_values: Callable[[float, tuple[dict, ...]], None] | None = None,
                 lp: Any = None, incumbents: bool = True,
-                careful: bool = False) -> Any:
+                careful: bool = False, halt: Callable[[], bool] | None = None) -> Any:
     """A quiet ``Highs`` holding the built compact MILP ``m`` (``compact_highspy.build``) as
     every highspy solve of the route runs it, ready to run: one thread (``THREADS``), gap
     ``mip_gap``, ``random_seed``, ``mip_options`` of its formulation, HiGHS's share of the
@@ -105,7 +106,7 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
     ``lp``: the model to hold instead of ``m.lp()`` (the same columns; ``ps_relax.whole_lp``);
     without ``incumbents`` (a relaxation) neither the tracker nor ``on_values`` hears of
     incumbents. ``careful``: HiGHS's ``care_options`` (tight tolerances, no presolve), as
-    where the instance has ``fine_demands``.
+    where the instance has ``fine_demands``. ``halt``: ``watch``'s.
     ``benchmarks/seed_alone.py`` times its ``run`` (issue 22)."""
     import highspy
     import numpy as np
@@ -134,7 +135,7 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
         if on_values is not None:
             on_values(obj, compact_highspy.values(m, np.asarray(x)))
     watch(h, clock, tracker, 1.0, solution if on_values is not None and incumbents else None,
-          incumbents)
+          incumbents, halt)
     return h
 
 
@@ -181,12 +182,14 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                   random_seed: int = 0, start: Schedule | None = None,
                   on_values: Callable[[float, tuple[dict, ...]], None] | None = None,
                   inbox: Callable[[], Schedule | None] | None = None,
-                  careful: bool = False) -> SolveResult:
+                  careful: bool = False, halt: Callable[[], bool] | None = None
+                  ) -> SolveResult:
     """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
     callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start
     (``highspy_mip``); ``on_values(objective, values)`` gets every improving incumbent's
     values; ``inbox``: other racers' schedules, handed over while HiGHS runs
-    (``take_schedules``; its counters in the result's ``extras``).
+    (``take_schedules``; its counters in the result's ``extras``); ``halt()`` true
+    interrupts HiGHS (``watch``: another racer has proven the optimum).
 
     With ``Options.ps_relaxed`` HiGHS first solves the model with the PS counts continuous
     (a relaxation: its incumbents are not reported, its bound is); its solution is made
@@ -209,7 +212,7 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
         nonlocal handover, seconds, shared
         t1 = time.perf_counter()
         h = highspy_mip(m, clock, tracker, mip_gap, random_seed, start, on_values, lp, report,
-                        careful)
+                        careful, halt)
         if inbox is not None and report:  # a relaxation's incumbent is not comparable
             shared = take_schedules(h, m, inbox)
         handover += time.perf_counter() - t1

@@ -7,6 +7,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from ..errors import SolverError
@@ -29,6 +30,7 @@ from .plan import (
     plan_route,
     portfolio_wanted,
     prepare_bytes,
+    race_at_home,
     racers,
     route_options,
     routes_race,
@@ -90,13 +92,14 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                                        stop=stop)
         elif portfolio_wanted(prep, modeler, options, medium, solving.remaining()):
             pairs = racers(prep)
-            # the seed partner is the planned model itself: prepared once
-            variants = [prep] + [prep if o == prep.options else prepare(instance, o)
+            # the seed partner is the planned model itself; another is prepared in its
+            # racer's process once it starts (and here only if it wins)
+            variants = [prep] + [prep if o == prep.options else partial(prepare, instance, o)
                                  for o, _ in pairs[1:]]
             raw = race.solve_portfolio(variants, [s for _, s in pairs], solving, tracker,
                                        mip_gap, floor, [0.0] + [RACE_DELAY] * (len(pairs) - 1),
-                                       share=SHARE_INCUMBENTS)
-            prep = variants[raw.extras["racer"]]
+                                       share=SHARE_INCUMBENTS, home=race_at_home(prep))
+            prep = race.prepared(variants[raw.extras["racer"]])
         elif guard_wanted(prep, medium, solving.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its
             # interrupt callbacks are not called in every phase of the root), its last

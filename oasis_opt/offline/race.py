@@ -30,6 +30,12 @@ def can_fork() -> bool:
     return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
 
 
+def prepared(variant: Any) -> Any:
+    """A racer's model: ``variant`` itself, or where it is a function (``solve_portfolio``:
+    a model prepared only once its racer starts) what it returns."""
+    return variant() if callable(variant) else variant
+
+
 class _Board:
     """The best schedule any racer has found, for the others to take (issue 22 round 10):
     the parent writes it to a file and then counts it in shared memory; a racer reads the
@@ -76,17 +82,35 @@ class _Board:
 
 
 def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip_gap: float,
-                      start: Schedule | None, conn: Any, inbox: Any = None) -> None:
+                      start: Schedule | None, conn: Any, inbox: Any = None,
+                      hold: tuple[Any, float] | None = None) -> None:
     """One racer (a forked child: ``prep`` is inherited, not pickled): build and solve its
     variant; send ``("progress", incumbent, bound)`` on every improvement, ``("incumbent",
     result)`` with every improving incumbent (a ``SolveResult`` stopped on the limit, so that
     the parent keeps it if it has to kill this process at the deadline), and ``("done",
     result)`` or ``("error", text)`` at the end. ``inbox``: the other racers' schedules
-    (``_Board.reader``), handed to HiGHS while it runs (``backends.take_schedules``)."""
+    (``_Board.reader``), handed to HiGHS while it runs (``backends.take_schedules``).
+    ``hold``: (connection, seconds): the racer waits that long before it starts (sending
+    ``("started",)`` then), sooner on ``"go"`` from the parent, and ends without a word on
+    anything else or once the parent closes the connection (a partner of the racer that runs
+    in the parent, ``solve_portfolio(home=True)``)."""
     try:
+        if hold is not None:
+            waited = time.perf_counter()
+            control, seconds = hold
+            if control.poll(seconds):
+                try:
+                    if control.recv() != "go":
+                        return
+                except EOFError:  # the parent's racer proved first (or the parent ended)
+                    return
+            conn.send(("started",))
+            if time_limit is not None:
+                time_limit = max(0.05, time_limit - (time.perf_counter() - waited))
         # a scheduler inherited from the parent of another thread count is reset by the
         # first run (formulations/highs.py)
         clock = Clock(time_limit)
+        prep = prepared(prep)
         tracker = Tracker(clock, lambda _s, inc, b: conn.send(("progress", inc, b)))
         result = backends.solve_highspy(
             prep, clock, tracker, mip_gap, random_seed, start,
@@ -99,17 +123,126 @@ def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip
         conn.close()
 
 
+class _Standings:
+    """What the racers of one race have said (``_portfolio_worker``'s messages): each one's
+    end (result or error), best incumbent and least bound, and the answer made of them."""
+
+    def __init__(self, preps: list[Any], tracker: Tracker, board: _Board | None) -> None:
+        self.preps, self.tracker, self.board = preps, tracker, board
+        self.done: dict[int, SolveResult] = {}
+        self.errors: dict[int, str] = {}
+        self.found: dict[int, SolveResult] = {}  # best incumbent of each
+        self.bounds: dict[int, float] = {}
+        self.started: set[int] = set()  # racers held back that have started (``hold``)
+        self.posted = 0  # schedules put on the board
+
+    def take(self, k: int, msg: tuple[Any, ...]) -> bool:
+        """Racer ``k``'s message ``msg``; true where it was the racer's last."""
+        from .report import extract
+        kind = msg[0]
+        if kind == "started":
+            self.started.add(k)
+            return False
+        if kind == "progress":
+            self.tracker.update(msg[1], msg[2])
+            if msg[2] is not None and math.isfinite(msg[2]):
+                self.bounds[k] = min(self.bounds.get(k, math.inf), msg[2])
+            return False
+        if kind == "incumbent":
+            if k not in self.found or msg[1].objective > self.found[k].objective:
+                self.found[k] = msg[1]
+            board = self.board
+            if board is not None and (board.best is None or msg[1].objective
+                                      > board.best.total_utility + REL_TOL * max(
+                                          1.0, abs(msg[1].objective))):
+                self.preps[k] = prepared(self.preps[k])
+                board.post(extract(self.preps[k], msg[1]), k)
+                self.posted += 1
+            return False
+        if kind == "done":
+            self.done[k] = msg[1]
+        else:
+            self.errors[k] = msg[1]
+        return True
+
+    def read(self, conns: dict[Any, int], ready: list[Any]) -> None:
+        """One message from each of ``ready`` (connections of ``conns``, which loses those
+        whose racer has ended)."""
+        for c in ready:
+            k = conns[c]
+            try:
+                msg = c.recv()
+            except EOFError:  # the racer died without a word
+                self.errors.setdefault(k, "the process ended without a result")
+                del conns[c]
+                continue
+            if self.take(k, msg):
+                del conns[c]
+
+    def proven(self) -> bool:
+        return any(r.status is SolveStatus.OPTIMAL for r in self.done.values())
+
+    def answer(self, clock: Clock, racers: dict[str, int]) -> SolveResult:
+        """The race's result: the first proof, else the best incumbent with the least bound
+        of all racers (each is a bound on the same OPT); ``extras`` as ``solve_portfolio``
+        says."""
+        done = self.done
+        for k, found_k in self.found.items():  # killed racers: their last incumbent
+            if k not in done:
+                done[k] = replace(found_k, bound=self.bounds.get(k),
+                                  solve_seconds=clock.elapsed())
+        if not done:
+            if self.errors:
+                raise SolverError("every racer of the portfolio failed: "
+                                  + "; ".join(self.errors.values()))
+            return SolveResult(SolveStatus.TIME_LIMIT, None,
+                               min(self.bounds.values(), default=None),
+                               solve_seconds=clock.elapsed(), solver="highspy",
+                               extras={"racer": 0, **racers})  # nothing found: the floor
+        proven = [k for k, r in done.items() if r.status is SolveStatus.OPTIMAL]
+        if proven:
+            return replace(done[proven[0]], extras={**done[proven[0]].extras,
+                                                    "racer": proven[0], **racers})
+        best = max(done, key=lambda k: -math.inf if done[k].objective is None
+                   else done[k].objective)
+        bounds = [r.bound for r in done.values() if r.bound is not None]
+        return replace(done[best], bound=min(bounds) if bounds else None,
+                       extras={**done[best].extras, "racer": best, **racers})
+
+
+def _stop_racers(procs: list[Any]) -> None:
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=2.0)
+        if p.is_alive():
+            p.kill()
+
+
 def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: Tracker,
                     mip_gap: float, start: Schedule | None,
                     delays: list[float] | None = None, share: bool = False,
-                    stop: Callable[[], bool] | None = None) -> SolveResult:
+                    stop: Callable[[], bool] | None = None,
+                    home: bool = False) -> SolveResult:
     """Race the variants in child processes; the first proof wins and the others are
     stopped. Racer k starts ``delays[k]`` seconds after the first (default: all at once),
     and only if no racer has proven the optimum by then: a model that proves before the
     partner's start never pays for its process. Without a proof (time limit) the best
     incumbent wins, and the bound is the least of their bounds (each is a bound on the same
     OPT). Returns the winner's result, its index into ``preps`` as ``extras["racer"]`` and
-    the number of racers started as ``extras["racers"]``.
+    the number of racers started as ``extras["racers"]``. A racer's model may be a function
+    returning it (``prepared``), called in the racer's process once it starts; the first
+    is a model.
+
+    ``home`` (issue 22 round 30): the first racer runs in this process, the others in
+    children forked before it starts, each held until its delay has passed (it then
+    starts unless the first has proven the optimum) or the first has failed; HiGHS's
+    callbacks read the children's messages and stop the first racer at another's proof. On
+    a model that proves within the delay the race costs one idle fork instead of a whole
+    solve in a child (its first HiGHS run, its model built again, every incumbent sent back):
+    for models small enough that HiGHS's callbacks keep the deadline
+    (``plan.GUARD_MIN_NONZEROS``). Not with ``share`` or ``stop``.
 
     ``share`` (issue 22 round 10): every improving incumbent that beats all racers' so far
     becomes a schedule (``report.extract`` on its racer's model) that the other racers hand
@@ -121,8 +254,6 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
-    from .report import extract
-
     # fork: quick, and it re-imports nobody's main module (spawn and forkserver would run a
     # user's script again); each child resets HiGHS's thread pool before it solves
     ctx = mp.get_context("fork")
@@ -131,10 +262,16 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     waits = list(delays) if delays is not None else [0.0] * len(preps)
     if len(waits) != len(preps) or len(seeds) != len(preps):
         raise ValueError("one seed and one delay per racer")
-    procs, conns = [], {}
+    if home:
+        if share or stop is not None:
+            raise ValueError("a race with a racer at home neither shares nor stops")
+        return _race_at_home(ctx, preps, seeds, clock, tracker, mip_gap, start, waits,
+                             budget)
+    procs: list[Any] = []
+    conns: dict[Any, int] = {}
     t0 = time.perf_counter()
     board = _Board(ctx) if share else None
-    posted = 0
+    standings = _Standings(preps, tracker, board)
 
     def launch(k: int) -> None:
         recv, send = ctx.Pipe(duplex=False)
@@ -148,13 +285,9 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
         procs.append(p)
         conns[recv] = k
     try:
-        done: dict[int, SolveResult] = {}
-        errors: dict[int, str] = {}
-        found: dict[int, SolveResult] = {}  # best incumbent of each
-        bounds: dict[int, float] = {}
         while True:
             pending = list(range(len(procs), len(preps)))
-            if pending and not conns and not done:
+            if pending and not conns and not standings.done:
                 launch(pending.pop(0))  # every racer so far failed: the next one now
             while pending and time.perf_counter() - t0 >= waits[pending[0]]:
                 launch(pending.pop(0))  # racers start in their order
@@ -175,65 +308,73 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
                 continue  # the next racer is due, or a poll of ``stop``
             if not ready:
                 break  # past the deadline: the racers are killed, their incumbents kept
-            for c in ready:
-                k = conns[c]
-                try:
-                    msg = c.recv()
-                except EOFError:  # the racer died without a word
-                    errors.setdefault(k, "the process ended without a result")
-                    del conns[c]
-                    continue
-                if msg[0] == "progress":
-                    tracker.update(msg[1], msg[2])
-                    if msg[2] is not None and math.isfinite(msg[2]):
-                        bounds[k] = min(bounds.get(k, math.inf), msg[2])
-                    continue
-                if msg[0] == "incumbent":
-                    if k not in found or msg[1].objective > found[k].objective:
-                        found[k] = msg[1]
-                    if board is not None and (board.best is None or msg[1].objective
-                                              > board.best.total_utility + REL_TOL * max(
-                                                  1.0, abs(msg[1].objective))):
-                        board.post(extract(preps[k], msg[1]), k)
-                        posted += 1
-                    continue
-                del conns[c]
-                if msg[0] == "done":
-                    done[k] = msg[1]
-                else:
-                    errors[k] = msg[1]
-            if any(r.status is SolveStatus.OPTIMAL for r in done.values()):
+            standings.read(conns, ready)
+            if standings.proven():
                 break
     finally:
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-        for p in procs:
-            p.join(timeout=2.0)
-            if p.is_alive():
-                p.kill()
+        _stop_racers(procs)
         if board is not None:
             board.close()
-    for k, found_k in found.items():  # killed racers: their last incumbent
-        if k not in done:
-            done[k] = replace(found_k, bound=bounds.get(k), solve_seconds=clock.elapsed())
-    racers = {"racers": len(procs), **({"shared": posted} if share else {})}
-    if not done:
-        if errors:
-            raise SolverError("every racer of the portfolio failed: "
-                              + "; ".join(errors.values()))
-        return SolveResult(SolveStatus.TIME_LIMIT, None, min(bounds.values(), default=None),
-                           solve_seconds=clock.elapsed(), solver="highspy",
-                           extras={"racer": 0, **racers})  # nothing found: the floor answers
-    proven = [k for k, r in done.items() if r.status is SolveStatus.OPTIMAL]
-    if proven:
-        return replace(done[proven[0]], extras={**done[proven[0]].extras,
-                                                "racer": proven[0], **racers})
-    best = max(done, key=lambda k: -math.inf if done[k].objective is None
-               else done[k].objective)
-    bounds = [r.bound for r in done.values() if r.bound is not None]
-    return replace(done[best], bound=min(bounds) if bounds else None,
-                   extras={**done[best].extras, "racer": best, **racers})
+    return standings.answer(clock, {"racers": len(procs),
+                                    **({"shared": standings.posted} if share else {})})
+
+
+#: Seconds between two reads of the children's messages from the home racer's callbacks.
+HOME_POLL = 0.01
+
+
+def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
+                  tracker: Tracker, mip_gap: float, start: Schedule | None,
+                  waits: list[float], budget: float | None) -> SolveResult:
+    """``solve_portfolio(home=True)``: racer 0 here, the others forked now and held."""
+    from multiprocessing.connection import wait
+
+    procs: list[Any] = []
+    conns: dict[Any, int] = {}
+    controls: list[Any] = []
+    standings = _Standings(preps, tracker, None)
+    last = [0.0]
+
+    def halt() -> bool:
+        """Asked by racer 0's HiGHS callbacks: the children's messages so far are read; true
+        once one of them has proven the optimum."""
+        now = time.perf_counter()
+        if now - last[0] < HOME_POLL:
+            return False
+        last[0] = now
+        standings.read(conns, [c for c in list(conns) if c.poll()])
+        return standings.proven()
+    try:
+        for k in range(1, len(preps)):
+            recv, send = ctx.Pipe(duplex=False)
+            held, control = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=_portfolio_worker, daemon=True, args=(
+                preps[k], seeds[k], budget, mip_gap, start, send, None, (held, waits[k])))
+            p.start()
+            send.close()
+            held.close()
+            procs.append(p)
+            conns[recv] = k
+            controls.append(control)
+        try:
+            standings.done[0] = backends.solve_highspy(preps[0], clock, tracker, mip_gap,
+                                                       seeds[0], start, halt=halt)
+        except Exception as exc:  # as a child's failure: the others start now
+            standings.errors[0] = f"{type(exc).__name__}: {exc}"
+            for control in controls:
+                control.send("go")
+        while conns and not standings.proven():
+            left = clock.remaining()
+            ready = wait(list(conns), timeout=None if left is None else max(0.0, left + 0.2))
+            if not ready:
+                break  # past the deadline: the racers are killed, their incumbents kept
+            standings.read(conns, ready)
+        standings.read(conns, [c for c in list(conns) if c.poll()])  # "started" too
+    finally:
+        for control in controls:
+            control.close()  # a held racer ends
+        _stop_racers(procs)
+    return standings.answer(clock, {"racers": 1 + len(standings.started)})
 
 
 def _colgen_worker(instance: Instance, kwargs: dict[str, Any], conn: Any) -> None:
