@@ -317,13 +317,15 @@ def _key_depth(text: str) -> int:
 
 def load(path: str | Path) -> Grid | dict[str, Any]:
     """A grid (``Grid``), or a built-in experiment's config (a dict: ``experiment``, ``seeds``,
-    ``quick``, ``out``). Raises ``InputError`` naming the field for anything wrong."""
+    ``quick``, ``out``: the folder, relative to the config file). Raises ``InputError`` naming the field for anything wrong."""
     path = Path(path)
     data = _read_grid(path)
     if not isinstance(data, dict):
         raise InputError(str(path), "a sweep config must be an object")
     if "experiment" in data and "format" not in data:
-        return load_experiment_config(data)
+        config = load_experiment_config(data)
+        # relative to the config file, as a grid's paths are (it was the working folder)
+        return {**config, "out": str(path.resolve().parent / config["out"])}
     return Grid.from_dict(data, base=path.resolve().parent)
 
 

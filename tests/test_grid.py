@@ -168,6 +168,21 @@ def test_experiment_configs_still_run(tmp_path, capfd):
     assert (tmp_path / "res" / "ratio.csv").exists()
 
 
+def test_an_experiment_configs_out_is_relative_to_it(tmp_path, capfd, monkeypatch):
+    """``out`` of an experiment config is taken from the config's folder, as a grid's paths
+    are (SPEC §6), not from the working folder."""
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    cfg = tmp_path / "cfg" / "ratio.json"
+    cfg.write_text(json.dumps({"experiment": "ratio", "seeds": 1, "quick": True,
+                               "out": "res"}))
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    code = main(["sweep", str(cfg), "--workers", "0", "--json"])
+    data = json.loads(capfd.readouterr().out)
+    assert code == 0 and Path(data["csv"]) == tmp_path / "cfg" / "res" / "ratio.csv"
+    assert Path(data["csv"]).exists() and not (tmp_path / "elsewhere" / "res").exists()
+
+
 BAD = [
     (lambda g: g.update(format="oasis-sweep/2"), "format: expected 'oasis-sweep/1'"),
     (lambda g: g.pop("reference"), "reference: missing field"),
