@@ -161,10 +161,21 @@ def _check_size(jobs: int | None, horizon: int | None, servers: int | None) -> N
     """Refuse sizes whose instance would not fit in the memory limit before drawing it."""
     from .limits import check_allocation
     j, t, s = jobs or 1, horizon or 1, 2 * (servers or 1)
-    check_allocation("jobs" if j >= t else "horizon", 8.0 * j * t + 2000.0 * j,
-                     f"an instance of {j} jobs × {t} slots")
-    check_allocation("servers" if s >= t else "horizon", 48.0 * s * t * len(RESOURCES),
-                     f"{s} servers × {t} slots × {len(RESOURCES)} resources")
+
+    def blamed(*sizes: tuple[str, int | None, int]) -> str:
+        """The largest of the sizes given; none given: the memory limit itself is too low
+        (``--max-memory 1`` named ``--jobs`` where no --jobs was given)."""
+        given = [(value, name) for name, arg, value in sizes if arg is not None]
+        return max(given)[1] if given else "max_memory"
+    def count(value: int, arg: int | None) -> str:  # a size not given: at least 1
+        return str(value) if arg is not None else f"at least {value}"
+    check_allocation(blamed(("jobs", jobs, j), ("horizon", horizon, t)),
+                     8.0 * j * t + 2000.0 * j,
+                     f"an instance of {count(j, jobs)} jobs × {count(t, horizon)} slots")
+    check_allocation(blamed(("servers", servers, s), ("horizon", horizon, t)),
+                     48.0 * s * t * len(RESOURCES),
+                     f"{count(s, servers)} servers × {count(t, horizon)} slots × "
+                     f"{len(RESOURCES)} resources")
 
 
 def generate(preset: str, *, seed: int = 0, jobs: int | None = None,

@@ -317,7 +317,8 @@ def _key_depth(text: str) -> int:
 
 def load(path: str | Path) -> Grid | dict[str, Any]:
     """A grid (``Grid``), or a built-in experiment's config (a dict: ``experiment``, ``seeds``,
-    ``quick``, ``out``: the folder, relative to the config file). Raises ``InputError`` naming the field for anything wrong."""
+    ``quick``, ``out``: the folder, relative to the config file). Raises ``InputError``
+    naming the field for anything wrong."""
     path = Path(path)
     data = _read_grid(path)
     if not isinstance(data, dict):

@@ -119,6 +119,22 @@ def test_max_memory_lowers_and_raises_the_limit(tmp_path, capsys, monkeypatch):
     assert code == 2 and "format: expected 'oasis-schedule/1'" in err  # past the size check
 
 
+def test_generate_past_the_memory_limit_names_the_size_given(tmp_path, capsys, monkeypatch):
+    """``generate``'s size check names the option that made the instance large, and the
+    limit itself where no size was given (it named --jobs for ``--max-memory 1`` alone)."""
+    monkeypatch.delenv("OASIS_MAX_MEMORY", raising=False)
+    out = tmp_path / "x.json"
+    for extra, place in (([], "--max-memory:"), (["--jobs", "4"], "--jobs:"),
+                         (["--horizon", "9"], "--horizon:")):
+        code, _, err = _run(capsys, "generate", "--preset", "small", "--max-memory", "1",
+                            *extra, "-o", out)
+        assert code == 2 and err.strip().endswith("raise it with --max-memory)"), err
+        assert f"error: {place}" in err and not out.exists()
+    code, _, err = _run(capsys, "generate", "--preset", "small", "--max-memory", "1M",
+                        "--jobs", "100000000", "-o", out)
+    assert code == 2 and "error: --jobs: an instance of 100000000 jobs" in err
+
+
 def test_ps_counts_from_large_ratios_are_never_zero():
     assert ps_needed(4, 1e11) == 1
     assert ps_needed(0, 1e11) == 0
