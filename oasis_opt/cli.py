@@ -53,12 +53,30 @@ class _Parser(argparse.ArgumentParser):
                                f"{' or '.join(whole)})")
         return super().parse_known_args(args, namespace)
 
+    def print_help(self, file: Any = None) -> None:
+        # argparse's own printing passes over a failed write: ``--help > /dev/full`` said
+        # nothing and exited 0; here the OSError reaches ``main`` (exit 2)
+        stream = sys.stdout if file is None else file
+        stream.write(self.format_help())
+        stream.flush()
+
     def error(self, message: str) -> None:  # usage errors: one line, exit 2
         from .errors import MAX_MESSAGE, elide
         self.print_usage(sys.stderr)
         # argparse echoes an unknown choice or argument whole: clipped as InputError's are,
         # and on one line
         self.exit(2, f"{self.prog}: error: {one_line(elide(message, MAX_MESSAGE))}\n")
+
+
+class _Version(argparse.Action):
+    """``--version``: printed as ``--help`` is (``_Parser.print_help``: a failed write is an
+    error, not exit 0)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None
+                 ) -> None:
+        sys.stdout.write(f"oasis-opt {__version__}\n")
+        sys.stdout.flush()
+        parser.exit()
 
 
 def _number_text(name: str, text: str, *, integer: bool = False) -> float:
@@ -140,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "cluster: exact offline optimum, the OASiS online algorithm, baselines, and their "
                 "competitive ratios.", epilog=EPILOG,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action="version", version=f"oasis-opt {__version__}")
+    p.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     from .algorithms import describe
     names_help = "an algorithm: " + describe()
@@ -1224,9 +1242,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     global _started
     _started = time.perf_counter()
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+    except OSError as err:  # --help or --version could not write (``_Parser.print_help``)
+        _quiet_stdout()
+        print(f"oasis-opt: error: {_cannot_write(err)}", file=sys.stderr)
         return 2
     with _printable_streams():
         return _run(args)

@@ -1168,6 +1168,24 @@ def test_standard_output_that_cannot_be_written_is_one_line_not_an_internal_erro
     assert out.exists()  # the schedule was written before the report
 
 
+@pytest.mark.parametrize("args", [["--help"], ["solve", "--help"], ["--version"], []])
+def test_help_that_cannot_be_written_is_an_error_not_exit_0(args):
+    """``--help > /dev/full`` printed nothing and exited 0 (argparse passes over a failed
+    write); now one line naming standard output, exit 2. Written, the texts are unchanged."""
+    import subprocess
+    import sys
+    argv = [sys.executable, "-m", "oasis_opt", *args]
+    with open("/dev/full", "w") as full:
+        r = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert (r.returncode, r.stderr) == (
+        2, "oasis-opt: error: standard output: cannot write: No space left on device\n")
+    ok = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert ok.returncode == (2 if not args else 0) and ok.stderr == ""
+    from oasis_opt import __version__
+    assert ok.stdout.startswith(f"oasis-opt {__version__}\n" if args == ["--version"]
+                                else "usage: oasis-opt")
+
+
 @pytest.mark.parametrize("argv", [["--check", "--max-seconds", "1_0"],
                                   ["--check", "--max-seconds", "nan"],
                                   ["--check", "--max-seconds", "-1"],
