@@ -783,12 +783,27 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
     if "\0" in str(path):  # a file's "\u0000": pathlib's checks say False, open() fails later
         raise _cannot_write(path, place, "a path cannot hold a NUL character")
     try:  # a name too long for the system (ENAMETOOLONG) fails the queries themselves,
-        _check_output_place(path, place)  # and a NUL from a file's string ("\u0000")
+        path = _through_links(path, place)  # and a NUL from a file's string ("\u0000")
+        _check_output_place(path, place)
     except InputError:  # already the place's own message (an InputError is a ValueError)
         raise
     except (OSError, ValueError) as exc:
         raise _cannot_write(path, place, os_reason(exc)) from None
     return path
+
+
+def _through_links(path: Path, place: str | None) -> Path:
+    """Where a symbolic link leads (made where it dangles), as the shell's ``>`` writes:
+    the rename of an atomic write replaced the link itself, and a loop of links too
+    ("Too many levels of symbolic links" is refused here)."""
+    if not path.is_symlink():
+        return path
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _cannot_write(path, place, os_reason(exc)) from None
+    return Path(os.path.realpath(path))
 
 
 def _check_output_place(path: Path, place: str | None) -> None:

@@ -252,6 +252,31 @@ def test_an_output_through_a_link_and_dotdot_is_where_the_system_puts_it(tmp_pat
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "link", "out", "x.json"]
 
 
+def test_an_output_that_is_a_link_is_written_through_it(tmp_path):
+    """A link named as the output leads the write to its target, as the shell's ``>`` does
+    (the atomic rename replaced the link itself with the file); a dangling one makes its
+    target; a loop of links is refused, nothing written."""
+    from oasis_opt.io import write_text_atomic
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "real.json").write_text("old")
+    (tmp_path / "good").symlink_to("sub/real.json")
+    write_text_atomic(tmp_path / "good", "new")
+    assert (tmp_path / "good").is_symlink() and (tmp_path / "sub" / "real.json").read_text() \
+        == "new"
+    (tmp_path / "dangling").symlink_to(tmp_path / "sub" / "made.json")
+    write_text_atomic(tmp_path / "dangling", "made")
+    assert (tmp_path / "dangling").is_symlink() and (tmp_path / "sub" / "made.json").read_text() \
+        == "made"
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    with pytest.raises(InputError) as err:
+        write_text_atomic(tmp_path / "a", "loop")
+    assert str(err.value) == f"{tmp_path / 'a'}: cannot write: Too many levels of symbolic links"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+    assert (tmp_path / "a").is_symlink() and (tmp_path / "b").is_symlink()
+
+
 def test_a_refusal_inside_the_os_checks_is_not_wrapped_again(tmp_path):
     """The checks catch ValueError beside OSError (a NUL in a file's path string); an
     InputError is a ValueError, and one raised inside them was wrapped in a second
