@@ -282,7 +282,8 @@ POOLED_MIN_SHAPES = 3
 #: (27–28 s left to the route) the pooled route's incumbent was never the lower on 24
 #: instances (one tie), by +0.1 % to +25 % on the five alike and two-shape ones where the
 #: per-server phases win at 45 s and 60 s (paper 200 jobs 6 952 against 5 669 at 30 s, 6 960
-#: against 7 304 at 45 s; docs/performance.md, "Round 28").
+#: against 7 304 at 45 s; docs/performance.md, "Round 28"), and at 40 s on four of those
+#: five (+3.2 % to +11 %; ps-heavy 70 jobs −0.5 %; "Round 29").
 POOLED_BELOW_SECONDS = 35.0
 
 
