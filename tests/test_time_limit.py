@@ -5,6 +5,7 @@ the utility, progress on stderr and ``history`` in the JSON, solver failures as 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -740,6 +741,64 @@ def test_a_racer_at_home_races_as_the_forked_ones(monkeypatch):
     assert won.status is SolveStatus.OPTIMAL and won.extras == {"racer": 1, "racers": 2}
     assert abs(won.objective - ref.objective) <= tol(ref.objective)
     assert seen == [(hard.name, SolveStatus.TIME_LIMIT)] and clock.remaining() > 0
+
+
+def _children(pid: int) -> list[int]:
+    """The live (not zombie) processes whose parent is ``pid``, from /proc."""
+    from pathlib import Path
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    from pathlib import Path
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_solve_killed_with_sigkill_leaves_no_racer_running():
+    """A solve ended by SIGKILL (``timeout -s KILL``) left its racers running to their limit,
+    and without one for ever; now each forked child asks the kernel to end it with its parent
+    (``race.die_with_parent``). The racer here: the home race's partner on hard-s6 (about
+    25 CPU s to prove, no limit)."""
+    import signal
+    script = ("import os\n"
+              "os.environ['OASIS_PORTFOLIO'] = '1'\n"
+              "from oasis_opt import offline\n"
+              "from oasis_opt.generator import generate\n"
+              "offline.compact.RACE_DELAY = 0.0\n"
+              "offline.solve(generate('hard', seed=6))\n")
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    kids: list[int] = []
+    try:
+        waited = time.perf_counter()
+        while not kids and time.perf_counter() - waited < 60 and proc.poll() is None:
+            time.sleep(0.1)
+            kids = _children(proc.pid)
+        assert kids, "the solve started no racer"
+        time.sleep(0.5)  # the racer is solving
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        waited = time.perf_counter()
+        while any(_alive(k) for k in kids) and time.perf_counter() - waited < 20:
+            time.sleep(0.1)
+        assert not any(_alive(k) for k in kids), "a racer outlived its killed parent"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for k in kids:  # a racer that outlived it (reparented: no longer its child)
+            if _alive(k):
+                os.kill(k, signal.SIGKILL)
 
 
 def test_colgen_seeds_come_from_the_floor(monkeypatch) -> None:

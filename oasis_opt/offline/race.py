@@ -30,6 +30,26 @@ def can_fork() -> bool:
     return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
 
 
+def die_with_parent() -> None:
+    """In a forked child of this module: the kernel ends it once the thread that forked it
+    ends (Linux's ``PR_SET_PDEATHSIG``; that thread waits for its children by construction).
+    A solve killed with SIGKILL (``timeout -s KILL``) left its racers and column generation
+    running to their limit, and without one for ever. Elsewhere nothing changes."""
+    import ctypes
+    import multiprocessing as mp
+    import os
+    import signal
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return
+    if prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # 1: PR_SET_PDEATHSIG
+        return
+    parent = mp.parent_process()
+    if parent is not None and os.getppid() != parent.pid:
+        os._exit(1)  # the parent ended before the signal was asked for
+
+
 def prepared(variant: Any) -> Any:
     """A racer's model: ``variant`` itself, or where it is a function (``solve_portfolio``:
     a model prepared only once its racer starts) what it returns."""
@@ -94,6 +114,7 @@ def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip
     ``("started",)`` then), sooner on ``"go"`` from the parent, and ends without a word on
     anything else or once the parent closes the connection (a partner of the racer that runs
     in the parent, ``solve_portfolio(home=True)``)."""
+    die_with_parent()
     try:
         if hold is not None:
             waited = time.perf_counter()
@@ -384,6 +405,7 @@ def _colgen_worker(instance: Instance, kwargs: dict[str, Any], conn: Any) -> Non
     import highspy
 
     from ..formulations import colgen
+    die_with_parent()
     try:
         highspy.Highs.resetGlobalScheduler(True)  # a pool inherited from the parent is dead
         with quiet_stdout():
