@@ -128,3 +128,26 @@ def on_time() -> None:
     at = _DEADLINE.get()
     if at is not None and time.perf_counter() > at:
         raise OutOfTime("past the deadline")
+
+
+# --- the life of a child process ------------------------------------------------------------
+
+
+def die_with_parent() -> None:
+    """In a child process: the kernel ends it once the thread that started it ends (Linux's
+    ``PR_SET_PDEATHSIG``; the offline solve's racers and column generation, and the worker
+    pools of ``tasks.make_executor``, are waited for by that thread). A command killed with
+    SIGKILL (``timeout -s KILL``) left them running to their limit, and without one for ever.
+    Elsewhere nothing changes."""
+    import ctypes
+    import multiprocessing as mp
+    import signal
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return
+    if prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # 1: PR_SET_PDEATHSIG
+        return
+    parent = mp.parent_process()
+    if parent is not None and os.getppid() != parent.pid:
+        os._exit(1)  # the parent ended before the signal was asked for

@@ -169,6 +169,15 @@ def check_workers(workers: int | None) -> None:
                                       f"(at most {most})")
 
 
+def _start_worker(table: Any) -> None:
+    """A pool worker's first step: it ends with the process that started it
+    (``limits.die_with_parent``) and knows the caller's algorithms (``algorithms.install``)."""
+    from . import algorithms
+    from .limits import die_with_parent
+    die_with_parent()
+    algorithms.install(table)
+
+
 @contextmanager
 def make_executor(workers: int | None = None,
                   dask: str | None = None) -> Iterator[Executor | None]:
@@ -184,7 +193,7 @@ def make_executor(workers: int | None = None,
     table = algorithms.registered()  # the caller's register(): workers must know them too
     if dask is None:
         with ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1,
-                                 initializer=algorithms.install, initargs=(table,)) as ex:
+                                 initializer=_start_worker, initargs=(table,)) as ex:
             yield ex
         return
     try:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -765,40 +766,73 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-def test_a_solve_killed_with_sigkill_leaves_no_racer_running():
-    """A solve ended by SIGKILL (``timeout -s KILL``) left its racers running to their limit,
-    and without one for ever; now each forked child asks the kernel to end it with its parent
-    (``race.die_with_parent``). The racer here: the home race's partner on hard-s6 (about
-    25 CPU s to prove, no limit)."""
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        kids = _children(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
+def _killed_leaves_nothing(argv: list[str], cwd: Any = None) -> None:
+    """Start ``argv``, wait until it has started a child process, SIGKILL it, and check
+    that every process below it ends with it."""
     import signal
-    script = ("import os\n"
-              "os.environ['OASIS_PORTFOLIO'] = '1'\n"
-              "from oasis_opt import offline\n"
-              "from oasis_opt.generator import generate\n"
-              "offline.compact.RACE_DELAY = 0.0\n"
-              "offline.solve(generate('hard', seed=6))\n")
-    proc = subprocess.Popen([sys.executable, "-c", script])
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     kids: list[int] = []
     try:
         waited = time.perf_counter()
         while not kids and time.perf_counter() - waited < 60 and proc.poll() is None:
             time.sleep(0.1)
             kids = _children(proc.pid)
-        assert kids, "the solve started no racer"
-        time.sleep(0.5)  # the racer is solving
+        assert kids, "no child process was started"
+        time.sleep(1.0)  # the children are at work (and have started theirs)
+        kids = _descendants(proc.pid)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         waited = time.perf_counter()
         while any(_alive(k) for k in kids) and time.perf_counter() - waited < 20:
             time.sleep(0.1)
-        assert not any(_alive(k) for k in kids), "a racer outlived its killed parent"
+        assert not any(_alive(k) for k in kids), "a child outlived its killed parent"
     finally:
         if proc.poll() is None:
             proc.kill()
-        for k in kids:  # a racer that outlived it (reparented: no longer its child)
+        for k in kids:  # one that outlived it (reparented: no longer its child)
             if _alive(k):
                 os.kill(k, signal.SIGKILL)
+
+
+LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="PR_SET_PDEATHSIG is Linux's")
+
+
+@LINUX_ONLY
+def test_a_solve_killed_with_sigkill_leaves_no_racer_running():
+    """A solve ended by SIGKILL (``timeout -s KILL``) left its racers running to their limit,
+    and without one for ever; now each forked child asks the kernel to end it with its parent
+    (``limits.die_with_parent``). The racer here: the home race's partner on hard-s6 (about
+    25 CPU s to prove, no limit)."""
+    script = ("import os\n"
+              "os.environ['OASIS_PORTFOLIO'] = '1'\n"
+              "from oasis_opt import offline\n"
+              "from oasis_opt.generator import generate\n"
+              "offline.compact.RACE_DELAY = 0.0\n"
+              "offline.solve(generate('hard', seed=6))\n")
+    _killed_leaves_nothing([sys.executable, "-c", script])
+
+
+@LINUX_ONLY
+def test_a_sweep_killed_with_sigkill_leaves_no_worker_running(tmp_path):
+    """The same for a sweep's worker pool: its workers (and the solves they fork) went on
+    with their tasks after the command was killed."""
+    grid = tmp_path / "grid.json"
+    grid.write_text(json.dumps({
+        "format": "oasis-sweep/1", "out": "res", "algorithms": {"fifo": {}},
+        "instances": [{"preset": "paper", "seeds": [0, 1, 2, 3], "jobs": 150}],
+        "reference": {"solve": {"time_limit": 120}}}))
+    _killed_leaves_nothing([sys.executable, "-m", "oasis_opt", "sweep", str(grid),
+                            "--workers", "2"], cwd=tmp_path)
 
 
 def test_colgen_seeds_come_from_the_floor(monkeypatch) -> None:

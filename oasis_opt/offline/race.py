@@ -14,6 +14,7 @@ from ..errors import InputError, SolverError
 from ..formulations.deadline import Deadline
 from ..formulations.highs import quiet_stdout
 from ..formulations.result import SolveResult
+from ..limits import die_with_parent
 from ..model import REL_TOL, Instance, Schedule
 from . import backends
 from .clock import Clock, Tracker
@@ -28,26 +29,6 @@ def can_fork() -> bool:
     ``multiprocessing.Pool``'s workers may not have children)."""
     import multiprocessing as mp
     return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
-
-
-def die_with_parent() -> None:
-    """In a forked child of this module: the kernel ends it once the thread that forked it
-    ends (Linux's ``PR_SET_PDEATHSIG``; that thread waits for its children by construction).
-    A solve killed with SIGKILL (``timeout -s KILL``) left its racers and column generation
-    running to their limit, and without one for ever. Elsewhere nothing changes."""
-    import ctypes
-    import multiprocessing as mp
-    import os
-    import signal
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):  # not Linux
-        return
-    if prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # 1: PR_SET_PDEATHSIG
-        return
-    parent = mp.parent_process()
-    if parent is not None and os.getppid() != parent.pid:
-        os._exit(1)  # the parent ended before the signal was asked for
 
 
 def prepared(variant: Any) -> Any:
