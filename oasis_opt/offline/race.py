@@ -4,6 +4,7 @@ schedule and bound are kept when it is stopped)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -181,6 +182,12 @@ class _Standings:
             if self.take(k, msg):
                 del conns[c]
 
+    def drain(self, conns: dict[Any, int]) -> None:
+        """Every message the racers of ``conns`` have sent so far, without waiting."""
+        for c in list(conns):
+            while c in conns and c.poll():
+                self.read(conns, [c])
+
     def proven(self) -> bool:
         return any(r.status is SolveStatus.OPTIMAL for r in self.done.values())
 
@@ -313,6 +320,7 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
             standings.read(conns, ready)
             if standings.proven():
                 break
+        standings.drain(conns)  # sent before the end and not read yet: a last incumbent
     finally:
         _stop_racers(procs)
         if board is not None:
@@ -344,7 +352,7 @@ def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
         if now - last[0] < HOME_POLL:
             return False
         last[0] = now
-        standings.read(conns, [c for c in list(conns) if c.poll()])
+        standings.drain(conns)
         return standings.proven()
     try:
         for k in range(1, len(preps)):
@@ -364,14 +372,15 @@ def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
         except Exception as exc:  # as a child's failure: the others start now
             standings.errors[0] = f"{type(exc).__name__}: {exc}"
             for control in controls:
-                control.send("go")
+                with contextlib.suppress(OSError):  # a racer that has ended reads nothing
+                    control.send("go")
         while conns and not standings.proven():
             left = clock.remaining()
             ready = wait(list(conns), timeout=None if left is None else max(0.0, left + 0.2))
             if not ready:
                 break  # past the deadline: the racers are killed, their incumbents kept
             standings.read(conns, ready)
-        standings.read(conns, [c for c in list(conns) if c.poll()])  # "started" too
+        standings.drain(conns)  # what came meanwhile: "started", a last incumbent
     finally:
         for control in controls:
             control.close()  # a held racer ends
