@@ -80,6 +80,7 @@ VARIANTS: dict[str, Options | None] = {
     "round10": None,  # the default route as before issue 22 round 11 (ROUTE_PATCHES)
     "round16": None,  # the default route as before issue 22 round 17 (ROUTE_PATCHES)
     "round29": None,  # the default route as before issue 22 round 30 (ROUTE_PATCHES)
+    "delay0": None,  # the partner held for no time (ROUTE_PATCHES)
 }
 
 
@@ -124,7 +125,8 @@ def _round16_mip_options(prep: Any) -> dict[str, Any]:
 #: PLAIN against itself at another seed with whole PS counts (before round 10); ``round10``
 #: runs no floor without a time limit (before round 11: ``--unlimited`` shows the difference);
 #: ``round16`` lets HiGHS restart PLAIN's root (before round 17); ``round29`` runs every racer
-#: in a child process (``plan.race_at_home`` false: before round 30).
+#: in a child process (``plan.race_at_home`` false: before round 30); ``delay0`` starts the
+#: partner with the first racer (``RACE_DELAY`` 0, round 30).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
@@ -138,6 +140,7 @@ ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round10": (("oasis_opt.offline", "FLOOR_WITHOUT_LIMIT", False),),
     "round16": (("oasis_opt.offline.backends", "mip_options", _round16_mip_options),),
     "round29": (("oasis_opt.offline.compact", "race_at_home", lambda prep: False),),
+    "delay0": (("oasis_opt.offline.compact", "RACE_DELAY", 0.0),),
 }
 
 
