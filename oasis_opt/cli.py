@@ -158,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
                 "cluster: exact offline optimum, the OASiS online algorithm, baselines, and their "
                 "competitive ratios.", epilog=EPILOG,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
+    p.add_argument("--version", action=_Version, nargs=0, default=argparse.SUPPRESS,
+                   help="show the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     from .algorithms import describe
     names_help = "an algorithm: " + describe()

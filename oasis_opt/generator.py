@@ -167,6 +167,7 @@ def _check_size(jobs: int | None, horizon: int | None, servers: int | None) -> N
         (``--max-memory 1`` named ``--jobs`` where no --jobs was given)."""
         given = [(value, name) for name, arg, value in sizes if arg is not None]
         return max(given)[1] if given else "max_memory"
+
     def count(value: int, arg: int | None) -> str:  # a size not given: at least 1
         return str(value) if arg is not None else f"at least {value}"
     check_allocation(blamed(("jobs", jobs, j), ("horizon", horizon, t)),
