@@ -89,6 +89,7 @@ class ColgenStats:
     bound_seconds: float = 0.0  # from the start to the end of the bound phase
     pattern_seconds: float = 0.0  # pattern master: build and column generation
     lns_moves: int = 0  # neighbourhoods searched
+    lns_ejections: int = 0  # ejections kept (``trace_lns.eject``)
     integer_slots: int = 0  # (group, slot) whose λ had to be made integer (packing failed)
     dive_value: float = 0.0  # utility of the LP dive's schedule (0: none)
     #: (seconds since the start, incumbent utility, bound) whenever either improves
@@ -695,6 +696,11 @@ MIP_PLACE_WITHIN = 0.01
 #: of price-and-branch over every job at once (e5k, 600 s, one core each side by side:
 #: 568 495 → 569 242; a5k 37 335 → 37 355; docs/performance.md round 17).
 TRACE_LNS = True
+#: ... after ejections first (``trace_lns.eject``: a job left out takes the place of less
+#: dense ones, all planned anew against what is free) for this share of the time left: on a
+#: saved e5k rounding they gained 0.27 % in 16 s where the moves gained 0.001 % in 96 s
+#: (docs/performance.md, round 31).
+EJECT_SHARE = 0.5
 #: ... and where the moves stop before the deadline with the gap above the target, the rest of
 #: the budget goes to more rounds of the bound (``solve``), then one more rounding.
 RESUME_ROUNDS = True
@@ -1380,6 +1386,12 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                     improve(rounding(xs))
         if TRACE_LNS and track.gap() > mip_gap and not hard.passed():
             t0 = time.perf_counter()
+            if EJECT_SHARE > 0:
+                sched, res.lns_ejections = trace_lns.eject(
+                    inst, schedule_columns(inst, best_sched),
+                    hard.earlier(t0 + EJECT_SHARE * hard.left()),
+                    on_value=lambda v: track.update(incumbent=v))
+                improve(sched)
             sched, res.lns_moves = trace_lns.search(
                 inst, master.columns, schedule_columns(inst, best_sched), hard, rng_seed=rng_seed,
                 on_value=lambda v: track.update(incumbent=v))

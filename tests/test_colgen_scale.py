@@ -1107,6 +1107,44 @@ def test_a_move_trades_one_job_for_two_worth_more():
     assert kept == 0 and _done(sched) == {"b", "c"}
 
 
+def test_an_ejection_trades_one_job_for_two_worth_more():
+    """b, left out, is denser than a (6 per 2 units of work against 10 per 4): it pushes a
+    out, a no longer fits, and c, left out nearby, takes the rest. From b and c nothing is
+    pushed out (a is less dense than both) and the schedule stays as it was."""
+    from oasis_opt.formulations import trace_lns
+    inst = _two_gpus()
+    a, b, c = _run(inst, 0, 2), _run(inst, 1, 1), _run(inst, 2, 1)
+    values: list[float] = []
+    sched, kept = trace_lns.eject(inst, [a], Deadline(), on_value=values.append)
+    rep = validate(inst, sched)
+    assert rep.feasible, rep.violations
+    assert kept == 1 and _done(sched) == {"b", "c"} and rep.total_utility == pytest.approx(12)
+    assert values == [pytest.approx(12)]
+    sched, kept = trace_lns.eject(inst, [b, c], Deadline())
+    assert kept == 0 and _done(sched) == {"b", "c"}
+
+
+@pytest.mark.parametrize("preset", ["testbed", "hard"])
+def test_ejections_keep_the_rounded_schedule_feasible_and_never_worse(preset):
+    """On a pooled master's LP rounded without its fill (jobs left out with capacity free),
+    the ejections give a valid schedule, better here (``hard``: unlike PS servers that
+    bind), and no better than the LP."""
+    from oasis_opt.formulations import trace_lns
+    inst = generate(preset, seed=0)
+    master = colgen._Master(inst, aggregate=True, pool_all=True)
+    for i in range(inst.num_jobs):
+        for col in colgen_scale.fixed_rate_columns(inst, i):
+            master.add(col)
+    lp, _ = master.solve_lp()
+    rounded = colgen_scale.round_lp(inst, master.columns, master.values())
+    sched, kept = trace_lns.eject(inst, colgen.schedule_columns(inst, rounded),
+                                  Deadline.after(20))
+    rep = validate(inst, sched)
+    assert rep.feasible, rep.violations
+    assert kept > 0 and rep.total_utility > rounded.total_utility + _tol(rounded.total_utility)
+    assert rep.total_utility <= lp + _tol(lp)
+
+
 @pytest.mark.parametrize("preset", ["testbed", "hard"])
 def test_moves_keep_the_rounded_schedule_feasible_and_never_worse(preset):
     """On a pooled master's LP rounded (as at trace scale), the moves give a valid schedule,
@@ -1154,8 +1192,17 @@ def test_the_moves_take_the_end_without_an_exact_lp(monkeypatch):
         moves.append(out[1])
         return out
 
+    ejections: list[int] = []
+    eject = colgen.trace_lns.eject
+
+    def ejected(*a, **kw):
+        out = eject(*a, **kw)
+        ejections.append(out[1])
+        return out
+
     monkeypatch.setattr(colgen._Master, "values", spy)
     monkeypatch.setattr(colgen.trace_lns, "search", counted)
+    monkeypatch.setattr(colgen.trace_lns, "eject", ejected)
     inst = generate("small", seed=21, jobs=6)
     _, rep = solve(inst, method="compact")
     opt = rep.objective
@@ -1163,6 +1210,7 @@ def test_the_moves_take_the_end_without_an_exact_lp(monkeypatch):
     res = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, mip_gap=1e-9)
     assert res.extras["iterations"] == 1 and moves and not any(exact)
     assert res.extras["lns_moves"] == moves[0]
+    assert res.extras["lns_ejections"] == ejections[0]  # the ejections ran first
     assert validate(inst, res.schedule).feasible
     best_seed = max(s.total_utility for s in kw["seeds"])
     assert opt + _tol(opt) >= res.schedule.total_utility >= best_seed - _tol(best_seed)
