@@ -63,8 +63,10 @@ STALL_SWEEPS = 3
 #: Ejections (``eject``): placed jobs a left-out job may push out at most, those with the
 #: least utility per unit of work first, ...
 EJECT_JOBS = 60
-#: ... among those that run between its arrival and this many times its shortest run after it,
-EJECT_SPAN = 3.0
+#: ... among those that run between its arrival and this many times its shortest run after it
+#: (on a saved e5k rounding, 60 s each: 1.5, 3, 6 and 10 reached 572 626, 572 450, 572 641 and
+#: 572 677 from 570 911, 6 in 20 s, 3 in 16 s; trying 3, 6 and 1.5 in turn, 572 456),
+EJECT_SPAN = 6.0
 #: ... and jobs left out that have arrived by then, planned after the pushed-out ones (most
 #: utility per unit of work first).
 EJECT_FILL = 30
@@ -329,16 +331,17 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
 
     The jobs left out are taken by decreasing best utility ``f_j(1)``. One pushes out the
     placed jobs of less utility per unit of work than its own best that run while it could
-    (``EJECT_JOBS`` at most, within ``EJECT_SPAN`` times its shortest run) and takes its
-    earliest completion on what is then free; the pushed-out jobs go back where they were
-    if that is still free, else to their earliest completion, least dense last; then jobs
-    left out nearby (``EJECT_FILL``). Kept when the jobs involved are worth more than
-    before, else everything goes back; each kept ejection lets every job left out try again.
+    (``EJECT_JOBS`` at most, from its arrival to ``EJECT_SPAN`` times its shortest run
+    after it) and takes its earliest completion on what is then free. The pushed-out jobs
+    go back where they were if that is still free, else to their earliest completion,
+    densest first; then jobs left out nearby (``EJECT_FILL``). The ejection is kept when
+    the jobs involved are worth more than before, else everything goes back; each kept
+    ejection lets every job left out try again.
 
     Where ``search``'s moves choose among the master's columns, this plans anew against
     the capacity left, and so reaches the trades of one large job for some small ones that
-    the columns do not hold: on a saved e5k rounding, 570 911 → 572 453 in 30 s, where the
-    moves gained 6 in 96 s (docs/performance.md, round 31). Never worse than ``incumbent``."""
+    the columns do not hold (docs/performance.md, round 31). Never worse than
+    ``incumbent``."""
     placed = _Placed(inst, incumbent)
     placed.free = FreeCapacity(inst, placed.w, placed.p)
     J, T = inst.num_jobs, inst.horizon
@@ -346,6 +349,33 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
     work = np.maximum(1, inst.workload).astype(float)
     arrival = np.array([job.arrival for job in inst.jobs], dtype=np.int64)
     open_ = (top > 0) & (arrival < T)
+
+    def attempt(j: int, hi: int) -> bool:
+        """Job j (left out) pushes out the less dense jobs that run from its arrival to
+        slot ``hi``; kept when that gains (True), else everything as it was."""
+        on = np.flatnonzero((placed.first <= hi) & (placed.last >= inst.jobs[j].arrival))
+        density = placed.worth[on] / work[on]
+        keep = density < top[j] / work[j]
+        on, density = on[keep], density[keep]
+        old = {i: placed.remove(i) for i in on[np.lexsort((on, density))][:EJECT_JOBS].tolist()}
+        involved = [j] if placed.put_best(j) else []
+        if involved:
+            for i in sorted(old, key=lambda i: (-old[i][2] / work[i], i)):
+                if placed.put_if_free(i, *old[i]) or placed.put_best(i):
+                    involved.append(i)
+            near = np.flatnonzero(open_ & (placed.last < 0) & (arrival <= hi))
+            for i in near[np.lexsort((near, -top[near] / work[near]))][:EJECT_FILL].tolist():
+                if placed.put_best(i):
+                    involved.append(i)
+        before = sum(v for _, _, v in old.values())
+        if sum(placed.value[i] for i in involved) > before + 1e-9 * max(1.0, abs(before)):
+            return True
+        for i in involved:
+            placed.remove(i)
+        for i, (y, z, v) in old.items():
+            placed.put(i, y, z, v)
+        return False
+
     tried = np.zeros(J, dtype=bool)
     kept = 0
     while not deadline.passed():
@@ -359,33 +389,10 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
                        server_fits(inst.worker_capacity, inst.worker_demand[j]).sum()))
         if most <= 0:
             continue
-        lo = int(job.arrival)
-        hi = min(T - 1, lo + int(EJECT_SPAN * -(-int(job.workload) // most)))
-        on = np.flatnonzero((placed.first <= hi) & (placed.last >= lo))
-        density = placed.worth[on] / work[on]
-        keep = density < top[j] / work[j]
-        on, density = on[keep], density[keep]
-        out = on[np.lexsort((on, density))][:EJECT_JOBS].tolist()
-        old = {i: placed.remove(i) for i in out}
-        involved = [j] if placed.put_best(j) else []
-        if involved:
-            for i in sorted(old, key=lambda i: (-old[i][2] / work[i], i)):
-                if placed.put_if_free(i, *old[i]) or placed.put_best(i):
-                    involved.append(i)
-            near = np.flatnonzero(open_ & (placed.last < 0) & (arrival <= hi))
-            for i in near[np.lexsort((near, -top[near] / work[near]))][:EJECT_FILL].tolist():
-                if placed.put_best(i):
-                    involved.append(i)
-        before = sum(v for _, _, v in old.values())
-        after = sum(placed.value[i] for i in involved)
-        if after > before + 1e-9 * max(1.0, abs(before)):
+        shortest = -(-int(job.workload) // most)
+        if attempt(j, min(T - 1, int(job.arrival) + int(EJECT_SPAN * shortest))):
             kept += 1
             tried[:] = False
             if on_value is not None:
                 on_value(placed.total())
-            continue
-        for i in involved:
-            placed.remove(i)
-        for i, (y, z, v) in old.items():
-            placed.put(i, y, z, v)
     return Schedule.from_counts(inst, "colgen", placed.workers, placed.ps, trim=True), kept
