@@ -336,7 +336,10 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
     go back where they were if that is still free, else to their earliest completion,
     densest first; then jobs left out nearby (``EJECT_FILL``). The ejection is kept when
     the jobs involved are worth more than before, else everything goes back; each kept
-    ejection lets every job left out try again.
+    ejection lets every job left out try again. When none gains, every placed job is moved
+    to finish as early as what is free allows (``compact_jobs``), and if one moved, they
+    all try again (on a saved e5k rounding: 572 641 after 31 s, compacted 572 681, then
+    572 842; a sweep over e5k's 2 200 jobs left out takes longer than the end phase leaves).
 
     Where ``search``'s moves choose among the master's columns, this plans anew against
     the capacity left, and so reaches the trades of one large job for some small ones that
@@ -376,12 +379,30 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
             placed.put(i, y, z, v)
         return False
 
+    def compact() -> bool:
+        """Every placed job as early as what is free allows (``compact_jobs``); True when
+        one of them finishes earlier."""
+        before = dict(placed.workers)
+        compact_jobs(inst, placed.free, placed.workers, placed.ps, deadline)
+        moved = [i for i, y in placed.workers.items() if y is not before[i]]
+        for i in moved:
+            y = placed.workers[i]
+            job = inst.jobs[i]
+            placed.note(i, y, placed.ps[i], float(job.utility.at(int(y.slot.max())
+                                                                 - job.arrival + 1)))
+        return bool(moved)
+
     tried = np.zeros(J, dtype=bool)
     kept = 0
     while not deadline.passed():
         left = np.flatnonzero(open_ & (placed.last < 0) & ~tried)
         if not left.size:
-            break
+            if not compact():
+                break
+            tried[:] = False
+            if on_value is not None:
+                on_value(placed.total())
+            continue
         j = int(left[np.argmax(top[left])])
         tried[j] = True
         job = inst.jobs[j]

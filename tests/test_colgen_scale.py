@@ -1124,6 +1124,35 @@ def test_an_ejection_trades_one_job_for_two_worth_more():
     assert kept == 0 and _done(sched) == {"b", "c"}
 
 
+def test_when_no_ejection_gains_the_jobs_move_earlier_and_try_again():
+    """One 2-GPU server, 2 slots. a (worth 5 in slot 0, 4 in slot 1) is placed in slot 1 on
+    one GPU; b arrives in slot 1 and is worth 3 only with both GPUs there. b is less dense
+    than a, so it pushes nothing out and does not fit; then a moves to slot 0, and b fits."""
+    from oasis_opt.formulations import trace_lns
+    from oasis_opt.io import instance_from_dict
+    from oasis_opt.model import SlotCounts
+
+    def job(jid: str, arrival: int, work: int, most: int, values: list[int]) -> dict:
+        return {"id": jid, "arrival": arrival, "workload": work, "max_workers": most,
+                "ps_ratio": 2, "worker_demand": [1], "ps_demand": [0],
+                "utility": {"kind": "table", "values": values}}
+    inst = instance_from_dict({"format": "oasis-instance/1", "name": "late", "horizon": 2,
+                               "resources": ["gpu"],
+                               "worker_servers": [{"name": "w", "capacity": [2]}],
+                               "ps_servers": [{"name": "p", "capacity": [1]}],
+                               "jobs": [job("a", 0, 1, 1, [5, 4]), job("b", 1, 2, 2, [3])]})
+    late = colgen_scale.column_of(inst, 0, SlotCounts.from_dense(np.array([[0], [1]])),
+                                  SlotCounts.from_dense(np.array([[0], [1]])))
+    assert late is not None and late.value == 4
+    values: list[float] = []
+    sched, kept = trace_lns.eject(inst, [late], Deadline(), on_value=values.append)
+    rep = validate(inst, sched)
+    assert rep.feasible, rep.violations
+    assert _done(sched, 0) == {"a"} and _done(sched, 1) == {"b"}
+    assert rep.total_utility == pytest.approx(8) and kept == 1  # b's, after the move
+    assert values and values[-1] == pytest.approx(8)
+
+
 @pytest.mark.parametrize("preset", ["testbed", "hard"])
 def test_ejections_keep_the_rounded_schedule_feasible_and_never_worse(preset):
     """On a pooled master's LP rounded without its fill (jobs left out with capacity free),
