@@ -697,9 +697,9 @@ MIP_PLACE_WITHIN = 0.01
 #: 568 495 → 569 242; a5k 37 335 → 37 355; docs/performance.md round 17).
 TRACE_LNS = True
 #: ... after ejections first (``trace_lns.eject``: a job left out takes the place of less
-#: dense ones, all planned anew against what is free) for this share of the time left: on a
-#: saved e5k rounding they gained 0.27 % in 16 s where the moves gained 0.001 % in 96 s
-#: (docs/performance.md, round 31).
+#: dense ones, all planned anew against what is free) for this share of the time left: on
+#: e5k at 600 s, one core each side by side, 572 664 → 573 716 ≤ 580 108 (gap 1.30 → 1.11 %),
+#: the moves having gained 0.001 % in 96 s (docs/performance.md, round 31).
 EJECT_SHARE = 0.5
 #: ... and where the moves stop before the deadline with the gap above the target, the rest of
 #: the budget goes to more rounds of the bound (``solve``), then one more rounding.
