@@ -1129,6 +1129,7 @@ def test_when_no_ejection_gains_the_jobs_move_earlier_and_try_again():
     one GPU; b arrives in slot 1 and is worth 3 only with both GPUs there. b is less dense
     than a, so it pushes nothing out and does not fit; then a moves to slot 0, and b fits."""
     from oasis_opt.formulations import trace_lns
+
     from oasis_opt.io import instance_from_dict
     from oasis_opt.model import SlotCounts
 
@@ -1153,19 +1154,25 @@ def test_when_no_ejection_gains_the_jobs_move_earlier_and_try_again():
     assert values and values[-1] == pytest.approx(8)
 
 
-@pytest.mark.parametrize("preset", ["testbed", "hard"])
-def test_ejections_keep_the_rounded_schedule_feasible_and_never_worse(preset):
-    """On a pooled master's LP rounded without its fill (jobs left out with capacity free),
-    the ejections give a valid schedule, better here (``hard``: unlike PS servers that
-    bind), and no better than the LP."""
-    from oasis_opt.formulations import trace_lns
+def _rounded_fixed_rate(preset: str) -> tuple:
+    """A pooled master of the fixed-rate columns of ``preset`` seed 0 (as at trace scale),
+    its LP value and the LP rounded without the fill: (instance, master, LP, schedule)."""
     inst = generate(preset, seed=0)
     master = colgen._Master(inst, aggregate=True, pool_all=True)
     for i in range(inst.num_jobs):
         for col in colgen_scale.fixed_rate_columns(inst, i):
             master.add(col)
     lp, _ = master.solve_lp()
-    rounded = colgen_scale.round_lp(inst, master.columns, master.values())
+    return inst, master, lp, colgen_scale.round_lp(inst, master.columns, master.values())
+
+
+@pytest.mark.parametrize("preset", ["testbed", "hard"])
+def test_ejections_keep_the_rounded_schedule_feasible_and_never_worse(preset):
+    """On a pooled master's LP rounded without its fill (jobs left out with capacity free),
+    the ejections give a valid schedule, better here (``hard``: unlike PS servers that
+    bind), and no better than the LP."""
+    from oasis_opt.formulations import trace_lns
+    inst, master, lp, rounded = _rounded_fixed_rate(preset)
     sched, kept = trace_lns.eject(inst, colgen.schedule_columns(inst, rounded),
                                   Deadline.after(20))
     rep = validate(inst, sched)
@@ -1180,13 +1187,7 @@ def test_moves_keep_the_rounded_schedule_feasible_and_never_worse(preset):
     better here, and no better than the LP. ``hard`` has unlike PS servers that bind, where
     the pooled choice does not always fit the servers: what does not fit is left out."""
     from oasis_opt.formulations import trace_lns
-    inst = generate(preset, seed=0)
-    master = colgen._Master(inst, aggregate=True, pool_all=True)
-    for i in range(inst.num_jobs):
-        for col in colgen_scale.fixed_rate_columns(inst, i):
-            master.add(col)
-    lp, _ = master.solve_lp()
-    rounded = colgen_scale.round_lp(inst, master.columns, master.values())
+    inst, master, lp, rounded = _rounded_fixed_rate(preset)
     start = colgen.schedule_columns(inst, rounded)
     sched, kept = trace_lns.search(inst, master.columns, start, Deadline.after(20))
     rep = validate(inst, sched)
@@ -1213,25 +1214,19 @@ def test_the_moves_take_the_end_without_an_exact_lp(monkeypatch):
         exact.append(bool(exact_ or kw.get("exact")))
         return values(self, exact_ or kw.get("exact", False))
 
+    def counting(f, kept: list[int]):
+        """``f`` (``search`` or ``eject``), telling ``kept`` how many moves it kept."""
+        def wrapped(*a, **kw):
+            out = f(*a, **kw)
+            kept.append(out[1])
+            return out
+        return wrapped
+
     moves: list[int] = []
-    search = colgen.trace_lns.search
-
-    def counted(*a, **kw):
-        out = search(*a, **kw)
-        moves.append(out[1])
-        return out
-
     ejections: list[int] = []
-    eject = colgen.trace_lns.eject
-
-    def ejected(*a, **kw):
-        out = eject(*a, **kw)
-        ejections.append(out[1])
-        return out
-
     monkeypatch.setattr(colgen._Master, "values", spy)
-    monkeypatch.setattr(colgen.trace_lns, "search", counted)
-    monkeypatch.setattr(colgen.trace_lns, "eject", ejected)
+    monkeypatch.setattr(colgen.trace_lns, "search", counting(colgen.trace_lns.search, moves))
+    monkeypatch.setattr(colgen.trace_lns, "eject", counting(colgen.trace_lns.eject, ejections))
     inst = generate("small", seed=21, jobs=6)
     _, rep = solve(inst, method="compact")
     opt = rep.objective
