@@ -1154,6 +1154,27 @@ def test_when_no_ejection_gains_the_jobs_move_earlier_and_try_again():
     assert values and values[-1] == pytest.approx(8)
 
 
+def test_free_capacity_labels_slots_alike_exactly_when_their_free_capacity_is():
+    """``FreeCapacity.relabel``: one label for slots whose free capacity is equal on every
+    server and resource of both pools (−0.0 equal to 0.0), different labels otherwise."""
+    inst = generate("hard", seed=0)
+    T, R = inst.horizon, len(inst.resources)
+    rng = np.random.default_rng(5)
+    w = np.broadcast_to(inst.worker_capacity, (T, len(inst.worker_names), R)).copy()
+    p = np.broadcast_to(inst.ps_capacity, (T, len(inst.ps_names), R)).copy()
+    for t in rng.choice(T, size=T // 2, replace=False):
+        (w if rng.random() < 0.5 else p)[t, rng.integers(2), rng.integers(R)] -= \
+            rng.integers(1, 3) * 0.5
+    w[0, 0, 0] = w[1, 0, 0] = 0.0
+    w[0, 0, 0] = -0.0  # slots 0 and 1 differ in bytes only
+    p[0], p[1], w[0, 1:], w[1, 1:] = p[2], p[2], w[2, 1:], w[2, 1:]
+    labels = colgen_scale.FreeCapacity(inst, w, p).labels
+    rows = np.concatenate([w.reshape(T, -1), p.reshape(T, -1)], axis=1)
+    same_rows = (rows[:, None, :] == rows[None, :, :]).all(axis=2)
+    assert (same_rows == (labels[:, None] == labels[None, :])).all()
+    assert labels[0] == labels[1] and len(set(labels.tolist())) > 2
+
+
 def _rounded_fixed_rate(preset: str) -> tuple:
     """A pooled master of the fixed-rate columns of ``preset`` seed 0 (as at trace scale),
     its LP value and the LP rounded without the fill: (instance, master, LP, schedule)."""
