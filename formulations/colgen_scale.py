@@ -558,18 +558,20 @@ def fill_jobs(inst: Instance, jobs: Sequence[int], free: FreeCapacity,
 
 
 def compact_jobs(inst: Instance, free: FreeCapacity, workers: dict[int, SlotCounts],
-                 ps: dict[int, SlotCounts], deadline: Deadline) -> None:
+                 ps: dict[int, SlotCounts], deadline: Deadline) -> list[int]:
     """One pass over the placed jobs by completion slot: each is taken out and re-planned at
     its earliest completion within what is free with its own units back
     (``FreeCapacity.best``; its old schedule is one of the candidates), and the new plan is
     kept when it finishes with more utility. The rounding places columns where the LP ran
     them next to fractions it dropped, so capacity is left free before them; this moves the
     work into it. Never worse; jobs already at their earliest possible completion
-    ``a + ⌈V/w⌉ − 1`` (w the most workers the servers hold for it) are skipped."""
+    ``a + ⌈V/w⌉ − 1`` (w the most workers the servers hold for it) are skipped. Returns
+    the jobs it moved."""
     last = {i: int(y.slot.max()) for i, y in workers.items() if y.slot.size}
+    moved: list[int] = []
     for i in sorted(last, key=lambda k: (last[k], k)):
         if deadline.passed():
-            return
+            return moved
         job = inst.jobs[i]
         most = int(min(job.max_workers,
                        server_fits(inst.worker_capacity, inst.worker_demand[i]).sum()))
@@ -582,5 +584,7 @@ def compact_jobs(inst: Instance, free: FreeCapacity, workers: dict[int, SlotCoun
         if best.fits and best.utility > before + 1e-12 * max(1.0, abs(before)):
             free.take(i, best.worker_counts, best.ps_counts)
             workers[i], ps[i] = best.worker_counts, best.ps_counts
+            moved.append(i)
         else:
             free.take(i, y, z)
+    return moved

@@ -350,7 +350,7 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
     J, T = inst.num_jobs, inst.horizon
     top = np.array([float(job.utility.at(1)) for job in inst.jobs])
     work = np.maximum(1, inst.workload).astype(float)
-    arrival = np.array([job.arrival for job in inst.jobs], dtype=np.int64)
+    arrival = inst.arrival
     open_ = (top > 0) & (arrival < T)
 
     def attempt(j: int, hi: int) -> bool:
@@ -382,14 +382,10 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
     def compact() -> bool:
         """Every placed job as early as what is free allows (``compact_jobs``); True when
         one of them finishes earlier."""
-        before = dict(placed.workers)
-        compact_jobs(inst, placed.free, placed.workers, placed.ps, deadline)
-        moved = [i for i, y in placed.workers.items() if y is not before[i]]
+        moved = compact_jobs(inst, placed.free, placed.workers, placed.ps, deadline)
         for i in moved:
             y = placed.workers[i]
-            job = inst.jobs[i]
-            placed.note(i, y, placed.ps[i], float(job.utility.at(int(y.slot.max())
-                                                                 - job.arrival + 1)))
+            placed.note(i, y, placed.ps[i], inst.utility_at(i, int(y.slot.max())))
         return bool(moved)
 
     tried = np.zeros(J, dtype=bool)
