@@ -364,3 +364,52 @@ def test_convex_pricing_on_long_jobs() -> None:
         if dp.fits:
             check_plan(job, cv, wp, pp, np.broadcast_to(wf, (T, H, R)),
                        np.broadcast_to(pf, (T, K, R)))
+
+
+def _zero_price_cases():
+    """Small random cases (brute force checks them) and long ones (many slots, workloads of
+    tens to hundreds: both DPs, the alike tail), all at zero prices, with
+    and without slot labels."""
+    for seed in range(120):
+        job, wp, pp, wf, pf = random_case(seed)
+        if seed % 2:
+            job, wp, pp, wf, pf, classes = _with_alike_slots(seed)
+        else:
+            classes = None
+        yield job, np.zeros_like(wp), np.zeros_like(pp), wf, pf, classes, True
+    rng = np.random.default_rng(11)
+    for trial in range(24):
+        T, H, K, R = int(rng.integers(40, 160)), int(rng.integers(1, 6)), 2, 2
+        cap_w, cap_p = rng.integers(1, 5, size=(H, R)), rng.integers(1, 4, size=(K, R))
+        wf = np.maximum(cap_w[None] - rng.integers(0, 4, size=(T, H, R)), 0).astype(float)
+        pf = np.maximum(cap_p[None] - rng.integers(0, 3, size=(T, K, R)), 0).astype(float)
+        u = int(rng.integers(T // 2, T))  # an alike tail from slot u on
+        wf[u:], pf[u:] = wf[u], pf[u]
+        classes = np.concatenate([np.arange(u), np.full(T - u, u)]) if trial % 2 else None
+        util = np.sort(rng.choice([0.0, 1.0, 5.0, 20.0], size=T))[::-1].copy()  # plateaus
+        job = JobSpec(int(rng.integers(0, T // 3)), int(rng.integers(1, 2 * T)),
+                      int(rng.integers(1, 9)), float(rng.choice([1, 2, 4])),
+                      rng.integers(0, 2, size=R).astype(float),
+                      rng.integers(0, 2, size=R).astype(float), util)
+        yield job, np.zeros((T, H, R)), np.zeros((T, K, R)), wf, pf, classes, False
+
+
+def test_zero_prices_take_the_dps_answer_in_closed_form(monkeypatch) -> None:
+    """At zero prices (``FreeCapacity.best``'s call) the closed form gives the DP's answer
+    byte for byte (t̂ the earliest of the best utilities, the fewest units in the last slots),
+    its plan fits, and its payoff is the brute-force optimum."""
+    from oasis_opt.online import subroutine
+
+    cases = list(_zero_price_cases())
+    closed = [best_schedule(*case[:6]) for case in cases]
+    monkeypatch.setattr(subroutine, "_costs_nothing", lambda cw, cp: False)
+    fitted = 0
+    for (job, wp, pp, wf, pf, classes, small), got in zip(cases, closed, strict=True):
+        _same_answer(got, best_schedule(job, wp, pp, wf, pf, classes))
+        if got.fits:
+            fitted += 1
+            check_plan(job, got, wp, pp, np.broadcast_to(wf, wp.shape),
+                       np.broadcast_to(pf, pp.shape))
+        if small:
+            assert got.payoff == brute_force(job, wp, pp, wf, pf)
+    assert fitted >= len(cases) // 3, fitted  # not only "nothing fits" on both sides
