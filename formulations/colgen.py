@@ -1392,10 +1392,11 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                     hard.earlier(t0 + EJECT_SHARE * hard.left()),
                     on_value=lambda v: track.update(incumbent=v))
                 improve(sched)
-            sched, res.lns_moves = trace_lns.search(
-                inst, master.columns, schedule_columns(inst, best_sched), hard, rng_seed=rng_seed,
-                on_value=lambda v: track.update(incumbent=v))
-            improve(sched)
+            if track.gap() > mip_gap:  # else the ejections met the target: done
+                sched, res.lns_moves = trace_lns.search(
+                    inst, master.columns, schedule_columns(inst, best_sched), hard,
+                    rng_seed=rng_seed, on_value=lambda v: track.update(incumbent=v))
+                improve(sched)
             res.mip_seconds = time.perf_counter() - t0
         if TRACE_LNS and RESUME_ROUNDS and end is not None and not res.proven and \
                 track.gap() > mip_gap:

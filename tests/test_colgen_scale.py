@@ -1218,6 +1218,15 @@ def test_moves_keep_the_rounded_schedule_feasible_and_never_worse(preset):
     assert rep.total_utility <= lp + _tol(lp)
 
 
+def _counting(f, kept: list[int]):
+    """``f`` (``trace_lns.search`` or ``eject``), telling ``kept`` how many moves it kept."""
+    def wrapped(*a, **kw):
+        out = f(*a, **kw)
+        kept.append(out[1])
+        return out
+    return wrapped
+
+
 def test_the_moves_take_the_end_without_an_exact_lp(monkeypatch):
     """``TRACE_LNS`` (the default): at the hand-over time (here at once) the bound phase
     stops, the LP is rounded and the moves run from the best schedule; the exact restricted
@@ -1235,19 +1244,11 @@ def test_the_moves_take_the_end_without_an_exact_lp(monkeypatch):
         exact.append(bool(exact_ or kw.get("exact")))
         return values(self, exact_ or kw.get("exact", False))
 
-    def counting(f, kept: list[int]):
-        """``f`` (``search`` or ``eject``), telling ``kept`` how many moves it kept."""
-        def wrapped(*a, **kw):
-            out = f(*a, **kw)
-            kept.append(out[1])
-            return out
-        return wrapped
-
     moves: list[int] = []
     ejections: list[int] = []
     monkeypatch.setattr(colgen._Master, "values", spy)
-    monkeypatch.setattr(colgen.trace_lns, "search", counting(colgen.trace_lns.search, moves))
-    monkeypatch.setattr(colgen.trace_lns, "eject", counting(colgen.trace_lns.eject, ejections))
+    monkeypatch.setattr(colgen.trace_lns, "search", _counting(colgen.trace_lns.search, moves))
+    monkeypatch.setattr(colgen.trace_lns, "eject", _counting(colgen.trace_lns.eject, ejections))
     inst = generate("small", seed=21, jobs=6)
     _, rep = solve(inst, method="compact")
     opt = rep.objective
@@ -1261,3 +1262,37 @@ def test_the_moves_take_the_end_without_an_exact_lp(monkeypatch):
     assert opt + _tol(opt) >= res.schedule.total_utility >= best_seed - _tol(best_seed)
     assert res.bound >= opt - _tol(opt)
 
+
+
+def test_the_moves_do_not_run_once_the_ejections_meet_the_gap(monkeypatch):
+    """At trace scale's end the moves run only while the gap is above the target: with
+    ejections that give the optimum and a target between the rounding's gap and the
+    optimum's, the solve ends with the optimum and no move; with a tighter target the moves
+    run after it (which they cannot improve)."""
+    from oasis_opt.offline import solve
+    monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)  # the hand-over time is the start
+    monkeypatch.setattr(colgen, "RESUME_ROUNDS", False)
+    inst = generate("small", seed=2, jobs=6)  # its rounding is under the optimum
+    best, rep = solve(inst, method="compact")
+    opt = rep.objective
+    handed: list[float] = []  # the utility the ejections start from: the rounding's
+
+    def to_the_optimum(inst_, incumbent, deadline, on_value=None):
+        handed.append(sum(c.value for c in incumbent))
+        return best, 1
+
+    moves: list[int] = []
+    monkeypatch.setattr(colgen.trace_lns, "eject", to_the_optimum)
+    monkeypatch.setattr(colgen.trace_lns, "search", _counting(colgen.trace_lns.search, moves))
+    kw = colgen_inputs(inst)
+    tight = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, mip_gap=1e-9)
+    assert moves and tight.schedule.total_utility == pytest.approx(opt, rel=1e-12)
+    bound, start = tight.bound, handed[0]
+    assert start < opt - _tol(opt) and bound > opt + _tol(opt)  # both targets can be told apart
+    target = ((bound - start) / start + (bound - opt) / opt) / 2
+    moves.clear()
+    met = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, mip_gap=target)
+    assert met.bound == tight.bound and handed[1] == start  # the same run up to the end
+    assert not moves and met.extras["lns_moves"] == 0 and met.extras["lns_ejections"] == 1
+    assert met.schedule.total_utility == pytest.approx(opt, rel=1e-12)

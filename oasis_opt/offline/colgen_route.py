@@ -29,7 +29,8 @@ COLGEN_SEEDS = ("oasis", "tetris", "rrh")
 COLGEN_RESERVE = 0.5
 #: Column generation's extras (``colgen.result``) that its report's schedule carries.
 COLGEN_EXTRAS = ("lp_proven", "lp_value", "iterations", "columns", "lp_seconds",
-                 "pricing_seconds", "mip_seconds", "mip_status", "bound_seconds")
+                 "pricing_seconds", "mip_seconds", "mip_status", "bound_seconds",
+                 "lns_ejections", "lns_moves")
 
 
 #: The gap at which column generation stops (``colgen.solve``'s ``mip_gap``) where the
