@@ -60,16 +60,20 @@ RESERVE = 3.0
 #: The search ends (before the deadline, or without one) after as many moves in a row
 #: without a gain as it takes moves of the current size to free every job this many times.
 STALL_SWEEPS = 3
-#: Ejections (``eject``): placed jobs a left-out job may push out at most, those with the
-#: least utility per unit of work first, ...
-EJECT_JOBS = 60
-#: ... among those that run between its arrival and this many times its shortest run after it
-#: (on a saved e5k rounding, 60 s each: 1.5, 3, 6 and 10 reached 572 626, 572 450, 572 641 and
-#: 572 677 from 570 911, 6 in 20 s, 3 in 16 s; trying 3, 6 and 1.5 in turn, 572 456),
+#: Ejections (``eject``): the neighbourhoods in turn, each until no job left out gains, as
+#: (placed jobs a left-out job may push out at most, those with the least utility per unit
+#: of work first; jobs left out that have arrived by the window's end, planned after the
+#: pushed-out ones, most utility per unit of work first). The large ones make the trades of
+#: one large job for many small ones, the small ones are kept where those fail: on a saved
+#: e5k rounding (570 911) 60/30 alone stopped near 572 649, then 20/10 and 10/5 took it
+#: to 573 101 in 48 s; 20/10 alone reached 571 677 in 60 s (docs/performance.md, round 32).
+EJECT_SIZES = ((60, 30), (20, 10), (10, 5))
+#: ... the window: from the job's arrival to this many times its shortest run after it (on
+#: the saved e5k rounding, 60 s each: 1.5, 3, 6 and 10 reached 572 626, 572 450, 572 641 and
+#: 572 677 from 570 911, 6 in 20 s, 3 in 16 s; trying 3, 6 and 1.5 in turn, 572 456).
 EJECT_SPAN = 6.0
-#: ... and jobs left out that have arrived by then, planned after the pushed-out ones (most
-#: utility per unit of work first).
-EJECT_FILL = 30
+#: ... and a size gives way to the next after this many attempts in a row without a gain.
+EJECT_STALL = 200
 
 
 class _Placed:
@@ -331,19 +335,18 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
 
     The jobs left out are taken by decreasing best utility ``f_j(1)``. One pushes out the
     placed jobs of less utility per unit of work than its own best that run while it could
-    (``EJECT_JOBS`` at most, from its arrival to ``EJECT_SPAN`` times its shortest run
-    after it) and takes its earliest completion on what is then free. The pushed-out jobs
-    go back where they were if that is still free, else to their earliest completion,
-    densest first; then jobs left out nearby (``EJECT_FILL``). The ejection is kept when
-    the jobs involved are worth more than before, else everything goes back; each kept
-    ejection lets every job left out try again. When none gains, every placed job is moved
-    to finish as early as what is free allows (``compact_jobs``), and if one moved, they
-    all try again (on a saved e5k rounding: 572 641 after 31 s, compacted 572 681, then
-    572 842; a sweep over e5k's 2 200 jobs left out takes longer than the end phase leaves).
+    (from its arrival to ``EJECT_SPAN`` times its shortest run after it; as many as the
+    neighbourhood's size, ``EJECT_SIZES``) and takes its earliest completion on what is then
+    free. The pushed-out jobs go back where they were if that is still free, else to their
+    earliest completion, densest first; then jobs left out nearby (the size's second
+    number). The ejection is kept when the jobs involved are worth more than before, else
+    everything goes back. Once every job left out has tried (a sweep), every placed job is
+    moved to finish as early as what is free allows (``compact_jobs``), and the next size
+    sweeps. It ends after a sweep of each size in a row without a gain.
 
     Where ``search``'s moves choose among the master's columns, this plans anew against
     the capacity left, and so reaches the trades of one large job for some small ones that
-    the columns do not hold (docs/performance.md, round 31). Never worse than
+    the columns do not hold (docs/performance.md, rounds 31 and 32). Never worse than
     ``incumbent``."""
     placed = _Placed(inst, incumbent)
     placed.free = FreeCapacity(inst, placed.w, placed.p)
@@ -353,21 +356,22 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
     arrival = inst.arrival
     open_ = (top > 0) & (arrival < T)
 
-    def attempt(j: int, hi: int) -> bool:
-        """Job j (left out) pushes out the less dense jobs that run from its arrival to
-        slot ``hi``; kept when that gains (True), else everything as it was."""
+    def attempt(j: int, hi: int, most: int, fill: int) -> bool:
+        """Job j (left out) pushes out up to ``most`` less dense jobs that run from its
+        arrival to slot ``hi``, and up to ``fill`` jobs left out follow; kept when that
+        gains (True), else everything as it was."""
         on = np.flatnonzero((placed.first <= hi) & (placed.last >= inst.jobs[j].arrival))
         density = placed.worth[on] / work[on]
         keep = density < top[j] / work[j]
         on, density = on[keep], density[keep]
-        old = {i: placed.remove(i) for i in on[np.lexsort((on, density))][:EJECT_JOBS].tolist()}
+        old = {i: placed.remove(i) for i in on[np.lexsort((on, density))][:most].tolist()}
         involved = [j] if placed.put_best(j) else []
         if involved:
             for i in sorted(old, key=lambda i: (-old[i][2] / work[i], i)):
                 if placed.put_if_free(i, *old[i]) or placed.put_best(i):
                     involved.append(i)
             near = np.flatnonzero(open_ & (placed.last < 0) & (arrival <= hi))
-            for i in near[np.lexsort((near, -top[near] / work[near]))][:EJECT_FILL].tolist():
+            for i in near[np.lexsort((near, -top[near] / work[near]))][:fill].tolist():
                 if placed.put_best(i):
                     involved.append(i)
         before = sum(v for _, _, v in old.values())
@@ -388,28 +392,39 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
             placed.note(i, y, placed.ps[i], inst.utility_at(i, int(y.slot.max())))
         return bool(moved)
 
-    tried = np.zeros(J, dtype=bool)
+    n = len(EJECT_SIZES)
+    tried = np.zeros((n, J), dtype=bool)  # per size: the jobs left out it has tried
+    swept = np.zeros(n, dtype=bool)  # per size: tried them all without a gain
     kept = 0
+    size = 0  # the neighbourhood: ``EJECT_SIZES[size]``
+    failed = 0  # its attempts in a row that gained nothing
     while not deadline.passed():
-        left = np.flatnonzero(open_ & (placed.last < 0) & ~tried)
+        left = np.flatnonzero(open_ & (placed.last < 0) & ~tried[size])
         if not left.size:
-            if not compact():
-                break
-            tried[:] = False
-            if on_value is not None:
-                on_value(placed.total())
+            swept[size] = True
+            if swept.all():
+                if not compact():
+                    break
+                tried[:], swept[:] = False, False
+                if on_value is not None:
+                    on_value(placed.total())
+        if not left.size or failed >= EJECT_STALL:  # the next size takes over
+            size, failed = (size + 1) % n, 0
             continue
         j = int(left[np.argmax(top[left])])
-        tried[j] = True
+        tried[size, j] = True
         job = inst.jobs[j]
         most = int(min(job.max_workers,
                        server_fits(inst.worker_capacity, inst.worker_demand[j]).sum()))
         if most <= 0:
             continue
         shortest = -(-int(job.workload) // most)
-        if attempt(j, min(T - 1, int(job.arrival) + int(EJECT_SPAN * shortest))):
+        failed += 1
+        if attempt(j, min(T - 1, int(job.arrival) + int(EJECT_SPAN * shortest)),
+                   *EJECT_SIZES[size]):
             kept += 1
-            tried[:] = False
+            failed = 0
+            tried[:], swept[:] = False, False
             if on_value is not None:
                 on_value(placed.total())
     return Schedule.from_counts(inst, "colgen", placed.workers, placed.ps, trim=True), kept

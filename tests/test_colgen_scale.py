@@ -1124,6 +1124,23 @@ def test_an_ejection_trades_one_job_for_two_worth_more():
     assert kept == 0 and _done(sched) == {"b", "c"}
 
 
+def test_the_next_size_takes_over_where_one_gains_nothing(monkeypatch):
+    """The ejections' neighbourhoods in turn: where pushing nobody out gains nothing (b does
+    not fit beside a), the next size, pushing one job out, makes the trade of the test above;
+    with the first size alone nothing changes."""
+    from oasis_opt.formulations import trace_lns
+    inst = _two_gpus()
+    a = _run(inst, 0, 2)
+    monkeypatch.setattr(trace_lns, "EJECT_SIZES", ((0, 1),))
+    sched, kept = trace_lns.eject(inst, [a], Deadline())
+    assert kept == 0 and _done(sched) == {"a"}
+    monkeypatch.setattr(trace_lns, "EJECT_SIZES", ((0, 1), (1, 1)))
+    sched, kept = trace_lns.eject(inst, [a], Deadline())
+    rep = validate(inst, sched)
+    assert rep.feasible, rep.violations
+    assert kept == 1 and _done(sched) == {"b", "c"} and rep.total_utility == pytest.approx(12)
+
+
 def test_when_no_ejection_gains_the_jobs_move_earlier_and_try_again():
     """One 2-GPU server, 2 slots. a (worth 5 in slot 0, 4 in slot 1) is placed in slot 1 on
     one GPU; b arrives in slot 1 and is worth 3 only with both GPUs there. b is less dense
