@@ -60,19 +60,23 @@ RESERVE = 3.0
 #: The search ends (before the deadline, or without one) after as many moves in a row
 #: without a gain as it takes moves of the current size to free every job this many times.
 STALL_SWEEPS = 3
-#: Ejections (``eject``): the neighbourhoods in turn, each until no job left out gains, as
+#: Ejections (``eject``): the neighbourhood sizes, taking turns (``EJECT_STALL``), as
 #: (placed jobs a left-out job may push out at most, those with the least utility per unit
 #: of work first; jobs left out that have arrived by the window's end, planned after the
-#: pushed-out ones, most utility per unit of work first). The large ones make the trades of
+#: pushed-out ones, most utility per unit of work first). The large size makes the trades of
 #: one large job for many small ones, the small ones are kept where those fail: on a saved
-#: e5k rounding (570 911) 60/30 alone stopped near 572 649, then 20/10 and 10/5 took it
-#: to 573 101 in 48 s; 20/10 alone reached 571 677 in 60 s (docs/performance.md, round 32).
+#: e5k rounding (570 911), 60 s each, 60/30 alone reached 572 649 (its last gain at 19 s),
+#: these three in turn 573 080 at 30 s and 573 085 at 60 s, 20/10 alone 571 677
+#: (docs/performance.md, round 32).
 EJECT_SIZES = ((60, 30), (20, 10), (10, 5))
-#: ... the window: from the job's arrival to this many times its shortest run after it (on
+#: ... the window: from the job's arrival to this many times its shortest run after it (round 31, on
 #: the saved e5k rounding, 60 s each: 1.5, 3, 6 and 10 reached 572 626, 572 450, 572 641 and
 #: 572 677 from 570 911, 6 in 20 s, 3 in 16 s; trying 3, 6 and 1.5 in turn, 572 456).
 EJECT_SPAN = 6.0
-#: ... and a size gives way to the next after this many attempts in a row without a gain.
+#: ... and a size gives way to the next after this many attempts in a row without a gain,
+#: the next going on with the jobs it has not tried yet (on the saved e5k rounding, 60 s:
+#: 50, 200 and 500 reached 573 101, 573 085 and 572 653, at 30 s 572 862, 573 080 and
+#: 572 649; the end phase leaves the ejections about 40 s on e5k).
 EJECT_STALL = 200
 
 
@@ -340,9 +344,11 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
     free. The pushed-out jobs go back where they were if that is still free, else to their
     earliest completion, densest first; then jobs left out nearby (the size's second
     number). The ejection is kept when the jobs involved are worth more than before, else
-    everything goes back. Once every job left out has tried (a sweep), every placed job is
-    moved to finish as early as what is free allows (``compact_jobs``), and the next size
-    sweeps. It ends after a sweep of each size in a row without a gain.
+    everything goes back; after a kept one every job left out may try again. The sizes take
+    turns: one gives way to the next after ``EJECT_STALL`` attempts in a row without a gain,
+    or once it has tried every job left out. When every size has tried them all without a
+    gain, every placed job is moved to finish as early as what is free allows
+    (``compact_jobs``), and if one moved, they all try again; else it ends.
 
     Where ``search``'s moves choose among the master's columns, this plans anew against
     the capacity left, and so reaches the trades of one large job for some small ones that
