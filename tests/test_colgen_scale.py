@@ -1067,6 +1067,40 @@ def test_trace_scale_roundings_alternate_their_order(monkeypatch):
     assert orders and not any(orders)
 
 
+def test_the_hand_over_rounds_its_lp_in_both_orders(monkeypatch):
+    """At trace scale's hand-over the last LP is rounded by job and by column, and the
+    ejections start from the better."""
+    calls: list[tuple[bool, np.ndarray, float]] = []
+    real = colgen.round_lp
+
+    def spy(inst_, columns, x, **kw):
+        out = real(inst_, columns, x, **kw)
+        calls.append((kw.get("by_weight", False), np.array(x), out.total_utility))
+        return out
+
+    started: list[tuple[int, float]] = []
+    real_eject = colgen.trace_lns.eject
+
+    def eject(inst_, incumbent, deadline, on_value=None):
+        started.append((len(calls), sum(c.value for c in incumbent)))
+        return real_eject(inst_, incumbent, deadline, on_value=on_value)
+
+    monkeypatch.setattr(colgen, "round_lp", spy)
+    monkeypatch.setattr(colgen.trace_lns, "eject", eject)
+    monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)  # the hand-over time is the start
+    monkeypatch.setattr(colgen, "RESUME_ROUNDS", False)
+    monkeypatch.setattr(colgen, "ROUND_SHARE", 0.0)  # no rounding in the bound phase
+    monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 0.0)
+    inst = generate("small", seed=2, jobs=6)
+    colgen.solve(inst, **colgen_inputs(inst), bound_only=True, time_limit=60.0, mip_gap=1e-9)
+    (n, start), = started
+    assert n == 2  # the hand-over's two
+    (first, x1, v1), (second, x2, v2) = calls
+    assert first != second and np.array_equal(x1, x2)
+    assert start >= max(v1, v2) - _tol(max(v1, v2))
+
+
 # --- round 17: moves over windows of slots (trace_lns) -------------------------------------
 
 
