@@ -400,20 +400,20 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
 
     n = len(EJECT_SIZES)
     tried = np.zeros((n, J), dtype=bool)  # per size: the jobs left out it has tried
-    swept = np.zeros(n, dtype=bool)  # per size: tried them all without a gain
     kept = 0
     size = 0  # the neighbourhood: ``EJECT_SIZES[size]``
     failed = 0  # its attempts in a row that gained nothing
     while not deadline.passed():
-        left = np.flatnonzero(open_ & (placed.last < 0) & ~tried[size])
-        if not left.size:
-            swept[size] = True
-            if swept.all():
-                if not compact():
-                    break
-                tried[:], swept[:] = False, False
-                if on_value is not None:
-                    on_value(placed.total())
+        out = open_ & (placed.last < 0)
+        left = np.flatnonzero(out & ~tried[size])
+        if not left.size and not (out & ~tried).any():
+            # every size has tried every job left out (since the last gain: then all of
+            # them try again), and none gained
+            if not compact():
+                break
+            tried[:] = False
+            if on_value is not None:
+                on_value(placed.total())
         if not left.size or failed >= EJECT_STALL:  # the next size takes over
             size, failed = (size + 1) % n, 0
             continue
@@ -430,7 +430,7 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
                    *EJECT_SIZES[size]):
             kept += 1
             failed = 0
-            tried[:], swept[:] = False, False
+            tried[:] = False
             if on_value is not None:
                 on_value(placed.total())
     return Schedule.from_counts(inst, "colgen", placed.workers, placed.ps, trim=True), kept

@@ -341,10 +341,9 @@ def best_schedule(
         held = np.cumsum(holds if inv is None else holds[inv])
         done = np.where(held >= V, 0.0, np.inf)
         pay = util - done
-        if not np.isfinite(pay).any():
+        s_hat = _first_best(pay)
+        if s_hat is None:
             return none
-        m = float(pay.max())
-        s_hat = int((pay >= m - _tol(m)).nonzero()[0][0])
         ws = np.zeros(S, dtype=np.int64)
         ws[:s_hat + 1] = np.diff(np.minimum(held[:s_hat + 1], V), prepend=0)
         return BestSchedule(float(pay[s_hat]), 0.0, a + s_hat, float(util[s_hat]),
@@ -382,10 +381,9 @@ def best_schedule(
     # Step 3: the best last slot, ties to the earliest.
     done = bp[1:, W + V]  # (S,) best_t̂[V] for t̂ = a … T−1
     pay = util - done  # −inf where nothing fits (done = +inf)
-    if not np.isfinite(pay).any():
+    s_hat = _first_best(pay)
+    if s_hat is None:
         return none
-    m = float(pay.max())
-    s_hat = int((pay >= m - _tol(m)).nonzero()[0][0])
 
     # Step 4: backtrack from t̂, fewest workers at (tolerance-)equal cost, then place all slots
     # at once.
@@ -413,6 +411,15 @@ def best_schedule(
     ws[:s_hat + 1] = taken
     return BestSchedule(float(pay[s_hat]), float(done[s_hat]), a + s_hat, float(util[s_hat]),
                         gw.place(ws, a, inv), gp.place(psn[ws], a, inv), (T, H, K))
+
+
+def _first_best(pay: np.ndarray) -> int | None:
+    """Step 3's choice: the index of the largest payoff, ties (within ``_tol``) to the
+    earliest; None when no payoff is finite (nothing fits)."""
+    if not np.isfinite(pay).any():
+        return None
+    m = float(pay.max())
+    return int((pay >= m - _tol(m)).nonzero()[0][0])
 
 
 def _costs_nothing(cw: np.ndarray, cp: np.ndarray) -> bool:
@@ -531,8 +538,8 @@ def _convex_plan(cost: np.ndarray, S: int, V: int, util: np.ndarray, stop: np.nd
     if last < 0:
         return 0.0, math.inf, -1, np.zeros(S, dtype=np.int64)
     pay_all = util[:last + 1] - done[:last + 1]
-    top = float(pay_all.max())
-    s_hat = int((pay_all >= top - _tol(top)).nonzero()[0][0])
+    s_hat = _first_best(pay_all)  # finite at ``last``
+    assert s_hat is not None
     # Units per slot: the V smallest increments of slots a … t̂, ties to the earlier slot
     # (and within a slot to its first increments, so each slot's take is a prefix).
     rows = inc[:s_hat + 1]
@@ -713,10 +720,9 @@ class UnitPricer:
         cost, gw, gp = self._class(job, z)
         done = np.minimum.accumulate(cost[a:])  # best_t[1], t = a … T−1
         pay = np.asarray(job.utility[:T - a], dtype=float) - done
-        if not np.isfinite(pay).any():
+        s_hat = _first_best(pay)
+        if s_hat is None:
             return none
-        m = float(pay.max())
-        s_hat = int((pay >= m - _tol(m)).nonzero()[0][0])
         # Step 4 with V = 1: at slot s (target best_s[1]) the work stays back (w = 0) when
         # best_{s−1}[1] ≤ target + tolerance, and the target becomes best_{s−1}[1].
         d = done[:s_hat + 1]
