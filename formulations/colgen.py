@@ -88,7 +88,7 @@ class ColgenStats:
     mip_seconds: float = 0.0
     bound_seconds: float = 0.0  # from the start to the end of the bound phase
     pattern_seconds: float = 0.0  # pattern master: build and column generation
-    lns_moves: int = 0  # neighbourhoods searched
+    lns_moves: int = 0  # moves kept (the pattern master's windows, ``trace_lns.search``'s)
     lns_ejections: int = 0  # ejections kept (``trace_lns.eject``)
     integer_slots: int = 0  # (group, slot) whose λ had to be made integer (packing failed)
     dive_value: float = 0.0  # utility of the LP dive's schedule (0: none)
@@ -1510,12 +1510,12 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         if slice_s < 0.5:
             break
         move = lns.search(pm, specs, x, lam, t0, t1, slice_s, gap=1e-6)
-        res.lns_moves += 1
         if move.objective > best_sched.total_utility + 1e-9 * max(1.0, move.objective):
             cand = _checked(pm, *move.values, check)
             if cand is not None and improve(cand):
                 x, lam = move.values
                 stall = 0
+                res.lns_moves += 1
         else:
             stall += 1
         # adapt the window: solved quickly → wider; stopped by the limit → narrower

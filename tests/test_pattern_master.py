@@ -219,3 +219,28 @@ def test_a_class_of_small_jobs_fills_a_server():
     res = colgen.solve(inst, **colgen_inputs(inst))
     assert res.schedule.total_utility == pytest.approx(40.0)
     assert validate(inst, res.schedule).feasible
+
+
+def test_lns_moves_count_the_windows_kept(monkeypatch):
+    """``lns_moves`` counts the windows whose move was kept, as at trace scale
+    (``trace_lns.search``'s count), not every window searched."""
+    inst = load_instance(INSTANCES / "testbed-s1.json")
+    searched, kept = [0], [0]
+    real_search, real_mip = lns.search, PatternMaster.solve_mip
+
+    def search(*args, **kwargs):
+        searched[0] += 1
+        return real_search(*args, **kwargs)
+
+    def on_schedule(_sched):
+        kept[0] += searched[0] > 0  # an incumbent the moves found
+
+    monkeypatch.setattr(colgen.lns, "search", search)
+    # the MILP given a moment only, so that the moves have something to find
+    monkeypatch.setattr(PatternMaster, "solve_mip",
+                        lambda self, _limit, *args: real_mip(self, 0.01, *args))
+    res = colgen.solve(inst, mip_time_limit=10.0, mip_gap=0.0, diving=False,
+                       on_schedule=on_schedule)
+    assert validate(inst, res.schedule).feasible
+    assert 1 <= kept[0] < searched[0]  # (without a time limit it stops after fruitless ones)
+    assert res.extras["lns_moves"] == kept[0]
