@@ -699,8 +699,15 @@ TRACE_LNS = True
 #: ... after ejections first (``trace_lns.eject``: a job left out takes the place of less
 #: dense ones, all planned anew against what is free) for this share of the time left: on
 #: e5k at 600 s, one core each side by side, 572 664 → 573 716 ≤ 580 108 (gap 1.30 → 1.11 %),
-#: the moves having gained 0.001 % in 96 s (docs/performance.md, round 31).
-EJECT_SHARE = 0.5
+#: the moves having gained 0.001 % in 96 s (docs/performance.md, round 31) ...
+EJECT_SHARE = 0.8
+#: ... from each of the best this many distinct roundings within ``EJECT_WITHIN`` of the best
+#: in turn (an equal part of that time each; one that stops early leaves its part to the
+#: next), the best kept: the best rounding is not the best start. On round 33's saved g5k
+#: LPs, 30 s of ejections took the best rounding (263 083) to 264 558 and the second
+#: (262 569) to 265 323 (docs/performance.md, round 33).
+EJECT_STARTS = 2
+EJECT_WITHIN = 0.01
 #: ... and where the moves stop before the deadline with the gap above the target, the rest of
 #: the budget goes to more rounds of the bound (``solve``), then one more rounding.
 RESUME_ROUNDS = True
@@ -729,12 +736,15 @@ ROUND_SHARE = 0.2
 #: 179 931, and rounding took 28 of the 150 CPU s). The LP is rounded once more at the end.
 ROUND_SHARE_BOUND = 0.05
 BOUND_SIDE = 4.0
-#: Whether the trace-scale roundings alternate between the orders by column (x_il) and by job
+#: Whether the trace-scale roundings round each LP in both orders, by job first
 #: (``round_lp``'s ``by_weight``: jobs by their LP weight Σ_l x_il, the fill's by their LP
-#: value), starting with the latter. Replayed on the saved x of 600 s e5k and 300 s p5k and
-#: d5k runs (round 16, docs/performance.md), the best rounding of a run rose 0.70 % on e5k
-#: (567 960 → 571 933) and 0.84 % on p5k and fell 0.30 % on d5k; each order wins on some
-#: instances, and alternating keeps both.
+#: value) and by column (x_il); without, by column alone. Replayed on the saved x of 600 s
+#: e5k and 300 s p5k and d5k runs (round 16, docs/performance.md), the best rounding of a run
+#: rose 0.70 % on e5k (567 960 → 571 933) and 0.84 % on p5k and fell 0.30 % on d5k: each
+#: order wins on some instances. Until round 33 they took turns, one order an LP; since a
+#: rounding takes seconds (the subroutine's closed form at zero prices, round 32) each LP
+#: gets both: on round 33's e5k run the LP of 441 s gave 572 660 by job and 561 302 by
+#: column, and the turn was the column's.
 ROUND_BY_WEIGHT = True
 #: Subgradient steps a round of the trace-scale bound phase takes from the best-bound prices
 #: (``_generate``'s ``subgradient_steps``) and the first step's Polyak factor θ. 5 000 Philly
@@ -1261,18 +1271,29 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 master.add(col)
     shown = [time.perf_counter()]
     rounded = [0.0]  # seconds spent rounding
-    roundings = [0]  # how many
+    roundings = [0]  # how many LPs were rounded
+    last_x: list[np.ndarray | None] = [None]  # the LP rounded last
+    starts: list[Schedule] = []  # the best distinct roundings, best first (``EJECT_STARTS``)
     checked = [False]  # whether the exact LP was solved for the hand-over check
 
     told: list[tuple[int, int | None, float, float]] = []
 
-    def rounding(x: np.ndarray) -> Schedule:
-        """``x`` rounded, filled and compacted (``round_lp``), by job and by column in turn
-        (``ROUND_BY_WEIGHT``)."""
-        by_weight = ROUND_BY_WEIGHT and roundings[0] % 2 == 0
+    def rounding(x: np.ndarray) -> None:
+        """``x`` rounded, filled and compacted (``round_lp``) in both orders, by job first
+        (``ROUND_BY_WEIGHT``); each schedule kept if it improves, and among the ejections'
+        ``starts`` if it is one of the best. The LP rounded last is not rounded again."""
+        if x is last_x[0]:
+            return
+        last_x[0] = x
         roundings[0] += 1
-        return round_lp(inst, master.columns, x, fill=True, compact=True, deadline=hard,
-                        by_weight=by_weight)
+        for by_weight in (True, False) if ROUND_BY_WEIGHT else (False,):
+            sched = round_lp(inst, master.columns, x, fill=True, compact=True, deadline=hard,
+                             by_weight=by_weight)
+            improve(sched)
+            if all(s.total_utility != sched.total_utility for s in starts):
+                starts.append(sched)
+                starts.sort(key=lambda s: -s.total_utility)
+                del starts[EJECT_STARTS:]
 
     def tell(priced: int | None = None) -> None:
         shown[0] = time.perf_counter()
@@ -1297,7 +1318,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             BOUND_SIDE * (lp_now() - track.incumbent) else ROUND_SHARE
         if bound_only and rounded[0] < share * (time.perf_counter() - start):
             t0 = time.perf_counter()
-            improve(rounding(master.values()))
+            rounding(master.values())
             rounded[0] += time.perf_counter() - t0
         tell()
         if bound_only and mip_from is not None and TRACE_LNS:
@@ -1373,12 +1394,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             res.mip_seconds = time.perf_counter() - t0
         if x is None:
             x = master.values()
-        improve(rounding(x))
-        if TRACE_LNS and ROUND_BY_WEIGHT and not hard.passed():
-            # the other order too (``rounding`` alternates): on round 28's saved e5k LPs each
-            # order won on one (570 911 by job against 564 030 by column, 564 201 against
-            # 565 095), and at zero prices the subroutine's closed form makes a rounding cheap
-            improve(rounding(x))
+        rounding(x)  # (at trace scale the last round's LP: rounded already)
         if found and MIP_PLACE > 0:
             # the MILP's earlier answers too (each improved on the one before: newest first),
             # while time is left: placed, filled and compacted, one may be worth more than
@@ -1388,15 +1404,25 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 if v < best - MIP_PLACE_WITHIN * abs(best) or hard.passed():
                     break
                 if not np.array_equal(xs, x):
-                    improve(rounding(xs))
+                    rounding(xs)
         if TRACE_LNS and track.gap() > mip_gap and not hard.passed():
             t0 = time.perf_counter()
             if EJECT_SHARE > 0:
-                sched, res.lns_ejections = trace_lns.eject(
-                    inst, schedule_columns(inst, best_sched),
-                    hard.earlier(t0 + EJECT_SHARE * hard.left()),
-                    on_value=lambda v: track.update(incumbent=v))
-                improve(sched)
+                ejections_end = t0 + EJECT_SHARE * hard.left()
+                top = best_sched.total_utility
+                tries = [best_sched] + [s for s in starts if s.total_utility != top and
+                                        s.total_utility >= top - EJECT_WITHIN * abs(top)]
+                tries = tries[:EJECT_STARTS]
+                for k, start_sched in enumerate(tries):
+                    if k and track.gap() <= mip_gap:
+                        break
+                    part = (ejections_end - time.perf_counter()) / (len(tries) - k)
+                    sched, kept = trace_lns.eject(
+                        inst, schedule_columns(inst, start_sched),
+                        hard.earlier(time.perf_counter() + part),
+                        on_value=lambda v: track.update(incumbent=v))
+                    if improve(sched) or k == 0:
+                        res.lns_ejections = kept
             if track.gap() > mip_gap:  # else the ejections met the target: done
                 sched, res.lns_moves = trace_lns.search(
                     inst, master.columns, schedule_columns(inst, best_sched), hard,
@@ -1424,7 +1450,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                     auto_smoothing=True)
                 if res.iterations > before and track.gap() > mip_gap and \
                         time.perf_counter() < room:
-                    improve(rounding(master.values()))
+                    rounding(master.values())
     tell()
 
     def finish(sched: Schedule) -> SolveResult:
