@@ -92,10 +92,10 @@ def _number_text(name: str, text: str, *, integer: bool = False) -> float:
             raise argparse.ArgumentTypeError(f"{name}: {shown!r} is too large ({len(text)} "
                                              "digits)")
         return int(text)
-    from .io import DECIMAL
-    if text.startswith("+") or not DECIMAL.fullmatch(text):
+    from .io import decimal_value
+    x = decimal_value(text)
+    if text.startswith("+") or math.isnan(x):
         raise argparse.ArgumentTypeError(f"{name} must be a number, got {shown!r}")
-    x = float(text)
     if not math.isfinite(x):  # 1e400
         raise argparse.ArgumentTypeError(f"{name} must be a finite number, got {shown!r}")
     return x

@@ -716,6 +716,12 @@ def save_schedule(s: Schedule, path: str | Path) -> None:
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
+def decimal_value(text: str) -> float:
+    """``text``'s value where it is ``DECIMAL`` (finite or, past the float range, ±inf), else
+    nan: one test of the number, then the caller's range check."""
+    return float(text) if DECIMAL.fullmatch(text) else math.nan
+
+
 def float_text(text: str) -> bool:
     """Whether ``text`` is a number as this code writes one in a CSV cell: ``DECIMAL``, or
     ``repr``'s "inf", "-inf" and "nan" (not ``float()``'s '1_0', ' 5' or '٧')."""

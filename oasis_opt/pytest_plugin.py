@@ -338,14 +338,14 @@ def _time_limit(config: pytest.Config) -> float | None:
     ini = config.getini("oasis_opt_time_limit") if text is None else None
     if text is None and not ini:
         return None
-    from .io import DECIMAL  # only now: the plugin loads with every pytest run
+    from .io import decimal_value  # only now: the plugin loads with every pytest run
     if text is None:
         ini = str(ini).strip()  # an ini value's own spaces are the file's layout
-        if not DECIMAL.fullmatch(ini):
+        if math.isnan(decimal_value(ini)):
             raise pytest.UsageError(f"ini oasis_opt_time_limit: expected seconds, got "
                                     f"{ini!r}")
         text = ini
-    given = float(text) if DECIMAL.fullmatch(str(text)) else math.nan
+    given = decimal_value(str(text))
     if not (given > 0 and math.isfinite(given)):
         raise pytest.UsageError(f"--oasis-opt-time-limit: expected a positive number of "
                                 f"seconds, got {text!r}")

@@ -583,13 +583,12 @@ def check_rows(space: Space, rows: Sequence[Mapping[str, str]], path: str | Path
         return InputError(f"{path}:{line}", f"{message}; use another -o")
 
     def number(r: Mapping[str, str], col: str, line: int, empty: bool, inf: bool) -> None:
-        from .io import DECIMAL
+        from .io import decimal_value
         text = r[col]
         if text == "" and empty or text == "inf" and inf:  # as written: repr(math.inf)
             return
         # as written: float() also took '1_0', ' 8' and '٨', numbers this code never wrote
-        x = float(text) if DECIMAL.fullmatch(text) else math.nan
-        if math.isfinite(x):
+        if math.isfinite(decimal_value(text)):
             return
         raise bad(line, f"column {col}: expected a number, got {text[:40]!r}")
 
