@@ -1044,15 +1044,16 @@ def test_rounding_by_weight_places_the_job_the_lp_holds_in_pieces():
         assert validate(inst, sched).feasible
 
 
-def test_trace_scale_roundings_alternate_their_order(monkeypatch):
-    """The bound phase's roundings take the order by job and by column in turn, by job
-    first (``ROUND_BY_WEIGHT``); with it off, by column alone."""
-    orders: list[bool] = []
+def test_trace_scale_roundings_take_both_orders_of_each_lp(monkeypatch):
+    """The bound phase rounds each LP by job and then by column (``ROUND_BY_WEIGHT``), and
+    an LP rounded already is not rounded again at the hand-over; with it off, by column
+    alone, once an LP."""
+    calls: list[tuple[bool, np.ndarray]] = []
     real = colgen.round_lp
 
-    def spy(*a, **kw):
-        orders.append(kw.get("by_weight", False))
-        return real(*a, **kw)
+    def spy(inst_, columns, x, **kw):
+        calls.append((kw.get("by_weight", False), x))
+        return real(inst_, columns, x, **kw)
 
     inst = generate("small", seed=22, jobs=8)
     kw = colgen_inputs(inst)
@@ -1060,12 +1061,25 @@ def test_trace_scale_roundings_alternate_their_order(monkeypatch):
     monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 1.0)  # round after every round
     monkeypatch.setattr(colgen, "ROUND_SHARE", 1.0)
     res = colgen.solve(inst, **kw, bound_only=True, max_iterations=4, mip_gap=1e-9)
-    assert len(orders) >= 3 and orders == [k % 2 == 0 for k in range(len(orders))]
     assert validate(inst, res.schedule).feasible
-    orders.clear()
+    orders = [by_weight for by_weight, _ in calls]
+    assert len(calls) >= 4 and orders == [k % 2 == 0 for k in range(len(calls))]
+    lps = [x for _, x in calls[::2]]
+    assert all(x is y for (_, x), (_, y) in zip(calls[::2], calls[1::2]))  # one LP, two orders
+    assert all(x is not y for x, y in zip(lps, lps[1:]))  # each LP once
+    calls.clear()
     monkeypatch.setattr(colgen, "ROUND_BY_WEIGHT", False)
     colgen.solve(inst, **kw, bound_only=True, max_iterations=4, mip_gap=1e-9)
-    assert orders and not any(orders)
+    assert len(calls) >= 2 and not any(by_weight for by_weight, _ in calls)
+    assert all(x is not y for (_, x), (_, y) in zip(calls, calls[1:]))
+
+
+def _hand_over_now(monkeypatch) -> None:
+    """Trace scale's end phase at once (the hand-over time is the start), no rounds after
+    it."""
+    monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)
+    monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)
+    monkeypatch.setattr(colgen, "RESUME_ROUNDS", False)
 
 
 def test_the_hand_over_rounds_its_lp_in_both_orders(monkeypatch):
@@ -1088,18 +1102,61 @@ def test_the_hand_over_rounds_its_lp_in_both_orders(monkeypatch):
 
     monkeypatch.setattr(colgen, "round_lp", spy)
     monkeypatch.setattr(colgen.trace_lns, "eject", eject)
-    monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)
-    monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)  # the hand-over time is the start
-    monkeypatch.setattr(colgen, "RESUME_ROUNDS", False)
+    _hand_over_now(monkeypatch)
     monkeypatch.setattr(colgen, "ROUND_SHARE", 0.0)  # no rounding in the bound phase
     monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 0.0)
     inst = generate("small", seed=2, jobs=6)
     colgen.solve(inst, **colgen_inputs(inst), bound_only=True, time_limit=60.0, mip_gap=1e-9)
-    (n, start), = started
+    (n, start), *_ = started
     assert n == 2  # the hand-over's two
     (first, x1, v1), (second, x2, v2) = calls
     assert first != second and np.array_equal(x1, x2)
     assert start >= max(v1, v2) - _tol(max(v1, v2))
+
+
+def test_the_ejections_start_from_the_two_best_roundings(monkeypatch):
+    """The ejections run from the best schedule and then from the best other rounding
+    (``EJECT_STARTS``, within ``EJECT_WITHIN``: here any), each for a part of their time,
+    and what the second finds is kept where it is better. The second is given the optimum
+    here; the first finds nothing."""
+    from oasis_opt.offline import solve
+    values: list[float] = []
+    real = colgen.round_lp
+
+    def spy(*a, **kw):
+        out = real(*a, **kw)
+        values.append(out.total_utility)
+        return out
+
+    real_eject = colgen.trace_lns.eject
+    inst = generate("small", seed=22, jobs=8)
+    optimum, rep = solve(inst, method="compact")
+    assert rep.status.value == "optimal"
+    started: list[tuple[float, float]] = []
+
+    def eject(inst_, incumbent, deadline, on_value=None):
+        started.append((sum(c.value for c in incumbent), deadline.left()))
+        if len(started) == 1:  # finds nothing, at once
+            return real_eject(inst_, incumbent, Deadline.after(0.0))[0], 0
+        return optimum, 7
+
+    monkeypatch.setattr(colgen, "round_lp", spy)
+    monkeypatch.setattr(colgen.trace_lns, "eject", eject)
+    monkeypatch.setattr(colgen, "EJECT_WITHIN", math.inf)
+    monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 1.0)  # round after every round
+    monkeypatch.setattr(colgen, "ROUND_SHARE", 1.0)
+    _hand_over_now(monkeypatch)
+    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True, time_limit=60.0,
+                       mip_gap=1e-9)
+    distinct = sorted(set(values), reverse=True)
+    assert len(distinct) >= 2 and len(started) == 2
+    (best, part1), (second, part2) = started
+    assert best >= distinct[0] - _tol(distinct[0])  # the best schedule (a seed's, or a rounding)
+    assert second == pytest.approx(max(v for v in distinct if v < best - _tol(best)))
+    assert part2 > 1.5 * part1  # the first's part and what it left
+    assert res.schedule.total_utility == pytest.approx(optimum.total_utility)
+    assert res.extras["lns_ejections"] == 7
+    assert validate(inst, res.schedule).feasible
 
 
 # --- round 17: moves over windows of slots (trace_lns) -------------------------------------
@@ -1326,7 +1383,7 @@ def test_the_moves_do_not_run_once_the_ejections_meet_the_gap(monkeypatch):
     monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)  # the hand-over time is the start
     monkeypatch.setattr(colgen, "RESUME_ROUNDS", False)
     inst = generate("small", seed=2, jobs=6)  # its rounding is under the optimum
-    best, rep = solve(inst, method="compact")
+    optimum, rep = solve(inst, method="compact")
     opt = rep.objective
     handed: list[float] = []  # the utility the ejections start from: the rounding's
 
