@@ -298,9 +298,8 @@ def pooled_colgen(instance: Instance, seconds: float | None = None) -> bool:
         return False
     if seconds is not None and seconds < POOLED_BELOW_SECONDS:
         return True
-    import numpy as np
-    shapes = len(np.unique(instance.worker_capacity, axis=0))
-    return shapes >= POOLED_MIN_SHAPES or len(instance.resources) == 1
+    return instance_features(instance)["worker_shapes"] >= POOLED_MIN_SHAPES or \
+        len(instance.resources) == 1
 
 
 def allocation_cells(instance: Instance) -> int:
