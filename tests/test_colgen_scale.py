@@ -1065,13 +1065,14 @@ def test_trace_scale_roundings_take_both_orders_of_each_lp(monkeypatch):
     orders = [by_weight for by_weight, _ in calls]
     assert len(calls) >= 4 and orders == [k % 2 == 0 for k in range(len(calls))]
     lps = [x for _, x in calls[::2]]
-    assert all(x is y for (_, x), (_, y) in zip(calls[::2], calls[1::2]))  # one LP, two orders
-    assert all(x is not y for x, y in zip(lps, lps[1:]))  # each LP once
+    # an LP in two orders, and each LP once
+    assert all(x is y for (_, x), (_, y) in zip(calls[::2], calls[1::2], strict=False))
+    assert all(x is not y for x, y in zip(lps, lps[1:], strict=False))
     calls.clear()
     monkeypatch.setattr(colgen, "ROUND_BY_WEIGHT", False)
     colgen.solve(inst, **kw, bound_only=True, max_iterations=4, mip_gap=1e-9)
     assert len(calls) >= 2 and not any(by_weight for by_weight, _ in calls)
-    assert all(x is not y for (_, x), (_, y) in zip(calls, calls[1:]))
+    assert all(x is not y for (_, x), (_, y) in zip(calls, calls[1:], strict=False))
 
 
 def _hand_over_now(monkeypatch) -> None:
@@ -1383,7 +1384,7 @@ def test_the_moves_do_not_run_once_the_ejections_meet_the_gap(monkeypatch):
     monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)  # the hand-over time is the start
     monkeypatch.setattr(colgen, "RESUME_ROUNDS", False)
     inst = generate("small", seed=2, jobs=6)  # its rounding is under the optimum
-    optimum, rep = solve(inst, method="compact")
+    best, rep = solve(inst, method="compact")
     opt = rep.objective
     handed: list[float] = []  # the utility the ejections start from: the rounding's
 
