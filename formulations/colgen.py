@@ -1394,7 +1394,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             res.mip_seconds = time.perf_counter() - t0
         if x is None:
             x = master.values()
-        rounding(x)  # (at trace scale the last round's LP: rounded already)
+        rounding(x)  # (nothing where the last round rounded this LP)
         if found and MIP_PLACE > 0:
             # the MILP's earlier answers too (each improved on the one before: newest first),
             # while time is left: placed, filled and compacted, one may be worth more than
