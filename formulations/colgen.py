@@ -1189,13 +1189,15 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
 
     At trace scale (``bound_only``; None: when ``J·T·(H+K)`` exceeds ``SCHEDULE_CELLS``, whose
     per-server phases 2–4 hold dense per-job arrays) step 1 runs on a master whose pools are
-    one group of rows each (``_Master``'s ``pool_all``) until 75 % of the budget — 90 % while
-    the incumbent is within ``MIP_WORTH`` of the restricted LP, earlier once the bound is
-    within ``MIP_EARLY`` of the gap target above that LP —, then price-and-branch on that
-    master from the incumbent's columns (``_Master.mip``, to the end of the budget but a
-    reserve), and it stops
-    once the gap target is met: the schedule is the best of the seeds and the LP's or the
-    MILP's columns placed (``round_lp`` with fill and compaction). ``executor`` (a process
+    one group of rows each (``_Master``'s ``pool_all``) until 75 % of the budget, its LPs
+    rounded as they come (``round_lp`` with fill and compaction, in both orders), then the
+    ejections from the best two roundings and the moves from the best schedule
+    (``trace_lns``, ``TRACE_LNS``), and more rounds of the bound if they stop early. With
+    ``TRACE_LNS`` off, price-and-branch on that master from the incumbent's columns
+    (``_Master.mip``, to the end of the budget but a reserve) instead, from 75 % — 90 %
+    while the incumbent is within ``MIP_WORTH`` of the restricted LP, earlier once the bound
+    is within ``MIP_EARLY`` of the gap target above that LP. It stops once the gap target is
+    met; the schedule is the best of the seeds and those found. ``executor`` (a process
     pool or Dask, ``oasis_opt.tasks.make_executor``) prices the jobs of step 1 in parallel,
     with the same answers; ``on_round(Round)`` reports each round and, while one prices, every
     ``ROUND_EVERY`` seconds."""
