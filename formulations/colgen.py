@@ -708,6 +708,11 @@ EJECT_SHARE = 0.8
 #: (262 569) to 265 323 (docs/performance.md, round 33).
 EJECT_STARTS = 2
 EJECT_WITHIN = 0.01
+#: ... a start that another follows giving way once it has gone this many times as long
+#: without a gain as it took to reach its last one (``trace_lns.eject``'s ``patience``): on
+#: round 34's g5k run the best rounding's last gain came at 7.2 s of its 45 s, while the
+#: second's ejections gained until the end of theirs (262 569 → 265 329).
+EJECT_PATIENCE = 1.0
 #: ... and where the moves stop before the deadline with the gap above the target, the rest of
 #: the budget goes to more rounds of the bound (``solve``), then one more rounding.
 RESUME_ROUNDS = True
@@ -1422,7 +1427,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                     sched, kept = trace_lns.eject(
                         inst, schedule_columns(inst, start_sched),
                         hard.earlier(time.perf_counter() + part),
-                        on_value=lambda v: track.update(incumbent=v))
+                        on_value=lambda v: track.update(incumbent=v),
+                        patience=EJECT_PATIENCE if k + 1 < len(tries) else None)
                     if improve(sched) or k == 0:
                         res.lns_ejections = kept
             if track.gap() > mip_gap:  # else the ejections met the target: done

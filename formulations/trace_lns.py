@@ -24,6 +24,7 @@ early as it can (``fill_jobs``, ``compact_jobs``: as ``round_lp`` does).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 import highspy
@@ -78,6 +79,11 @@ EJECT_SPAN = 6.0
 #: 50, 200 and 500 reached 573 101, 573 085 and 572 653, at 30 s 572 862, 573 080 and
 #: 572 649; the end phase leaves the ejections about 40 s on e5k).
 EJECT_STALL = 200
+#: With a ``patience``, the ejections also end once they have gone that many times as long
+#: without a gain as it took to reach their last one, and at least this share of the time
+#: they were given (on round 34's g5k run the best rounding's last gain came at 7.2 s of its
+#: 45, the second rounding's ejections gained until their end).
+EJECT_PATIENCE_FLOOR = 0.1
 
 
 class _Placed:
@@ -333,9 +339,13 @@ def search(inst: Instance, columns: Sequence[Column], incumbent: Sequence[Column
 
 
 def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
-          on_value: Callable[[float], None] | None = None) -> tuple[Schedule, int]:
+          on_value: Callable[[float], None] | None = None,
+          patience: float | None = None) -> tuple[Schedule, int]:
     """``incumbent`` (a feasible schedule's columns) improved by ejections until ``deadline``
-    or until no job left out gains: (the schedule, the number of ejections kept).
+    or until no job left out gains: (the schedule, the number of ejections kept). With a
+    ``patience``, also once the time since the last gain is ``patience`` times the time it
+    took to reach it, and ``EJECT_PATIENCE_FLOOR`` of the time to ``deadline`` at least: a
+    caller with other starts to try gives them the time a stalled one would waste.
 
     The jobs left out are taken by decreasing best utility ``f_j(1)``. One pushes out the
     placed jobs of less utility per unit of work than its own best that run while it could
@@ -403,7 +413,12 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
     kept = 0
     size = 0  # the neighbourhood: ``EJECT_SIZES[size]``
     failed = 0  # its attempts in a row that gained nothing
+    began = gained = time.perf_counter()
+    floor = EJECT_PATIENCE_FLOOR * deadline.left()
     while not deadline.passed():
+        if patience is not None and \
+                time.perf_counter() - gained > max(floor, patience * (gained - began)):
+            break
         out = open_ & (placed.last < 0)
         left = np.flatnonzero(out & ~tried[size])
         if not left.size and not (out & ~tried).any():
@@ -412,6 +427,7 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
             if not compact():
                 break
             tried[:] = False
+            gained = time.perf_counter()
             if on_value is not None:
                 on_value(placed.total())
         if not left.size or failed >= EJECT_STALL:  # the next size takes over
@@ -431,6 +447,7 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
             kept += 1
             failed = 0
             tried[:] = False
+            gained = time.perf_counter()
             if on_value is not None:
                 on_value(placed.total())
     return Schedule.from_counts(inst, "colgen", placed.workers, placed.ps, trim=True), kept

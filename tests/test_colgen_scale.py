@@ -1097,9 +1097,9 @@ def test_the_hand_over_rounds_its_lp_in_both_orders(monkeypatch):
     started: list[tuple[int, float]] = []
     real_eject = colgen.trace_lns.eject
 
-    def eject(inst_, incumbent, deadline, on_value=None):
+    def eject(inst_, incumbent, deadline, on_value=None, patience=None):
         started.append((len(calls), sum(c.value for c in incumbent)))
-        return real_eject(inst_, incumbent, deadline, on_value=on_value)
+        return real_eject(inst_, incumbent, deadline, on_value=on_value, patience=patience)
 
     monkeypatch.setattr(colgen, "round_lp", spy)
     monkeypatch.setattr(colgen.trace_lns, "eject", eject)
@@ -1134,9 +1134,11 @@ def test_the_ejections_start_from_the_two_best_roundings(monkeypatch):
     optimum, rep = solve(inst, method="compact")
     assert rep.status.value == "optimal"
     started: list[tuple[float, float]] = []
+    patiences: list[float | None] = []
 
-    def eject(inst_, incumbent, deadline, on_value=None):
+    def eject(inst_, incumbent, deadline, on_value=None, patience=None):
         started.append((sum(c.value for c in incumbent), deadline.left()))
+        patiences.append(patience)
         if len(started) == 1:  # finds nothing, at once
             return real_eject(inst_, incumbent, Deadline.after(0.0))[0], 0
         return optimum, 7
@@ -1155,6 +1157,7 @@ def test_the_ejections_start_from_the_two_best_roundings(monkeypatch):
     assert best >= distinct[0] - _tol(distinct[0])  # the best schedule (a seed's, or a rounding)
     assert second == pytest.approx(max(v for v in distinct if v < best - _tol(best)))
     assert part2 > 1.5 * part1  # the first's part and what it left
+    assert patiences == [colgen.EJECT_PATIENCE, None]  # the last start has none to give way to
     assert res.schedule.total_utility == pytest.approx(optimum.total_utility)
     assert res.extras["lns_ejections"] == 7
     assert validate(inst, res.schedule).feasible
@@ -1215,6 +1218,25 @@ def test_an_ejection_trades_one_job_for_two_worth_more():
     assert values == [pytest.approx(12)]
     sched, kept = trace_lns.eject(inst, [b, c], Deadline())
     assert kept == 0 and _done(sched) == {"b", "c"}
+
+
+def test_ejections_with_patience_give_way_when_they_stall(monkeypatch):
+    """With a ``patience``, the ejections end once the time without a gain exceeds that many
+    times the time to the last gain, and ``EJECT_PATIENCE_FLOOR`` of their time at least.
+    Without the floor, ejections that have gained nothing yet give way at once; with it (6 of
+    60 s), they make the trade of the test above."""
+    from oasis_opt.formulations import trace_lns
+    inst = _two_gpus()
+    a = _run(inst, 0, 2)
+    monkeypatch.setattr(trace_lns, "EJECT_PATIENCE_FLOOR", 0.0)
+    sched, kept = trace_lns.eject(inst, [a], Deadline.after(60.0), patience=1.0)
+    assert kept == 0 and _done(sched) == {"a"}
+    sched, kept = trace_lns.eject(inst, [a], Deadline.after(60.0))  # no patience: the trade
+    assert kept == 1 and _done(sched) == {"b", "c"}
+    monkeypatch.setattr(trace_lns, "EJECT_PATIENCE_FLOOR", 0.1)
+    sched, kept = trace_lns.eject(inst, [a], Deadline.after(60.0), patience=1.0)
+    assert kept == 1 and _done(sched) == {"b", "c"}
+    assert validate(inst, sched).feasible
 
 
 def test_the_next_size_takes_over_where_one_gains_nothing(monkeypatch):
@@ -1388,7 +1410,7 @@ def test_the_moves_do_not_run_once_the_ejections_meet_the_gap(monkeypatch):
     opt = rep.objective
     handed: list[float] = []  # the utility the ejections start from: the rounding's
 
-    def to_the_optimum(inst_, incumbent, deadline, on_value=None):
+    def to_the_optimum(inst_, incumbent, deadline, on_value=None, patience=None):
         handed.append(sum(c.value for c in incumbent))
         return best, 1
 
