@@ -1279,7 +1279,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     shown = [time.perf_counter()]
     rounded = [0.0]  # seconds spent rounding
     roundings = [0]  # how many LPs were rounded
-    last_x: list[np.ndarray | None] = [None]  # the LP rounded last
+    last_x: list[np.ndarray | None] = [None]  # a copy of the LP rounded last
     starts: list[Schedule] = []  # the best distinct roundings, best first (``EJECT_STARTS``)
     checked = [False]  # whether the exact LP was solved for the hand-over check
 
@@ -1289,9 +1289,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         """``x`` rounded, filled and compacted (``round_lp``) in both orders, by job first
         (``ROUND_BY_WEIGHT``); each schedule kept if it improves, and among the ejections'
         ``starts`` if it is one of the best. The LP rounded last is not rounded again."""
-        if x is last_x[0]:
+        if last_x[0] is not None and np.array_equal(x, last_x[0]):
             return
-        last_x[0] = x
+        last_x[0] = x.copy()
         roundings[0] += 1
         for by_weight in (True, False) if ROUND_BY_WEIGHT else (False,):
             sched = round_lp(inst, master.columns, x, fill=True, compact=True, deadline=hard,
@@ -1410,8 +1410,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             for v, xs in found[-2::-1][:MIP_PLACE]:
                 if v < best - MIP_PLACE_WITHIN * abs(best) or hard.passed():
                     break
-                if not np.array_equal(xs, x):
-                    rounding(xs)
+                rounding(xs)  # (nothing where it is the LP just rounded)
         if TRACE_LNS and track.gap() > mip_gap and not hard.passed():
             t0 = time.perf_counter()
             if EJECT_SHARE > 0:
