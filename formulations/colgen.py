@@ -713,6 +713,12 @@ EJECT_WITHIN = 0.01
 #: round 34's g5k run the best rounding's last gain came at 7.2 s of its 45 s, while the
 #: second's ejections gained until the end of theirs (262 569 → 265 329).
 EJECT_PATIENCE = 1.0
+#: ... and then, from the best end, the ejections of the placed jobs that end later than
+#: they could (``trace_lns.eject``'s ``late``), for an equal part too: after 30 s of the
+#: ejections of jobs left out, 15 s of these took g5k's 265 323 to 265 384 and e5k's
+#: 574 107 to 574 236 where those had gained 6 and nothing in the same time, while both
+#: kinds taken together from the start ended lower (docs/performance.md, round 34).
+EJECT_LATE = True
 #: ... and where the moves stop before the deadline with the gap above the target, the rest of
 #: the budget goes to more rounds of the bound (``solve``), then one more rounding.
 RESUME_ROUNDS = True
@@ -1419,16 +1425,20 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 tries = [best_sched] + [s for s in starts if s.total_utility != top and
                                         s.total_utility >= top - EJECT_WITHIN * abs(top)]
                 tries = tries[:EJECT_STARTS]
-                for k, start_sched in enumerate(tries):
+                phases = len(tries) + EJECT_LATE  # the starts, then the late jobs' phase
+                for k in range(phases):
                     if k and track.gap() <= mip_gap:
                         break
-                    part = (ejections_end - time.perf_counter()) / (len(tries) - k)
+                    late = k == len(tries)  # from the best end of the starts
+                    part = (ejections_end - time.perf_counter()) / (phases - k)
                     sched, kept = trace_lns.eject(
-                        inst, schedule_columns(inst, start_sched),
+                        inst, schedule_columns(inst, best_sched if late else tries[k]),
                         hard.earlier(time.perf_counter() + part),
                         on_value=lambda v: track.update(incumbent=v),
-                        patience=EJECT_PATIENCE if k + 1 < len(tries) else None)
-                    if improve(sched) or k == 0:
+                        patience=EJECT_PATIENCE if k + 1 < phases else None, late=late)
+                    if late:
+                        res.lns_ejections += kept if improve(sched) else 0
+                    elif improve(sched) or k == 0:
                         res.lns_ejections = kept
             if track.gap() > mip_gap:  # else the ejections met the target: done
                 sched, res.lns_moves = trace_lns.search(

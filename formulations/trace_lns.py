@@ -340,12 +340,16 @@ def search(inst: Instance, columns: Sequence[Column], incumbent: Sequence[Column
 
 def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
           on_value: Callable[[float], None] | None = None,
-          patience: float | None = None) -> tuple[Schedule, int]:
+          patience: float | None = None, late: bool = False) -> tuple[Schedule, int]:
     """``incumbent`` (a feasible schedule's columns) improved by ejections until ``deadline``
     or until no job left out gains: (the schedule, the number of ejections kept). With a
     ``patience``, also once the time since the last gain is ``patience`` times the time it
     took to reach it, and ``EJECT_PATIENCE_FLOOR`` of the time to ``deadline`` at least: a
-    caller with other starts to try gives them the time a stalled one would waste.
+    caller with other starts to try gives them the time a stalled one would waste. With
+    ``late``, the placed jobs that end later than their shortest run allows take the place
+    the jobs left out have in what follows: one is taken out first, pushes out less dense
+    jobs, and takes its earliest completion; they are taken by what they could gain, their
+    shortest run's utility less their own.
 
     The jobs left out are taken by decreasing best utility ``f_j(1)``. One pushes out the
     placed jobs of less utility per unit of work than its own best that run while it could
@@ -371,11 +375,20 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
     work = np.maximum(1, inst.workload).astype(float)
     arrival = inst.arrival
     open_ = (top > 0) & (arrival < T)
+    most_w = np.array([min(job.max_workers, int(server_fits(inst.worker_capacity,
+                                                            inst.worker_demand[i]).sum()))
+                       for i, job in enumerate(inst.jobs)])
+    shortest = -(-np.asarray(inst.workload, dtype=np.int64) // np.maximum(1, most_w))
+    if late:  # the utility of each job's shortest run: a placed job worth less may gain
+        reach = np.array([float(job.utility.at(max(1, int(d))))
+                          for job, d in zip(inst.jobs, shortest, strict=True)])
+        below = reach - 1e-9 * np.maximum(1.0, np.abs(reach))
 
     def attempt(j: int, hi: int, most: int, fill: int) -> bool:
-        """Job j (left out) pushes out up to ``most`` less dense jobs that run from its
-        arrival to slot ``hi``, and up to ``fill`` jobs left out follow; kept when that
-        gains (True), else everything as it was."""
+        """Job j (left out, or placed and taken out first) pushes out up to ``most`` less
+        dense jobs that run from its arrival to slot ``hi``, and up to ``fill`` jobs left
+        out follow; kept when that gains (True), else everything as it was."""
+        mine = placed.remove(j) if placed.last[j] >= 0 else None
         on = np.flatnonzero((placed.first <= hi) & (placed.last >= inst.jobs[j].arrival))
         density = placed.worth[on] / work[on]
         keep = density < top[j] / work[j]
@@ -390,13 +403,15 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
             for i in near[np.lexsort((near, -top[near] / work[near]))][:fill].tolist():
                 if placed.put_best(i):
                     involved.append(i)
-        before = sum(v for _, _, v in old.values())
+        before = sum(v for _, _, v in old.values()) + (mine[2] if mine is not None else 0.0)
         if sum(placed.value[i] for i in involved) > before + 1e-9 * max(1.0, abs(before)):
             return True
         for i in involved:
             placed.remove(i)
         for i, (y, z, v) in old.items():
             placed.put(i, y, z, v)
+        if mine is not None:
+            placed.put(j, *mine)
         return False
 
     def compact() -> bool:
@@ -419,7 +434,9 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
         if patience is not None and \
                 time.perf_counter() - gained > max(floor, patience * (gained - began)):
             break
-        out = open_ & (placed.last < 0)
+        # the jobs that may gain: left out, or with ``late`` placed later than they could end
+        out = open_ & ((placed.last >= 0) & (placed.worth < below) if late
+                       else placed.last < 0)
         left = np.flatnonzero(out & ~tried[size])
         if not left.size and not (out & ~tried).any():
             # every size has tried every job left out (since the last gain: then all of
@@ -433,16 +450,14 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
         if not left.size or failed >= EJECT_STALL:  # the next size takes over
             size, failed = (size + 1) % n, 0
             continue
-        j = int(left[np.argmax(top[left])])
+        # what each could gain at most: a job left out its best utility, a placed one its
+        # shortest run's less its own
+        j = int(left[np.argmax(reach[left] - placed.worth[left] if late else top[left])])
         tried[size, j] = True
-        job = inst.jobs[j]
-        most = int(min(job.max_workers,
-                       server_fits(inst.worker_capacity, inst.worker_demand[j]).sum()))
-        if most <= 0:
+        if most_w[j] <= 0:
             continue
-        shortest = -(-int(job.workload) // most)
         failed += 1
-        if attempt(j, min(T - 1, int(job.arrival) + int(EJECT_SPAN * shortest)),
+        if attempt(j, min(T - 1, int(arrival[j]) + int(EJECT_SPAN * shortest[j])),
                    *EJECT_SIZES[size]):
             kept += 1
             failed = 0
