@@ -708,16 +708,18 @@ EJECT_SHARE = 0.8
 #: (262 569) to 265 323 (docs/performance.md, round 33).
 EJECT_STARTS = 2
 EJECT_WITHIN = 0.01
-#: ... a start that another follows giving way once it has gone this many times as long
-#: without a gain as it took to reach its last one (``trace_lns.eject``'s ``patience``): on
+#: ... a start giving way once it has gone this many times as long without a gain as it
+#: took to reach its last one (``trace_lns.eject``'s ``patience``): on
 #: round 34's g5k run the best rounding's last gain came at 7.2 s of its 45 s, while the
 #: second's ejections gained until the end of theirs (262 569 → 265 329).
 EJECT_PATIENCE = 1.0
 #: ... and then, from the best end, the ejections of the placed jobs that end later than
 #: they could (``trace_lns.eject``'s ``late``), for an equal part too: after 30 s of the
 #: ejections of jobs left out, 15 s of these took g5k's 265 323 to 265 384 and e5k's
-#: 574 107 to 574 236 where those had gained 6 and nothing in the same time, while both
-#: kinds taken together from the start ended lower (docs/performance.md, round 34).
+#: 574 107 to 574 236 where those had gained 6 and nothing in the same time (both kinds
+#: taken together from the start ended lower); at 600 s g5k gained 62 on round 33's path
+#: (docs/performance.md, round 34). Every phase has the patience: what one leaves goes on
+#: to the next, and the last one's to the moves.
 EJECT_LATE = True
 #: ... and where the moves stop before the deadline with the gap above the target, the rest of
 #: the budget goes to more rounds of the bound (``solve``), then one more rounding.
@@ -1435,7 +1437,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                         inst, schedule_columns(inst, best_sched if late else tries[k]),
                         hard.earlier(time.perf_counter() + part),
                         on_value=lambda v: track.update(incumbent=v),
-                        patience=EJECT_PATIENCE if k + 1 < phases else None, late=late)
+                        patience=EJECT_PATIENCE, late=late)
                     if late:
                         res.lns_ejections += kept if improve(sched) else 0
                     elif improve(sched) or k == 0:

@@ -1159,9 +1159,9 @@ def test_the_ejections_start_from_the_two_best_roundings(monkeypatch):
     assert best >= distinct[0] - _tol(distinct[0])  # the best schedule (a seed's, or a rounding)
     assert second == pytest.approx(max(v for v in distinct if v < best - _tol(best)))
     assert part2 > 1.3 * part1  # the first's third of the time and what it left
-    assert patiences[:2] == [(colgen.EJECT_PATIENCE, False)] * 2  # a phase follows each
+    assert patiences[:2] == [(colgen.EJECT_PATIENCE, False)] * 2
     if len(started) == 3:  # the gap not met: the late jobs' phase, from the best end
-        assert patiences[2] == (None, True)
+        assert patiences[2] == (colgen.EJECT_PATIENCE, True)
         assert started[2][0] == pytest.approx(optimum.total_utility)
     assert res.schedule.total_utility == pytest.approx(optimum.total_utility)
     assert res.extras["lns_ejections"] == 7
