@@ -83,7 +83,8 @@ EJECT_STALL = 200
 #: without a gain as it took to reach their last one, and at least this share of the time
 #: they were given (on round 34's g5k run the best rounding's last gain came at 7.2 s of its
 #: 45, the second rounding's ejections gained until their end). A tenth was too little:
-#: e5k's best start gains at 0.5 s and then 2.2 s, and under load it gave way at 3 s.
+#: e5k's best start gains at 0.5 s and then 2.2 s, and in a pair it gave way before its
+#: second gain.
 EJECT_PATIENCE_FLOOR = 0.25
 
 
@@ -343,7 +344,8 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
           on_value: Callable[[float], None] | None = None,
           patience: float | None = None, late: bool = False) -> tuple[Schedule, int]:
     """``incumbent`` (a feasible schedule's columns) improved by ejections until ``deadline``
-    or until no job left out gains: (the schedule, the number of ejections kept). With a
+    or until no job (left out, or with ``late`` placed late) gains: (the schedule, the number
+    of ejections kept). With a
     ``patience``, also once the time since the last gain is ``patience`` times the time it
     took to reach it, and ``EJECT_PATIENCE_FLOOR`` of the time to ``deadline`` at least: a
     caller with other starts to try gives them the time a stalled one would waste. With
