@@ -251,7 +251,7 @@ def fixed_rate_columns(inst: Instance, i: int) -> list[Column]:
     rounds without them)."""
     job, T = inst.jobs[i], inst.horizon
     fits = server_fits(inst.worker_capacity, inst.worker_demand[i])
-    w = int(min(job.max_workers, fits.sum()))
+    w = most_workers(inst, i)
     if w <= 0:
         return []
     n = -(-int(job.workload) // w)  # slots at rate w
@@ -392,6 +392,14 @@ def server_fits(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
         return np.full(len(capacity), MANY_UNITS, dtype=np.int64)
     return np.clip(np.floor(np.min(capacity[:, need] / demand[need], axis=1) + 1e-9),
                    0, MANY_UNITS).astype(np.int64)
+
+
+def most_workers(inst: Instance, i: int) -> int:
+    """Job i's most workers a slot that the worker servers hold for it, each alone counted:
+    ``min(N_i, Σ_h fits_h)`` (0: no server holds one); its shortest run is ``⌈V_i / that⌉``
+    slots."""
+    return int(min(inst.jobs[i].max_workers,
+                   server_fits(inst.worker_capacity, inst.worker_demand[i]).sum()))
 
 
 def _first_fit(fits: np.ndarray, units: np.ndarray) -> np.ndarray | None:
@@ -573,8 +581,7 @@ def compact_jobs(inst: Instance, free: FreeCapacity, workers: dict[int, SlotCoun
         if deadline.passed():
             return moved
         job = inst.jobs[i]
-        most = int(min(job.max_workers,
-                       server_fits(inst.worker_capacity, inst.worker_demand[i]).sum()))
+        most = most_workers(inst, i)
         if most <= 0 or last[i] <= job.arrival + -(-int(job.workload) // most) - 1:
             continue
         y, z = workers[i], ps[i]

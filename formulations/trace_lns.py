@@ -37,8 +37,8 @@ from .colgen_scale import (
     FreeCapacity,
     compact_jobs,
     fill_jobs,
+    most_workers,
     place_counts,
-    server_fits,
     take_units,
 )
 from .deadline import Deadline
@@ -378,9 +378,7 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
     work = np.maximum(1, inst.workload).astype(float)
     arrival = inst.arrival
     open_ = (top > 0) & (arrival < T)
-    most_w = np.array([min(job.max_workers, int(server_fits(inst.worker_capacity,
-                                                            inst.worker_demand[i]).sum()))
-                       for i, job in enumerate(inst.jobs)])
+    most_w = np.array([most_workers(inst, i) for i in range(J)], dtype=np.int64)
     shortest = -(-np.asarray(inst.workload, dtype=np.int64) // np.maximum(1, most_w))
     if late:  # the utility of each job's shortest run: a placed job worth less may gain
         reach = np.array([float(job.utility.at(max(1, int(d))))
