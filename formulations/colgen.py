@@ -1204,8 +1204,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     per-server phases 2–4 hold dense per-job arrays) step 1 runs on a master whose pools are
     one group of rows each (``_Master``'s ``pool_all``) until 75 % of the budget, its LPs
     rounded as they come (``round_lp`` with fill and compaction, in both orders), then the
-    ejections from the best two roundings and the moves from the best schedule
-    (``trace_lns``, ``TRACE_LNS``), and more rounds of the bound if they stop early. With
+    ejections from the best two roundings and those of the late jobs from the best end, each
+    giving way when it stalls, and the moves from the best schedule (``trace_lns``,
+    ``TRACE_LNS``), and more rounds of the bound if they stop early. With
     ``TRACE_LNS`` off, price-and-branch on that master from the incumbent's columns
     (``_Master.mip``, to the end of the budget but a reserve) instead, from 75 % — 90 %
     while the incumbent is within ``MIP_WORTH`` of the restricted LP, earlier once the bound
