@@ -708,6 +708,16 @@ EJECT_SHARE = 0.8
 #: (262 569) to 265 323 (docs/performance.md, round 33).
 EJECT_STARTS = 2
 EJECT_WITHIN = 0.01
+#: ... and before them, for this share of the time left and ``PERTURB_DRAWS`` draws at
+#: most, the hand-over LP rounded again with each x_il times exp(``PERTURB_SIGMA``·N(0, 1))
+#: (both orders each time), these among the starts too: one LP's roundings differ by about
+#: 1 % from order to order and from LP to LP, and a few draws reach the upper tail. On round
+#: 35's saved g5k hand-over LP (plain: 261 778 and 262 234) five draws gave 264 868, and
+#: 40 s of ejections from it 265 562, against 264 212 from the plain one (docs/performance.md,
+#: round 35).
+PERTURB_SHARE = 0.2
+PERTURB_SIGMA = 0.3
+PERTURB_DRAWS = 8
 #: ... a start giving way once it has gone this many times as long without a gain as it
 #: took to reach its last one (``trace_lns.eject``'s ``patience``): on
 #: round 34's g5k run the best rounding's last gain came at 7.2 s of its 45 s, while the
@@ -1302,6 +1312,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             return
         last_x[0] = x.copy()
         roundings[0] += 1
+        round_both(x)
+
+    def round_both(x: np.ndarray) -> None:
         for by_weight in (True, False) if ROUND_BY_WEIGHT else (False,):
             sched = round_lp(inst, master.columns, x, fill=True, compact=True, deadline=hard,
                              by_weight=by_weight)
@@ -1422,6 +1435,15 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 rounding(xs)  # (nothing where it is the LP just rounded)
         if TRACE_LNS and track.gap() > mip_gap and not hard.passed():
             t0 = time.perf_counter()
+            if PERTURB_SHARE > 0 and EJECT_SHARE > 0:
+                # each draw takes about as long as a rounding of an LP so far
+                draw = rounded[0] / max(1, roundings[0])
+                stop = t0 + PERTURB_SHARE * hard.left() - draw
+                rng = np.random.default_rng(rng_seed)
+                for _ in range(PERTURB_DRAWS):
+                    if time.perf_counter() >= stop or track.gap() <= mip_gap:
+                        break
+                    round_both(x * np.exp(PERTURB_SIGMA * rng.standard_normal(len(x))))
             if EJECT_SHARE > 0:
                 ejections_end = t0 + EJECT_SHARE * hard.left()
                 top = best_sched.total_utility

@@ -506,6 +506,7 @@ def test_rounding_yields_its_time_while_the_bound_holds_the_gap(monkeypatch):
     monkeypatch.setattr(colgen, "round_lp", counted)
     monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 1.0)  # round after every round
     monkeypatch.setattr(colgen, "BOUND_SIDE", 0.0)
+    monkeypatch.setattr(colgen, "PERTURB_SHARE", 0.0)  # no draws after the hand-over
     every = colgen.solve(inst, **kw, bound_only=True, max_iterations=4, mip_gap=1e-9)
     rounds_every = len(calls)
     calls.clear()
@@ -1107,6 +1108,7 @@ def test_the_hand_over_rounds_its_lp_in_both_orders(monkeypatch):
     _hand_over_now(monkeypatch)
     monkeypatch.setattr(colgen, "ROUND_SHARE", 0.0)  # no rounding in the bound phase
     monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 0.0)
+    monkeypatch.setattr(colgen, "PERTURB_SHARE", 0.0)  # no draws (the next test's)
     inst = generate("small", seed=2, jobs=6)
     colgen.solve(inst, **colgen_inputs(inst), bound_only=True, time_limit=60.0, mip_gap=1e-9)
     (n, start), *_ = started
@@ -1114,6 +1116,51 @@ def test_the_hand_over_rounds_its_lp_in_both_orders(monkeypatch):
     (first, x1, v1), (second, x2, v2) = calls
     assert first != second and np.array_equal(x1, x2)
     assert start >= max(v1, v2) - _tol(max(v1, v2))
+
+
+def test_the_hand_over_lp_rounded_again_perturbed_gives_the_ejections_a_start(monkeypatch):
+    """After the hand-over's two roundings its LP is rounded again with each x_il times a
+    random factor (``PERTURB_SIGMA``), in both orders, ``PERTURB_DRAWS`` times at most,
+    before the ejections; a draw worth more than the plain roundings is where they start.
+    Here every draw is answered with the optimum, which the plain roundings miss."""
+    from oasis_opt.offline import solve
+    inst = generate("small", seed=22, jobs=8)
+    optimum, rep = solve(inst, method="compact")
+    assert rep.status.value == "optimal"
+    calls: list[tuple[bool, np.ndarray, float]] = []
+    real = colgen.round_lp
+
+    def spy(inst_, columns, x, **kw):
+        out = real(inst_, columns, x, **kw)
+        calls.append((kw.get("by_weight", False), np.array(x), out.total_utility))
+        return optimum if len(calls) > 2 else out
+
+    started: list[tuple[int, float]] = []
+
+    def eject(inst_, incumbent, deadline, on_value=None, patience=None, late=False):
+        started.append((len(calls), sum(c.value for c in incumbent)))
+        return optimum, 0
+
+    monkeypatch.setattr(colgen, "round_lp", spy)
+    monkeypatch.setattr(colgen.trace_lns, "eject", eject)
+    _hand_over_now(monkeypatch)
+    monkeypatch.setattr(colgen, "ROUND_SHARE", 0.0)  # no rounding in the bound phase
+    monkeypatch.setattr(colgen, "ROUND_SHARE_BOUND", 0.0)
+    res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True, time_limit=60.0,
+                       mip_gap=1e-9)
+    (plain_w, x, v1), (plain_c, x2, v2), *draws = calls
+    best_plain = max(v1, v2)
+    assert best_plain < optimum.total_utility - _tol(optimum.total_utility)
+    assert np.array_equal(x, x2) and plain_w != plain_c
+    assert 2 <= len(draws) <= 2 * colgen.PERTURB_DRAWS and len(draws) % 2 == 0
+    support = x > 0
+    for k, (by_weight, xp, _) in enumerate(draws):
+        assert by_weight == (k % 2 == 0)  # both orders, by job first
+        assert not np.array_equal(xp, x) and np.array_equal(xp > 0, support)
+    (n, start), *_ = started
+    assert n == 2 + len(draws)  # the draws come before the ejections
+    assert start == pytest.approx(optimum.total_utility)
+    assert validate(inst, res.schedule).feasible
 
 
 def test_the_ejections_start_from_the_two_best_roundings(monkeypatch):
