@@ -708,13 +708,13 @@ EJECT_SHARE = 0.8
 #: (262 569) to 265 323 (docs/performance.md, round 33).
 EJECT_STARTS = 2
 EJECT_WITHIN = 0.01
-#: ... and before them, for this share of the time left and ``PERTURB_DRAWS`` draws at
-#: most, the hand-over LP rounded again with each x_il times exp(``PERTURB_SIGMA``·N(0, 1))
-#: (both orders each time), these among the starts too: one LP's roundings differ by about
-#: 1 % from order to order and from LP to LP, and a few draws reach the upper tail. On round
-#: 35's saved g5k hand-over LP (plain: 261 778 and 262 234) five draws gave 264 868, and
-#: 40 s of ejections from it 265 562, against 264 212 from the plain one (docs/performance.md,
-#: round 35).
+#: ... and before them (the ejections get ``EJECT_SHARE`` of the time they leave), for this
+#: share of the time left and ``PERTURB_DRAWS`` draws at most, the hand-over LP rounded
+#: again with each x_il times exp(``PERTURB_SIGMA``·N(0, 1)) (both orders each time), these
+#: among the starts too: one LP's roundings differ by about 1 % from order to order and from
+#: LP to LP, and a few draws reach the upper tail. On round 35's saved g5k hand-over LP
+#: (plain: 261 778 and 262 234) five draws gave 264 868, and 40 s of ejections from it
+#: 265 562, against 264 212 from the plain one by job (docs/performance.md, round 35).
 PERTURB_SHARE = 0.2
 PERTURB_SIGMA = 0.3
 PERTURB_DRAWS = 8
@@ -1213,8 +1213,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     At trace scale (``bound_only``; None: when ``J·T·(H+K)`` exceeds ``SCHEDULE_CELLS``, whose
     per-server phases 2–4 hold dense per-job arrays) step 1 runs on a master whose pools are
     one group of rows each (``_Master``'s ``pool_all``) until 75 % of the budget, its LPs
-    rounded as they come (``round_lp`` with fill and compaction, in both orders), then the
-    ejections from the best two roundings and those of the late jobs from the best end, each
+    rounded as they come (``round_lp`` with fill and compaction, in both orders), the last
+    one again with its x perturbed (``PERTURB_SHARE``), then the ejections from the best two
+    roundings and those of the late jobs from the best end, each
     giving way when it stalls, and the moves from the best schedule (``trace_lns``,
     ``TRACE_LNS``), and more rounds of the bound if they stop early. With
     ``TRACE_LNS`` off, price-and-branch on that master from the incumbent's columns
@@ -1444,23 +1445,27 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                     if time.perf_counter() >= stop or track.gap() <= mip_gap:
                         break
                     round_both(x * np.exp(PERTURB_SIGMA * rng.standard_normal(len(x))))
-            if EJECT_SHARE > 0:
-                ejections_end = t0 + EJECT_SHARE * hard.left()
+            if EJECT_SHARE > 0:  # (of the time the draws left)
+                ejections_end = time.perf_counter() + EJECT_SHARE * hard.left()
                 top = best_sched.total_utility
                 tries = [best_sched] + [s for s in starts if s.total_utility != top and
                                         s.total_utility >= top - EJECT_WITHIN * abs(top)]
                 tries = tries[:EJECT_STARTS]
                 phases = len(tries) + EJECT_LATE  # the starts, then the late jobs' phase
                 for k in range(phases):
-                    if k and track.gap() <= mip_gap:
+                    if track.gap() <= mip_gap:  # (a draw or the phase before met it)
                         break
                     late = k == len(tries)  # from the best end of the starts
                     part = (ejections_end - time.perf_counter()) / (phases - k)
+                    phase_end = hard.earlier(time.perf_counter() + part)
+
+                    def seen(v: float, phase_end: Deadline = phase_end) -> None:
+                        track.update(incumbent=v)
+                        if track.gap() <= mip_gap:  # the target met: the phase ends here
+                            phase_end.end_now()
                     sched, kept = trace_lns.eject(
                         inst, schedule_columns(inst, best_sched if late else tries[k]),
-                        hard.earlier(time.perf_counter() + part),
-                        on_value=lambda v: track.update(incumbent=v),
-                        patience=EJECT_PATIENCE, late=late)
+                        phase_end, on_value=seen, patience=EJECT_PATIENCE, late=late)
                     if late:
                         res.lns_ejections += kept if improve(sched) else 0
                     elif improve(sched) or k == 0:

@@ -50,6 +50,11 @@ class Deadline:
             return self
         return Deadline(at if self.at is None else min(self.at, at))
 
+    def end_now(self) -> None:
+        """The deadline is now: a phase whose goal is met ends as if its time were up (a
+        deadline made for the phase by ``earlier`` or ``before``, which no one else holds)."""
+        self.at = time.perf_counter()
+
     def slice(self, want: float | None) -> float:
         """Seconds a step that wants ``want`` (None: as long as it takes) may run: never more
         than what is left, and ≤ 0 when the step must not start."""
