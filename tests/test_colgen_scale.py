@@ -1489,8 +1489,9 @@ def test_the_moves_take_the_end_without_an_exact_lp(monkeypatch):
 def test_the_moves_do_not_run_once_the_ejections_meet_the_gap(monkeypatch):
     """At trace scale's end the moves run only while the gap is above the target: with
     ejections that give the optimum and a target between the rounding's gap and the
-    optimum's, the solve ends with the optimum and no move; with a tighter target the moves
-    run after it (which they cannot improve)."""
+    optimum's, the solve ends with the optimum and no move, and the phase ends once the gain
+    is told (``on_value``: its deadline has passed); with a tighter target the phases keep
+    their time and the moves run after them (which they cannot improve)."""
     from oasis_opt.offline import solve
     monkeypatch.setattr(colgen, "STAB_COLUMNS", 0)
     monkeypatch.setattr(colgen, "MIP_SHARE", 0.9)  # the hand-over time is the start
@@ -1499,9 +1500,12 @@ def test_the_moves_do_not_run_once_the_ejections_meet_the_gap(monkeypatch):
     best, rep = solve(inst, method="compact")
     opt = rep.objective
     handed: list[float] = []  # the utility the ejections start from: the rounding's
+    ended: list[bool] = []  # whether each phase's deadline had passed once the gain was told
 
     def to_the_optimum(inst_, incumbent, deadline, on_value=None, patience=None, late=False):
         handed.append(sum(c.value for c in incumbent))
+        on_value(best.total_utility)
+        ended.append(deadline.passed())
         return best, 1
 
     moves: list[int] = []
@@ -1510,6 +1514,7 @@ def test_the_moves_do_not_run_once_the_ejections_meet_the_gap(monkeypatch):
     kw = colgen_inputs(inst)
     tight = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, mip_gap=1e-9)
     assert moves and tight.schedule.total_utility == pytest.approx(opt, rel=1e-12)
+    assert ended and not any(ended)
     bound, start = tight.bound, handed[0]
     assert start < opt - _tol(opt) and bound > opt + _tol(opt)  # both targets can be told apart
     target = ((bound - start) / start + (bound - opt) / opt) / 2
@@ -1517,38 +1522,6 @@ def test_the_moves_do_not_run_once_the_ejections_meet_the_gap(monkeypatch):
     first = len(handed)  # (the tight run's starts and its late jobs' phase before)
     met = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, mip_gap=target)
     assert met.bound == tight.bound and handed[first:] == [start]  # the same run to the end
+    assert ended[first:] == [True]
     assert not moves and met.extras["lns_moves"] == 0 and met.extras["lns_ejections"] == 1
-    assert met.schedule.total_utility == pytest.approx(opt, rel=1e-12)
-
-
-def test_an_ejection_phase_ends_once_a_gain_meets_the_gap(monkeypatch):
-    """A phase of the ejections whose gain meets the gap target ends there: its deadline
-    has passed once the gain is told (``on_value``), and no phase or move runs after it.
-    Where the gain does not meet the target, the phase keeps its time."""
-    from oasis_opt.offline import solve
-    _hand_over_now(monkeypatch)
-    monkeypatch.setattr(colgen, "PERTURB_SHARE", 0.0)  # the roundings' start, no draws
-    inst = generate("small", seed=2, jobs=6)  # its rounding is under the optimum
-    best, rep = solve(inst, method="compact")
-    opt = rep.objective
-    told: list[tuple[float, bool]] = []  # (the start, whether the phase ended on the gain)
-
-    def to_the_optimum(inst_, incumbent, deadline, on_value=None, patience=None, late=False):
-        on_value(best.total_utility)
-        told.append((sum(c.value for c in incumbent), deadline.passed()))
-        return best, 1
-
-    moves: list[int] = []
-    monkeypatch.setattr(colgen.trace_lns, "eject", to_the_optimum)
-    monkeypatch.setattr(colgen.trace_lns, "search", _counting(colgen.trace_lns.search, moves))
-    kw = colgen_inputs(inst)
-    tight = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, mip_gap=1e-9)
-    assert told and not any(ended for _, ended in told) and moves
-    start = told[0][0]
-    assert start < opt - _tol(opt) and tight.bound > opt + _tol(opt)
-    target = ((tight.bound - start) / start + (tight.bound - opt) / opt) / 2
-    told.clear()
-    moves.clear()
-    met = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, mip_gap=target)
-    assert told == [(start, True)] and not moves
     assert met.schedule.total_utility == pytest.approx(opt, rel=1e-12)
