@@ -332,26 +332,25 @@ def _cache_folder(config: pytest.Config) -> Path | None:
 
 
 def _time_limit(config: pytest.Config) -> float | None:
-    """The option's or the ini's seconds, ASCII decimal as the command line's flags
-    (``io.DECIMAL``: ``float()`` also takes '1_0', ' 5' and '١٠')."""
+    """The option's or else the ini's seconds, ASCII decimal as the command line's flags
+    (``io.DECIMAL``: ``float()`` also takes '1_0', ' 5' and '١٠'), checked once; a bad value
+    is a usage error that names where it came from."""
     text = config.getoption("oasis_opt_time_limit")
-    ini = config.getini("oasis_opt_time_limit") if text is None else None
-    if text is None and not ini:
-        return None
-    from .io import decimal_value  # only now: the plugin loads with every pytest run
+    where = "--oasis-opt-time-limit"
     if text is None:
-        ini = str(ini).strip()  # an ini value's own spaces are the file's layout
-        if math.isnan(decimal_value(ini)):
-            raise pytest.UsageError(f"ini oasis_opt_time_limit: expected seconds, got "
-                                    f"{ini!r}")
-        text = ini
+        ini = config.getini("oasis_opt_time_limit")
+        if not ini:
+            return None
+        # an ini value's own spaces are the file's layout
+        text, where = str(ini).strip(), "ini oasis_opt_time_limit"
+    from .io import decimal_value  # only now: the plugin loads with every pytest run
     given = decimal_value(str(text))
     if not (given > 0 and math.isfinite(given)):
-        raise pytest.UsageError(f"--oasis-opt-time-limit: expected a positive number of "
-                                f"seconds, got {text!r}")
+        raise pytest.UsageError(f"{where}: expected a positive number of seconds, got "
+                                f"{text!r}")
     if given > 1e7:  # offline.MAX_TIME_LIMIT, not imported: the plugin loads no solver
-        raise pytest.UsageError(f"--oasis-opt-time-limit: at most 1e7 seconds (about 115 "
-                                f"days), got {text!r}")
+        raise pytest.UsageError(f"{where}: at most 1e7 seconds (about 115 days), got "
+                                f"{text!r}")
     return given
 
 

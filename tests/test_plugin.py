@@ -212,12 +212,21 @@ def test_a_time_limit_past_the_solves_is_a_usage_error(pytester, value):
     result.stderr.fnmatch_lines(["*--oasis-opt-time-limit: at most 1e7 seconds*"])
 
 
-def test_bad_ini_time_limit_is_a_usage_error(pytester):
+@pytest.mark.parametrize("value,message", [
+    ("1_0", "expected a positive number of seconds, got '1_0'"),
+    ("-5", "expected a positive number of seconds, got '-5'"),
+    ("nan", "expected a positive number of seconds, got 'nan'"),
+    ("1e8", "at most 1e7 seconds (about 115 days), got '1e8'"),
+])
+def test_bad_ini_time_limit_is_a_usage_error_that_names_the_ini(pytester, value, message):
+    """The message names the ini, where the value is (a negative or too large ini value was
+    reported as the command line's flag)."""
     pytester.makepyfile(test_user="def test_x():\n    pass\n")
-    pytester.makeini("[pytest]\noasis_opt_time_limit = 1_0\n")
+    pytester.makeini(f"[pytest]\noasis_opt_time_limit = {value}\n")
     result = _run(pytester)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*ini oasis_opt_time_limit: expected seconds, got '1_0'*"])
+    result.stderr.fnmatch_lines([f"*ini oasis_opt_time_limit: {message}*"])
+    assert "--oasis-opt-time-limit" not in result.stderr.str()
 
 
 def test_shipped_instances_come_from_package_data_when_installed(monkeypatch, tmp_path):
