@@ -699,8 +699,9 @@ TRACE_LNS = True
 #: ... after ejections first (``trace_lns.eject``: a job left out takes the place of less
 #: dense ones, all planned anew against what is free) for this share of the time left: on
 #: e5k at 600 s, one core each side by side, 572 664 → 573 716 ≤ 580 108 (gap 1.30 → 1.11 %),
-#: the moves having gained 0.001 % in 96 s (docs/performance.md, round 31) ...
-EJECT_SHARE = 0.8
+#: the moves having gained 0.001 % in 96 s (docs/performance.md, round 31; 0.8 in rounds
+#: 33-35, 0.5 again with ``EJECT_DRAWN``, which takes the rest) ...
+EJECT_SHARE = 0.5
 #: ... from each of the best this many distinct roundings within ``EJECT_WITHIN`` of the best
 #: in turn (an equal part of that time each; one that stops early leaves its part to the
 #: next), the best kept: the best rounding is not the best start. On round 33's saved g5k
@@ -731,6 +732,16 @@ EJECT_PATIENCE = 1.0
 #: (docs/performance.md, round 34). Every phase has the patience: what one leaves goes on
 #: to the next, and the last one's to the moves.
 EJECT_LATE = True
+#: ... and then, from the best end, randomized ejections (``trace_lns.eject``'s ``rng``) to
+#: the end of the budget but ``EJECT_DRAWN_RESERVE`` seconds, or until they stall (the
+#: patience), the moves after them: the deterministic ejections end at a local optimum
+#: (and the moves after them gained 5 in 37 s on g5k); the draws go on past it. On round
+#: 35's saved hand-over LPs, 40 s of ejections then 40 s of these (three seeds) took g5k to
+#: 265 962-266 158 where 80 s of ejections reached 265 669, and e5k to 572 854-573 300
+#: against 572 614 (docs/performance.md, round 36). With them the ejection phases before
+#: get ``EJECT_SHARE`` = 0.5 of the time the draws leave.
+EJECT_DRAWN = True
+EJECT_DRAWN_RESERVE = 1.0
 #: ... and where the moves stop before the deadline with the gap above the target, the rest of
 #: the budget goes to more rounds of the bound (``solve``), then one more rounding.
 RESUME_ROUNDS = True
@@ -1216,7 +1227,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     rounded as they come (``round_lp`` with fill and compaction, in both orders), the last
     one again with its x perturbed (``PERTURB_SHARE``), then the ejections from the best two
     roundings and those of the late jobs from the best end, each
-    giving way when it stalls, and the moves from the best schedule (``trace_lns``,
+    giving way when it stalls, the randomized ones from there (``EJECT_DRAWN``), and the
+    moves from the best schedule (``trace_lns``,
     ``TRACE_LNS``), and more rounds of the bound if they stop early. With
     ``TRACE_LNS`` off, price-and-branch on that master from the incumbent's columns
     (``_Master.mip``, to the end of the budget but a reserve) instead, from 75 % — 90 %
@@ -1324,6 +1336,20 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 starts.append(sched)
                 starts.sort(key=lambda s: -s.total_utility)
                 del starts[EJECT_STARTS:]
+
+    def ejections(start: Schedule, until: Deadline, *, late: bool = False,
+                  rng: np.random.Generator | None = None) -> tuple[int, bool]:
+        """``trace_lns.eject`` from ``start`` until ``until`` (a deadline no one else holds,
+        ended once the gap target is met) with the patience: (ejections kept, whether the
+        schedule improved)."""
+        def seen(v: float) -> None:
+            track.update(incumbent=v)
+            if track.gap() <= mip_gap:  # the target met: the phase ends here
+                until.end_now()
+        sched, kept = trace_lns.eject(inst, schedule_columns(inst, start), until,
+                                      on_value=seen, patience=EJECT_PATIENCE, late=late,
+                                      rng=rng)
+        return kept, improve(sched)
 
     def tell(priced: int | None = None) -> None:
         shown[0] = time.perf_counter()
@@ -1457,19 +1483,18 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                         break
                     late = k == len(tries)  # from the best end of the starts
                     part = (ejections_end - time.perf_counter()) / (phases - k)
-                    phase_end = hard.earlier(time.perf_counter() + part)
-
-                    def seen(v: float, phase_end: Deadline = phase_end) -> None:
-                        track.update(incumbent=v)
-                        if track.gap() <= mip_gap:  # the target met: the phase ends here
-                            phase_end.end_now()
-                    sched, kept = trace_lns.eject(
-                        inst, schedule_columns(inst, best_sched if late else tries[k]),
-                        phase_end, on_value=seen, patience=EJECT_PATIENCE, late=late)
+                    kept, better = ejections(best_sched if late else tries[k],
+                                             hard.earlier(time.perf_counter() + part),
+                                             late=late)
                     if late:
-                        res.lns_ejections += kept if improve(sched) else 0
-                    elif improve(sched) or k == 0:
+                        res.lns_ejections += kept if better else 0
+                    elif better or k == 0:
                         res.lns_ejections = kept
+            if EJECT_DRAWN and hard.at is not None and track.gap() > mip_gap:
+                # the randomized ejections from the best end, to the end but a reserve
+                kept, better = ejections(best_sched, hard.before(EJECT_DRAWN_RESERVE),
+                                         rng=np.random.default_rng(rng_seed))
+                res.lns_ejections += kept if better else 0
             if track.gap() > mip_gap:  # else the ejections met the target: done
                 sched, res.lns_moves = trace_lns.search(
                     inst, master.columns, schedule_columns(inst, best_sched), hard,

@@ -86,6 +86,19 @@ EJECT_STALL = 200
 #: e5k's best start gains at 0.5 s and then 2.2 s, and in a pair it gave way before its
 #: second gain.
 EJECT_PATIENCE_FLOOR = 0.25
+#: Randomized ejections (``eject``'s ``rng``): each draws a job that may gain, with a chance
+#: in proportion to what it could gain, a size of ``EJECT_SIZES`` and a window of
+#: ``EJECT_SPAN`` times exp(``EJECT_SPAN_NOISE``·N(0, 1)), and orders the jobs it pushes out
+#: and takes in by their utility per unit of work times exp(``EJECT_NOISE``·N(0, 1)). On
+#: round 35's saved hand-over LPs, 40 s of ejections then 40 s of these (three seeds) took
+#: g5k's 264 868 to 265 962-266 158 where 80 s of ejections reached 265 669, and e5k's
+#: 567 560 to 572 854-573 300 against 572 614 (noise 0: g5k 265 956, e5k 572 520; noise 1.0:
+#: 265 753, 573 059; docs/performance.md, round 36).
+EJECT_NOISE = 0.3
+EJECT_SPAN_NOISE = 0.5
+#: ... and they end after this many draws in a row without a gain per job that may gain (on
+#: a small instance whose jobs left out fit nowhere, at once rather than at the deadline).
+EJECT_DRAWN_STALL = 50
 
 
 class _Placed:
@@ -342,7 +355,8 @@ def search(inst: Instance, columns: Sequence[Column], incumbent: Sequence[Column
 
 def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
           on_value: Callable[[float], None] | None = None,
-          patience: float | None = None, late: bool = False) -> tuple[Schedule, int]:
+          patience: float | None = None, late: bool = False,
+          rng: np.random.Generator | None = None) -> tuple[Schedule, int]:
     """``incumbent`` (a feasible schedule's columns) improved by ejections until ``deadline``
     or until no job (left out, or with ``late`` placed late) gains: (the schedule, the number
     of ejections kept). With a
@@ -367,10 +381,19 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
     gain, every placed job is moved to finish as early as what is free allows
     (``compact_jobs``), and if one moved, they all try again; else it ends.
 
+    With ``rng``, the ejections are randomized (``EJECT_NOISE``) and go on until
+    ``deadline`` (or the patience), with no sweep and no end of their own: each draws the
+    job that tries, its neighbourhood's size and its window, and orders the jobs it pushes
+    out and takes in by their density times a random factor. The deterministic sweep ends
+    at a local optimum; the draws go on past it, and end after ``EJECT_DRAWN_STALL`` draws
+    per job that may gain in a row without a gain. ``deadline`` must then have an end.
+
     Where ``search``'s moves choose among the master's columns, this plans anew against
     the capacity left, and so reaches the trades of one large job for some small ones that
     the columns do not hold (docs/performance.md, rounds 31 and 32). Never worse than
     ``incumbent``."""
+    if rng is not None and deadline.at is None:
+        raise ValueError("randomized ejections need a deadline: they have no end of their own")
     placed = _Placed(inst, incumbent)
     placed.free = FreeCapacity(inst, placed.w, placed.p)
     J, T = inst.num_jobs, inst.horizon
@@ -385,6 +408,12 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
                           for job, d in zip(inst.jobs, shortest, strict=True)])
         below = reach - 1e-9 * np.maximum(1.0, np.abs(reach))
 
+    def noisy(density: np.ndarray) -> np.ndarray:
+        """``density`` as it is, or with ``rng`` times a random factor each."""
+        if rng is None:
+            return density
+        return density * np.exp(EJECT_NOISE * rng.standard_normal(len(density)))
+
     def attempt(j: int, hi: int, most: int, fill: int) -> bool:
         """Job j (left out, or placed and taken out first) pushes out up to ``most`` less
         dense jobs that run from its arrival to slot ``hi``, and up to ``fill`` jobs left
@@ -393,15 +422,16 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
         on = np.flatnonzero((placed.first <= hi) & (placed.last >= inst.jobs[j].arrival))
         density = placed.worth[on] / work[on]
         keep = density < top[j] / work[j]
-        on, density = on[keep], density[keep]
+        on, density = on[keep], noisy(density[keep])
         old = {i: placed.remove(i) for i in on[np.lexsort((on, density))][:most].tolist()}
         involved = [j] if placed.put_best(j) else []
         if involved:
-            for i in sorted(old, key=lambda i: (-old[i][2] / work[i], i)):
+            back = noisy(np.array([old[i][2] / work[i] for i in old]))
+            for _, i in sorted(zip(-back, old, strict=True)):
                 if placed.put_if_free(i, *old[i]) or placed.put_best(i):
                     involved.append(i)
             near = np.flatnonzero(open_ & (placed.last < 0) & (arrival <= hi))
-            for i in near[np.lexsort((near, -top[near] / work[near]))][:fill].tolist():
+            for i in near[np.lexsort((near, -noisy(top[near] / work[near])))][:fill].tolist():
                 if placed.put_best(i):
                     involved.append(i)
         before = sum(v for _, _, v in old.values()) + (mine[2] if mine is not None else 0.0)
@@ -438,6 +468,22 @@ def eject(inst: Instance, incumbent: Sequence[Column], deadline: Deadline, *,
         # the jobs that may gain: left out, or with ``late`` placed later than they could end
         out = open_ & ((placed.last >= 0) & (placed.worth < below) if late
                        else placed.last < 0)
+        if rng is not None:  # a job, a size and a window drawn
+            may = np.flatnonzero(out & (most_w > 0))
+            if not may.size or failed > EJECT_DRAWN_STALL * may.size:
+                break
+            could = reach[may] - placed.worth[may] if late else top[may]
+            j = int(rng.choice(may, p=could / could.sum()))
+            span = EJECT_SPAN * float(np.exp(EJECT_SPAN_NOISE * rng.standard_normal()))
+            failed += 1
+            if attempt(j, min(T - 1, int(arrival[j]) + int(span * shortest[j])),
+                       *EJECT_SIZES[rng.integers(n)]):
+                kept += 1
+                failed = 0
+                gained = time.perf_counter()
+                if on_value is not None:
+                    on_value(placed.total())
+            continue
         left = np.flatnonzero(out & ~tried[size])
         if not left.size and not (out & ~tried).any():
             # every size has tried every job left out (since the last gain: then all of

@@ -1098,10 +1098,10 @@ def test_the_hand_over_rounds_its_lp_in_both_orders(monkeypatch):
     started: list[tuple[int, float]] = []
     real_eject = colgen.trace_lns.eject
 
-    def eject(inst_, incumbent, deadline, on_value=None, patience=None, late=False):
+    def eject(inst_, incumbent, deadline, on_value=None, patience=None, late=False, rng=None):
         started.append((len(calls), sum(c.value for c in incumbent)))
         return real_eject(inst_, incumbent, deadline, on_value=on_value, patience=patience,
-                          late=late)
+                          late=late, rng=rng)
 
     monkeypatch.setattr(colgen, "round_lp", spy)
     monkeypatch.setattr(colgen.trace_lns, "eject", eject)
@@ -1137,7 +1137,7 @@ def test_the_hand_over_lp_rounded_again_perturbed_gives_the_ejections_a_start(mo
 
     started: list[tuple[int, float]] = []
 
-    def eject(inst_, incumbent, deadline, on_value=None, patience=None, late=False):
+    def eject(inst_, incumbent, deadline, on_value=None, patience=None, late=False, rng=None):
         started.append((len(calls), sum(c.value for c in incumbent)))
         return optimum, 0
 
@@ -1167,8 +1167,9 @@ def test_the_ejections_start_from_the_two_best_roundings(monkeypatch):
     """The ejections run from the best schedule and then from the best other rounding
     (``EJECT_STARTS``, within ``EJECT_WITHIN``: here any), each for a part of their time,
     and what the second finds is kept where it is better; then, unless the gap is met, the
-    late jobs' ejections from the best end (``EJECT_LATE``). The second is given the
-    optimum here; the first finds nothing."""
+    late jobs' ejections from the best end (``EJECT_LATE``) and the randomized ones from
+    there to the end but a reserve (``EJECT_DRAWN``). The second is given the optimum here;
+    the first finds nothing."""
     from oasis_opt.offline import solve
     values: list[float] = []
     real = colgen.round_lp
@@ -1183,11 +1184,11 @@ def test_the_ejections_start_from_the_two_best_roundings(monkeypatch):
     optimum, rep = solve(inst, method="compact")
     assert rep.status.value == "optimal"
     started: list[tuple[float, float]] = []
-    patiences: list[tuple[float | None, bool]] = []
+    patiences: list[tuple[float | None, bool, bool]] = []
 
-    def eject(inst_, incumbent, deadline, on_value=None, patience=None, late=False):
+    def eject(inst_, incumbent, deadline, on_value=None, patience=None, late=False, rng=None):
         started.append((sum(c.value for c in incumbent), deadline.left()))
-        patiences.append((patience, late))
+        patiences.append((patience, late, rng is not None))
         if len(started) == 1:  # finds nothing, at once
             return real_eject(inst_, incumbent, Deadline.after(0.0))[0], 0
         return optimum, 7
@@ -1201,15 +1202,19 @@ def test_the_ejections_start_from_the_two_best_roundings(monkeypatch):
     res = colgen.solve(inst, **colgen_inputs(inst), bound_only=True, time_limit=60.0,
                        mip_gap=1e-9)
     distinct = sorted(set(values), reverse=True)
-    assert len(distinct) >= 2 and len(started) in (2, 3)
+    assert len(distinct) >= 2 and len(started) in (2, 4)
     (best, part1), (second, part2) = started[:2]
     assert best >= distinct[0] - _tol(distinct[0])  # the best schedule (a seed's, or a rounding)
     assert second == pytest.approx(max(v for v in distinct if v < best - _tol(best)))
     assert part2 > 1.3 * part1  # the first's third of the time and what it left
-    assert patiences[:2] == [(colgen.EJECT_PATIENCE, False)] * 2
-    if len(started) == 3:  # the gap not met: the late jobs' phase, from the best end
-        assert patiences[2] == (colgen.EJECT_PATIENCE, True)
-        assert started[2][0] == pytest.approx(optimum.total_utility)
+    assert patiences[:2] == [(colgen.EJECT_PATIENCE, False, False)] * 2
+    if len(started) == 4:  # the gap not met: the late jobs' phase and the randomized one,
+        # both from the best end, the last to the end of the budget but the reserve
+        assert patiences[2:] == [(colgen.EJECT_PATIENCE, True, False),
+                                 (colgen.EJECT_PATIENCE, False, True)]
+        assert [v for v, _ in started[2:]] == [pytest.approx(optimum.total_utility)] * 2
+        # the late jobs' phase had what the starts left of EJECT_SHARE (half) of the time
+        assert started[3][1] > 1.5 * started[2][1]
     assert res.schedule.total_utility == pytest.approx(optimum.total_utility)
     assert res.extras["lns_ejections"] == 7
     assert validate(inst, res.schedule).feasible
@@ -1289,6 +1294,51 @@ def test_ejections_with_patience_give_way_when_they_stall(monkeypatch):
     sched, kept = trace_lns.eject(inst, [a], Deadline.after(60.0), patience=1.0)
     assert kept == 1 and _done(sched) == {"b", "c"}
     assert validate(inst, sched).feasible
+
+
+class _CountingDraws:
+    """A seeded ``numpy`` generator that counts the jobs it draws (``choice``)."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.draws = 0
+
+    def choice(self, *a, **kw):
+        self.draws += 1
+        return self.rng.choice(*a, **kw)
+
+    def __getattr__(self, name: str):
+        return getattr(self.rng, name)
+
+
+def test_randomized_ejections_make_the_trade_then_end_when_nothing_gains():
+    """With ``rng``, the ejections draw the job that tries (here b or c: either makes the
+    trade of the test above at its first draw), and they end after ``EJECT_DRAWN_STALL``
+    draws per job that may gain in a row without a gain (then only a, which gains nowhere),
+    long before their deadline. From the optimum they draw a only, as often, and keep it."""
+    from oasis_opt.formulations import trace_lns
+    inst = _two_gpus()
+    a, b, c = _run(inst, 0, 2), _run(inst, 1, 1), _run(inst, 2, 1)
+    draws = _CountingDraws(0)
+    values: list[float] = []
+    sched, kept = trace_lns.eject(inst, [a], Deadline.after(600.0), on_value=values.append,
+                                  rng=draws)
+    rep = validate(inst, sched)
+    assert rep.feasible, rep.violations
+    assert kept == 1 and _done(sched) == {"b", "c"} and values == [pytest.approx(12)]
+    assert draws.draws == 1 + trace_lns.EJECT_DRAWN_STALL + 1
+    draws = _CountingDraws(1)
+    sched, kept = trace_lns.eject(inst, [b, c], Deadline.after(600.0), rng=draws)
+    assert kept == 0 and _done(sched) == {"b", "c"}
+    assert draws.draws == trace_lns.EJECT_DRAWN_STALL + 1
+
+
+def test_randomized_ejections_need_a_deadline():
+    """They have no end of their own but the stall: without a deadline they are refused."""
+    from oasis_opt.formulations import trace_lns
+    inst = _two_gpus()
+    with pytest.raises(ValueError, match="need a deadline"):
+        trace_lns.eject(inst, [_run(inst, 0, 2)], Deadline(), rng=np.random.default_rng(0))
 
 
 def test_the_next_size_takes_over_where_one_gains_nothing(monkeypatch):
@@ -1424,6 +1474,29 @@ def test_ejections_keep_the_rounded_schedule_feasible_and_never_worse(preset):
     assert rep.total_utility <= lp + _tol(lp)
 
 
+def test_randomized_ejections_go_on_past_where_the_sweep_ends():
+    """On ``hard`` seed 0's pooled LP rounded, the ejections' sweep ends (every size has
+    tried every job left out) at a local optimum; the randomized ejections from there gain
+    more (349.96 → 418.97 with seed 0 when written), end by their stall long before the
+    deadline, give a valid schedule no better than the LP, and the same one for the same
+    seed."""
+    from oasis_opt.formulations import trace_lns
+    inst, master, lp, rounded = _rounded_fixed_rate("hard")
+    swept, _ = trace_lns.eject(inst, colgen.schedule_columns(inst, rounded), Deadline())
+    start = colgen.schedule_columns(inst, swept)
+    assert trace_lns.eject(inst, start, Deadline())[1] == 0  # the sweep's local optimum
+    ends = []
+    for _ in range(2):
+        sched, kept = trace_lns.eject(inst, start, Deadline.after(600.0),
+                                      rng=np.random.default_rng(0))
+        rep = validate(inst, sched)
+        assert rep.feasible, rep.violations
+        ends.append((rep.total_utility, kept))
+    (value, kept), again = ends
+    assert kept > 0 and value > swept.total_utility + _tol(swept.total_utility)
+    assert value <= lp + _tol(lp) and again == (value, kept)
+
+
 @pytest.mark.parametrize("preset", ["testbed", "hard"])
 def test_moves_keep_the_rounded_schedule_feasible_and_never_worse(preset):
     """On a pooled master's LP rounded (as at trace scale), the moves give a valid schedule,
@@ -1478,7 +1551,8 @@ def test_the_moves_take_the_end_without_an_exact_lp(monkeypatch):
     res = colgen.solve(inst, **kw, bound_only=True, time_limit=60.0, mip_gap=1e-9)
     assert res.extras["iterations"] == 1 and moves and not any(exact)
     assert res.extras["lns_moves"] == moves[0]
-    assert res.extras["lns_ejections"] == ejections[0]  # the ejections ran first
+    # the ejections ran first; the late jobs' and the randomized ones count where they gain
+    assert ejections[0] <= res.extras["lns_ejections"] <= sum(ejections)
     assert validate(inst, res.schedule).feasible
     best_seed = max(s.total_utility for s in kw["seeds"])
     assert opt + _tol(opt) >= res.schedule.total_utility >= best_seed - _tol(best_seed)
@@ -1502,7 +1576,8 @@ def test_the_moves_do_not_run_once_the_ejections_meet_the_gap(monkeypatch):
     handed: list[float] = []  # the utility the ejections start from: the rounding's
     ended: list[bool] = []  # whether each phase's deadline had passed once the gain was told
 
-    def to_the_optimum(inst_, incumbent, deadline, on_value=None, patience=None, late=False):
+    def to_the_optimum(inst_, incumbent, deadline, on_value=None, patience=None, late=False,
+                       rng=None):
         handed.append(sum(c.value for c in incumbent))
         on_value(best.total_utility)
         ended.append(deadline.passed())
