@@ -136,21 +136,37 @@ NEAR_WHOLE = 1e-6
 NO_PRESOLVE: dict[str, Any] = {"presolve": "off"}
 #: The second solve where the first was ``CAREFUL``: its tolerances, with presolve.
 TIGHT: dict[str, Any] = {k: v for k, v in CAREFUL.items() if k != "presolve"}
+#: ``care_options``'s ``careful`` for the second opinion on a solve without presolve.
+SECOND = "second"
 #: Quotients closer than this share to a whole number are whole (rounding: 0.3 / 0.1).
 WHOLE = 1e-12
 
 
-def care_options(instance: Any, careful: bool = False) -> dict[str, Any]:
+def care_options(instance: Any, careful: bool | str = False) -> dict[str, Any]:
     """HiGHS's options for the compact MILP of ``instance``: where it has ``fine_demands``,
     ``CAREFUL``; else where it has ``near_whole`` capacities, ``NO_PRESOLVE``; else none (its
     defaults). ``careful`` (a second solve, after the first one's schedule overfilled a
     server or its proven optimum lay below an online schedule): ``CAREFUL``, or ``TIGHT``
     where the first solve was careful already: the same options again would give the same
-    wrong answer (r18551 through PuLP: 39.91 proved twice where 45.01 is)."""
+    wrong answer (r18551 through PuLP: 39.91 proved twice where 45.01 is). ``careful`` =
+    ``SECOND`` (the second opinion on a proven optimum where the first options turn
+    presolve off, ``presolve_off``): the first options with presolve."""
     first = CAREFUL if fine_demands(instance) else NO_PRESOLVE if near_whole(instance) else {}
+    if careful == SECOND:
+        return {k: v for k, v in first.items() if k != "presolve"}
     if careful:
         return dict(TIGHT if first == CAREFUL else CAREFUL)
     return dict(first)
+
+
+def presolve_off(instance: Any) -> bool:
+    """Whether the first solve of ``instance``'s compact MILP runs without presolve
+    (``care_options``). HiGHS 1.16 so proved wrong optima: 0 where 32.44 is (r46354,
+    ``near_whole``) and 39.91 where 45.01 is (r18551, ``fine_demands``), both through
+    PuLP, whose model differs from the others' in the order of its rows only; with presolve
+    it proved both. Such an optimum gets a second opinion (``SECOND``,
+    ``oasis_opt/offline/report.second_opinion``)."""
+    return care_options(instance).get("presolve") == "off"
 
 
 def near_whole(instance: Any) -> bool:

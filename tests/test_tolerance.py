@@ -534,6 +534,78 @@ def test_a_second_solve_is_not_the_first_again(monkeypatch):
     assert report.objective >= algorithms.run("tetris", instance).total_utility - 1e-9
 
 
+@pytest.mark.parametrize("name", ["r18551", "r46354"])
+def test_an_optimum_proven_without_presolve_gets_a_second_opinion(name):
+    """Without presolve (``highs.presolve_off``: fine demands or near-whole capacities)
+    HiGHS 1.16 proved wrong optima through PuLP and Pyomo with no floor to catch them: 39.91
+    on r18551 (45.01 is) and 0 on r46354 (32.44 is). A second solve with presolve checks
+    such a proof (``report.second_opinion``): every medium proves the server model's
+    optimum, with the user's rows (none here) too, and no bound is below an online
+    schedule."""
+    instance = instance_from_dict(NUMERIC_CASES[name])
+    assert highs.presolve_off(instance)
+    assert "presolve" not in highs.care_options(instance, careful=highs.SECOND)
+    server, _ = solve(instance, options=PLAIN, floor=())
+    online = max(algorithms.run(a, instance).total_utility
+                 for a in ("oasis", "fifo", "drf", "rrh", "tetris"))
+    assert server.total_utility >= online - 1e-9
+    runs = [(modeler, None) for modeler in ("highspy", "pyomo", "pulp")] + [
+        (modeler, lambda model: None) for modeler in ("pyomo", "pulp")]  # the custom route
+    for modeler, customize in runs:
+        schedule, report = solve(instance, modeler=modeler, floor=(), customize=customize)
+        assert report.status is SolveStatus.OPTIMAL and validate(instance, schedule).feasible
+        assert report.objective == pytest.approx(server.total_utility, rel=1e-9)
+        assert report.bound >= online - 1e-9
+        assert report.history[-1][2] >= online - 1e-9
+
+
+def test_a_second_opinion_keeps_the_better_schedule_and_the_bounds_it_leaves():
+    """``second_opinion`` on made-up results over r46354's schedules (none, 0; OASiS's,
+    32.44): the first solve's optimum below the second's schedule is dropped with its bound,
+    the tracker's too; a second bound below the first's schedule is dropped; where both
+    stand the bound is the lesser and the first is kept."""
+    from oasis_opt.formulations.result import SolveResult
+
+    from oasis_opt.offline.clock import Clock, Tracker
+    from oasis_opt.offline.report import credible, second_opinion
+
+    instance = instance_from_dict(NUMERIC_CASES["r46354"])
+    good = algorithms.run("oasis", instance)
+    none = Schedule.from_arrays(instance, "x", {}, {})
+    v = good.total_utility
+    read = {"none": none, "good": good}
+
+    def opinion(first, second):
+        tracker = Tracker(Clock(None), None)
+        tracker.update(incumbent=read[first[0]].total_utility, bound=first[1])
+        raw = SolveResult(SolveStatus.OPTIMAL, read[first[0]].total_utility, first[1],
+                          (first[0],), solve_seconds=1.0)
+        other = SolveResult(second[2], read[second[0]].total_utility, second[1],
+                            (second[0],), solve_seconds=2.0)
+        result, schedule = second_opinion(instance, raw, read[first[0]], tracker,
+                                          tracker.clock, lambda clock: other,
+                                          lambda r: read[r.values[0]])
+        assert result.solve_seconds == 3.0
+        return result, schedule, tracker
+
+    # the first proved 0 where the second found OASiS's schedule and proved it
+    result, schedule, tracker = opinion(("none", 0.0), ("good", v, SolveStatus.OPTIMAL))
+    assert schedule is good and result.status is SolveStatus.OPTIMAL and result.bound == v
+    assert tracker.bound == v and tracker.history[-1][2] == v  # (the 0 withdrawn)
+    # ... and where the second ran out of time with no bound of its own: none stands
+    result, schedule, tracker = opinion(("none", 0.0), ("good", None, SolveStatus.TIME_LIMIT))
+    assert schedule is good and result.status is SolveStatus.TIME_LIMIT
+    assert result.bound is None and tracker.bound == float("inf")
+    # the second wrong: its bound (0) below the first's schedule; the first kept
+    result, schedule, tracker = opinion(("good", v), ("none", 0.0, SolveStatus.OPTIMAL))
+    assert schedule is good and result.status is SolveStatus.OPTIMAL and result.bound == v
+    # both stand: the lesser bound
+    result, schedule, _ = opinion(("good", v + 1), ("good", v, SolveStatus.OPTIMAL))
+    assert schedule is good and result.bound == v
+    assert credible([None, 5.0, 3.0], 4.0) == 5.0 and credible([3.0], 4.0) is None
+    assert credible([4.0 - 1e-9], 4.0) == 4.0 - 1e-9 and credible([], None) is None
+
+
 def test_a_solve_error_is_solved_again_carefully():
     """r102874 (round 26's search): near-whole capacities (PSs of 9.99999999e14 on servers of
     1e15), so HiGHS runs without presolve; given the floor's schedule as its start it ended
@@ -580,7 +652,7 @@ def test_the_numeric_search_makes_the_pinned_instances_from_their_seeds(tmp_path
     """``tools/numeric_search.py`` regenerates the instances it found (their seeds are their
     names), so a change to its generator is seen here, and its command runs."""
     search = numeric_search()
-    for name in ("r102874", "r18551", "r21984"):
+    for name in ("r102874", "r18551", "r21984", "r46354"):
         made = search.instance(int(name[1:]))
         assert {**made, "name": name} == NUMERIC_CASES[name]
     assert search.main(["0", "3", "--routes", "compact", "--out", str(tmp_path)]) == 0

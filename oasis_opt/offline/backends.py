@@ -97,7 +97,7 @@ def highspy_mip(m: Any, clock: Clock, tracker: Tracker, mip_gap: float, random_s
                 start: Schedule | None = None,
                 on_values: Callable[[float, tuple[dict, ...]], None] | None = None,
                 lp: Any = None, incumbents: bool = True,
-                careful: bool = False, halt: Callable[[], bool] | None = None) -> Any:
+                careful: bool | str = False, halt: Callable[[], bool] | None = None) -> Any:
     """A quiet ``Highs`` holding the built compact MILP ``m`` (``compact_highspy.build``) as
     every highspy solve of the route runs it, ready to run: one thread (``THREADS``), gap
     ``mip_gap``, ``random_seed``, ``mip_options`` of its formulation, HiGHS's share of the
@@ -182,7 +182,7 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                   random_seed: int = 0, start: Schedule | None = None,
                   on_values: Callable[[float, tuple[dict, ...]], None] | None = None,
                   inbox: Callable[[], Schedule | None] | None = None,
-                  careful: bool = False, halt: Callable[[], bool] | None = None
+                  careful: bool | str = False, halt: Callable[[], bool] | None = None
                   ) -> SolveResult:
     """The compact MILP as arrays (``formulations/compact_highspy.py``) on highspy, with
     callbacks for progress and the deadline, and ``start`` (the floor) as a MIP start
@@ -272,7 +272,7 @@ def solve_highspy(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
 def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                 start: Schedule | None = None,
                 customize: Callable[[Any], None] | None = None,
-                careful: bool = False) -> SolveResult:
+                careful: bool | str = False) -> SolveResult:
     """Pyomo model → ``pyomo.contrib.solver`` HiGHS (persistent interface). Pyomo's interface
     takes no callbacks: the history has the end points only, and the deadline rests on the
     predicted build (``plan_route``) and HiGHS's own time limit. ``customize(model)`` runs after
@@ -320,7 +320,7 @@ def solve_pyomo(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
 def solve_pulp(prep: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                start: Schedule | None = None,
                customize: Callable[[Any], None] | None = None,
-               careful: bool = False) -> SolveResult:
+               careful: bool | str = False) -> SolveResult:
     """PuLP problem → ``pulp.HiGHS`` (highspy). The steps of ``HiGHS.actualSolve`` are run one
     by one to time the hand-over and to put callbacks on PuLP's ``Highs`` object; status and
     bound come from HiGHS itself, not ``LpStatus`` (which says "Optimal" after a time limit).

@@ -48,6 +48,14 @@ class Clock:
         phase.deadline = self.deadline.before(seconds)
         return phase
 
+    def within(self, seconds: float) -> Clock:
+        """The same start with the deadline at most ``seconds`` from now: the clock of a
+        step that may take no longer (a careful solve's second opinion,
+        ``report.second_opinion``)."""
+        phase = copy.copy(self)
+        phase.deadline = self.deadline.earlier(time.perf_counter() + seconds)
+        return phase
+
 
 
 @dataclass(eq=False)
@@ -88,6 +96,23 @@ class Tracker:
                                           self.incumbent <= incumbent):
                 return
             self.incumbent = incumbent
+            point = (round(self.clock.elapsed(), 4), self.incumbent, self.bound)
+            self.history.append(point)
+            if self.on_progress is not None:
+                self.on_progress(*point)
+
+    def retract_bound(self, bound: float) -> None:
+        """Withdraw a bound that a valid schedule contradicts (it earns more: the solver's
+        error, not a relaxation's, ``report.second_opinion``): the least bound is ``bound``
+        from here on, higher or not (+inf: none, and ``report.finish`` settles the trivial
+        bound). The history keeps what was reported then, and gains a point with the bound
+        withdrawn (``finish``'s where none is left)."""
+        with self.lock:
+            if bound == self.bound:
+                return
+            self.bound = float(bound)
+            if not math.isfinite(self.bound):
+                return
             point = (round(self.clock.elapsed(), 4), self.incumbent, self.bound)
             self.history.append(point)
             if self.on_progress is not None:

@@ -11,6 +11,7 @@ from functools import partial
 from typing import Any
 
 from ..errors import SolverError
+from ..formulations.highs import SECOND, presolve_off
 from ..formulations.result import SolveResult
 from ..model import REL_TOL, Instance, Schedule
 from . import backends, race
@@ -36,7 +37,15 @@ from .plan import (
     routes_race,
     settle_fallback,
 )
-from .report import SolveReport, SolveStatus, below, extract, finish, solved_again
+from .report import (
+    SolveReport,
+    SolveStatus,
+    below,
+    extract,
+    finish,
+    second_opinion,
+    solved_again,
+)
 
 
 def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Tracker,
@@ -118,9 +127,10 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         - raw.solve_seconds
     schedule = extract(prep, raw)
 
-    def again() -> SolveResult:  # HiGHS's defaults failed the model: carefully
+    def again(clock: Clock = solving, careful: bool | str = True) -> SolveResult:
+        # HiGHS's defaults failed the model: carefully (or the second opinion's options)
         return backends.ROUTES.get(raw.solver, backends.solve_highspy)(
-            prep, solving, tracker, mip_gap, start=floor, careful=True)
+            prep, clock, tracker, mip_gap, start=floor, careful=careful)
     retried = bool(raw.values) and (overfilled(instance, schedule)
                                     or bool(raw.extras.get("disagreed"))
                                     or _short(raw, schedule))
@@ -133,6 +143,14 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
             and mip_gap == 0:  # a proven optimum below an online schedule: once more
         raw, schedule = solved_again(instance, raw, tracker, floor.total_utility, again,
                                      lambda r: extract(prep, r))
+        retried = True
+    if not retried and raw.status is SolveStatus.OPTIMAL and raw.values and \
+            solver == "highs" and presolve_off(instance):
+        # an optimum proven without presolve, checked by a solve with it (HiGHS proved wrong
+        # ones without: r18551, r46354)
+        raw, schedule = second_opinion(instance, raw, schedule, tracker, solving,
+                                       partial(again, careful=SECOND),
+                                       lambda r: extract(prep, r))
     status = raw.status
     tracker.update(incumbent=schedule.total_utility if raw.values or not prep.active else None,
                    bound=raw.bound)

@@ -10,12 +10,13 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError, SolverError
+from ..formulations.highs import SECOND, presolve_off
 from ..formulations.result import SolveResult
 from ..model import Instance, Schedule
 from .backends import ROUTES
 from .clock import Clock, Tracker
 from .plan import build_bytes
-from .report import SolveReport, SolveStatus, below, finish, solved_again
+from .report import SolveReport, SolveStatus, below, finish, second_opinion, solved_again
 
 # --- your own constraints (customize) -----------------------------------------------------
 
@@ -87,6 +88,13 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
             instance, raw, tracker, None if best is None else best.total_utility,
             lambda: ROUTES[modeler](prep, clock, tracker, mip_gap, customize=hook,
                                     careful=True),
+            lambda r: _as_solved(prep, r))
+    elif raw.values and raw.status is SolveStatus.OPTIMAL and presolve_off(instance):
+        # an optimum proven without presolve, checked by a solve with it (report.py)
+        raw, schedule = second_opinion(
+            instance, raw, schedule, tracker, clock,
+            lambda c: ROUTES[modeler](prep, c, tracker, mip_gap, customize=hook,
+                                      careful=SECOND),
             lambda r: _as_solved(prep, r))
     if not raw.values and not kept:
         raise SolverError(f"no schedule that keeps the rows of {_name_of(customize)} was "
