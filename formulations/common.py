@@ -851,6 +851,9 @@ def binding_resources(demand: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     return keep
 
 
+#: ``maximal_patterns`` sums a load exactly where the room left, taken item by item, is
+#: within this share of the magnitudes summed (each subtraction rounds by 2⁻⁵³ of them).
+EXACT_NEAR = 1e-12
 #: Search nodes of ``maximal_patterns`` allowed per pattern of a limited budget.
 SEARCH_NODES_PER_PATTERN = 50
 
@@ -862,11 +865,20 @@ def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.nd
     fits. Every feasible content of a server is dominated by one of them, so
     ``y ≤ Σ_p n_p·λ_p`` with ``Σ_p λ_p ≤ |g|`` is exact.
 
-    One test of fit for the counts tried and for maximality, on the load against that
-    limit: the counts were held to ``⌊rem/d + 1e-9⌋`` and maximality to ``d ≤ rem + 1e-9·rem``,
-    so two PSs of 15.625 beside none were "not maximal" (one of 3.125e10 fit on top, within
-    1e-9 of the rest) while one of 3.125e10 left no room for them: neither pattern was kept
-    and the optimum lost a job (45.18 proved where 68.07 is)."""
+    One test of fit for the counts tried and for maximality: the sign of ``C·(1 +
+    ROW_SLACK) − Σ_j n_j·d_j``, summed exactly (``math.fsum``, whatever the order) where
+    the room taken item by item is near 0 (``EXACT_NEAR``), so that it depends on the
+    count vector alone. Two earlier tests failed on the way they were
+    computed:
+    - counts held to ``⌊rem/d + 1e-9⌋`` and maximality to ``d ≤ rem + 1e-9·rem``: two PSs of
+      15.625 beside none were "not maximal" (one of 3.125e10 fit on top, within 1e-9 of
+      the rest) while one of 3.125e10 left no room for them: neither pattern was kept and
+      the optimum lost a job (45.18 proved where 68.07 is);
+    - one limit, but the room left ``rem`` taken by subtraction, item by item: on a PS
+      server of 2e12 (limit 2e12 + 1 000), one PS of 1e12 and one of 1 000.0000000000001
+      left 1e12 in floats, so another 1e12 "fit" and (1, 1) was not maximal, while two of
+      1e12 left 1 000, where the small one does not fit: only (2, 0) was kept, and every
+      medium proved 50.83 where 62.54 is (r25834)."""
     budget = budget if budget is not None else [None]
     cap = [float(x) * (1.0 + ROW_SLACK) for x in capacity]
     dem = [[float(x) for x in d] for d in demands]
@@ -882,8 +894,27 @@ def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.nd
                       else SEARCH_NODES_PER_PATTERN * max(1, budget[0]))
     nodes = budget[1:2]
 
-    def fits(rem: list[float], d: list[float]) -> bool:
-        return all(x <= r for x, r in zip(d, rem, strict=True))
+    def room(r: int, j: int, c: int) -> float:
+        """The limit on resource r less the load of ``counts`` with ``counts[j] = c``,
+        rounded once from the exact sum of the limit and the (rounded) products: its sign
+        is exact."""
+        return math.fsum([cap[r], -c * dem[j][r]] +
+                         [-m * d[r] for i, (m, d) in enumerate(zip(counts, dem, strict=True))
+                          if m and i != j])
+
+    def fits(j: int, c: int, rem: list[float]) -> bool:
+        """``counts`` with ``counts[j] = c`` within the limit; ``rem``: the room ``counts``
+        leave, taken item by item. Where that is further from 0 than its rounding could
+        take it (``EXACT_NEAR``), its sign decides; else ``room``'s."""
+        more = c - counts[j]
+        for r, x in enumerate(dem[j]):
+            if x > 0:
+                left = rem[r] - more * x
+                if abs(left) <= EXACT_NEAR * (cap[r] + more * x + abs(rem[r])):
+                    left = room(r, j, c)
+                if left < 0.0:
+                    return False
+        return True
 
     def dfs(k: int, rem: list[float]) -> None:
         if nodes[0] is not None:
@@ -893,7 +924,7 @@ def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.nd
                 raise _TooMany
         if k == n:
             for j in range(n):
-                if counts[j] < most[j] and fits(rem, dem[j]):
+                if counts[j] < most[j] and fits(j, counts[j] + 1, rem):
                     return  # not maximal
             found.append(tuple(counts))
             if budget[0] is not None:
@@ -902,10 +933,14 @@ def maximal_patterns(demands: list[np.ndarray], most: list[int], capacity: np.nd
                     raise _TooMany
             return
         d = dem[k]
-        top = most[k]
+        top = most[k]  # the quotient, then settled by the one test
         for x, r in zip(d, rem, strict=True):
             if x > 0:
                 top = min(top, math.floor(r / x) if r > 0 else 0)
+        while top > 0 and not fits(k, top, rem):
+            top -= 1
+        while top < most[k] and fits(k, top + 1, rem):
+            top += 1
         for c in range(top, -1, -1):
             counts[k] = c
             dfs(k + 1, [r - c * x for x, r in zip(d, rem, strict=True)])

@@ -534,6 +534,26 @@ def test_a_second_solve_is_not_the_first_again(monkeypatch):
     assert report.objective >= algorithms.run("tetris", instance).total_utility - 1e-9
 
 
+def test_a_pattern_is_maximal_by_the_load_of_its_counts_not_the_order_they_were_added():
+    """r25834 (round 37's search): on a PS server of 2e12 (its limit 2e12 + 1 000), one PS
+    of 1e12 and one of 1 000.0000000000001 left 1e12 of room in floats taken item by item,
+    so another 1e12 "fit" and (1, 1) was not maximal, while after two of 1e12 the small one
+    did not fit: only (2, 0) was kept, and every medium proved 50.83 where the server model
+    proves 62.54. Fit and maximality are now one test of the counts' load, summed exactly
+    near the limit (``common.EXACT_NEAR``)."""
+    big, small = np.array([1e12]), np.array([1000.0000000000001])
+    assert maximal_patterns([big, small], [2, 1], np.array([2e12])) == [(2, 0), (1, 1)]
+    assert maximal_patterns([small, big], [1, 2], np.array([2e12])) == [(1, 1), (0, 2)]
+    instance = instance_from_dict(NUMERIC_CASES["r25834"])
+    server, _ = solve(instance, options=PLAIN, floor=())
+    assert server.total_utility == pytest.approx(62.541105000060725, rel=1e-12)
+    for modeler in ("highspy", "pyomo", "pulp"):
+        schedule, report = solve(instance, modeler=modeler, floor=())
+        assert report.route.startswith(f"compact/{modeler}/full")  # the patterns' route
+        assert report.status is SolveStatus.OPTIMAL and validate(instance, schedule).feasible
+        assert report.objective == pytest.approx(server.total_utility, rel=1e-12)
+
+
 @pytest.mark.parametrize("name", ["r18551", "r46354"])
 def test_an_optimum_proven_without_presolve_gets_a_second_opinion(name):
     """Without presolve (``highs.presolve_off``: fine demands or near-whole capacities)
@@ -652,7 +672,7 @@ def test_the_numeric_search_makes_the_pinned_instances_from_their_seeds(tmp_path
     """``tools/numeric_search.py`` regenerates the instances it found (their seeds are their
     names), so a change to its generator is seen here, and its command runs."""
     search = numeric_search()
-    for name in ("r102874", "r18551", "r21984", "r46354"):
+    for name in ("r102874", "r18551", "r21984", "r46354", "r25834"):
         made = search.instance(int(name[1:]))
         assert {**made, "name": name} == NUMERIC_CASES[name]
     assert search.main(["0", "3", "--routes", "compact", "--out", str(tmp_path)]) == 0
