@@ -50,8 +50,8 @@ class Clock:
 
     def within(self, seconds: float) -> Clock:
         """The same start with the deadline at most ``seconds`` from now: the clock of a
-        step that may take no longer (a careful solve's second opinion,
-        ``report.second_opinion``)."""
+        step that may take no longer (the second opinion on an optimum proven without
+        presolve, ``report.second_opinion``)."""
         phase = copy.copy(self)
         phase.deadline = self.deadline.earlier(time.perf_counter() + seconds)
         return phase
