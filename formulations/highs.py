@@ -162,9 +162,10 @@ def care_options(instance: Any, careful: bool | str = False) -> dict[str, Any]:
 def presolve_off(instance: Any) -> bool:
     """Whether the first solve of ``instance``'s compact MILP runs without presolve
     (``care_options``). HiGHS 1.16 so proved wrong optima: 0 where 32.44 is (r46354,
-    ``near_whole``) and 39.91 where 45.01 is (r18551, ``fine_demands``), both through
-    PuLP, whose model differs from the others' in the order of its rows only; with presolve
-    it proved both. Such an optimum gets a second opinion (``SECOND``,
+    ``near_whole``, through PuLP) and 39.91 where 45.01 is (r18551, ``fine_demands``,
+    through PuLP and Pyomo; the same model written out and read back, it proved 39.91
+    without presolve and at ``mip_feasibility_tolerance`` 1e-9 only); with presolve it
+    proved both. Such an optimum gets a second opinion (``SECOND``,
     ``oasis_opt/offline/report.second_opinion``)."""
     return care_options(instance).get("presolve") == "off"
 

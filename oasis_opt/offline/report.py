@@ -190,7 +190,8 @@ def second_opinion(instance: Instance, raw: SolveResult, schedule: Schedule, tra
     ``clock`` cut to ``SECOND_OPINION_SHARE`` of the first's time and
     ``SECOND_OPINION_SECONDS``; ``highs.SECOND``: the first's tolerances). HiGHS 1.16
     without presolve proved 0 "optimal" on r46354 through PuLP, where 32.44 is, and 39.91 on
-    r18551 (tolerances 1e-9), where 45.01 is; with presolve it proves both (and at 1e-10 it
+    r18551 (tolerances 1e-9) through PuLP and Pyomo, where 45.01 is; with presolve it
+    proves both (and at 1e-10 it
     proved 12 where 13 is on another instance, ``highs.CAREFUL``: neither is trusted
     alone). Without an online schedule to compare (``floor=()``) nothing else would see it.
     The better valid schedule is kept, with its solve's result; a bound below it is dropped
