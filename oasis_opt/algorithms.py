@@ -31,12 +31,13 @@ import os
 import random
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from .errors import AlgorithmError, InputError, elide, one_line
+from .errors import AlgorithmError, InputError, PluginWarning, elide, one_line
 from .model import Instance, Schedule, check_instance
 from .validate import validate
 
@@ -121,13 +122,15 @@ def _note_ignored(ep: Any, why: str) -> None:
     ``oasis`` or ``fifo`` computes); a name no command line can write, or one a second
     package declares too (the first found is kept), is not used either. Ignoring them
     silently left their authors wondering why their scheduler never ran. This is written
-    here, not returned: the entry points are read wherever a name is resolved or listed
-    (``--help`` included), where there is no result to carry a note."""
+    a warning (``PluginWarning``), not returned: the entry points are read wherever a name is
+    resolved or listed (``--help`` included), where there is no result to carry a note; the
+    command line prints it as a ``note:`` line."""
     key = (ep.name, getattr(ep, "value", ""))
     if key in _NOTED_IGNORED:
         return
     _NOTED_IGNORED.add(key)
-    sys.stderr.write(f"note: installed entry point {_source(ep)} is ignored because {why}\n")
+    warnings.warn(f"installed entry point {_source(ep)} is ignored because {why}",
+                  PluginWarning, stacklevel=2)
 
 
 def _entry_points() -> dict[str, Any]:
@@ -199,9 +202,9 @@ def _import_target(name: str, target: str) -> Callable[..., Schedule]:
     except ImportError as err:
         raise InputError("algorithm", f"{name!r}: cannot import module {module!r} "
                                       f"({type(err).__name__}: {err})") from None
-    except Exception as err:  # the user's module raised while importing
+    except (Exception, SystemExit) as err:  # the user's module raised (or exited) importing
         raise InputError("algorithm", f"{name!r}: importing module {module!r} failed "
-                                      f"({type(err).__name__}: {err})") from None
+                                      f"({_what(err)})") from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -211,6 +214,15 @@ def _import_target(name: str, target: str) -> Callable[..., Schedule]:
     if not callable(obj):
         raise InputError("algorithm", f"{name!r}: {attr!r} is not a function")
     return obj
+
+
+def _what(err: BaseException) -> str:
+    """An import's failure in a message: a module that calls ``sys.exit()`` while it is
+    imported (a script with its own command line) would otherwise end the command with its
+    code, 0 included, and no word."""
+    if isinstance(err, SystemExit):
+        return f"it called sys.exit({err.code!r}) while being imported"
+    return f"{type(err).__name__}: {err}"
 
 
 #: An algorithm as callers name it: a name (module docstring) or the function itself.
@@ -248,10 +260,10 @@ def get(name: Algorithm) -> Callable[..., Schedule]:
                                           f"{describe()}")
         try:
             fn = ep.load()
-        except Exception as err:
+        except (Exception, SystemExit) as err:
             raise InputError("algorithm", f"{name!r}: entry point {ep.value!r} of group "
                                           f"{ENTRY_POINT_GROUP} does not load "
-                                          f"({type(err).__name__}: {err})") from None
+                                          f"({_what(err)})") from None
         if not callable(fn):
             raise InputError("algorithm", f"{name!r}: entry point {ep.value!r} is not a "
                                           "function")
@@ -333,8 +345,9 @@ def _param_place(place: str, key: str) -> str:
 
 def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "params", *,
                  values: bool = True) -> None:
-    """Refuse a parameter the algorithm does not take, or (``values``) a value its annotation
-    rules out, naming it (before anything runs). A grid, whose values are lists of values,
+    """Refuse a parameter the algorithm does not take, or (``values``: ``params`` is the
+    whole set) a value its annotation rules out or a parameter without a default that is
+    missing, naming it (before anything runs). A grid, whose values are lists of values,
     checks its keys here with ``values=False`` and each combination's values after.
 
     Only plain annotations are enforced (``bool``, ``int``, ``float``, ``str``, and a
@@ -352,6 +365,11 @@ def check_params(name: Algorithm, params: Mapping[str, Any], place: str = "param
         return
     sig = _signature(get(name))
     assert sig is not None  # ``known`` came from it
+    for key, p in list(sig.parameters.items())[1:]:
+        if p.default is p.empty and key not in params and \
+                p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD):
+            raise InputError(_param_place(place, key),
+                             f"{label(name)} needs this parameter (it has no default)")
     for key, value in params.items():
         text = _annotation_text(sig.parameters[key].annotation)
         where = _param_place(place, key)

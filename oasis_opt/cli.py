@@ -1242,6 +1242,32 @@ def _check_paths(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     global _started
     _started = time.perf_counter()
+    with _plugin_notes():
+        return _main(argv)
+
+
+@contextlib.contextmanager
+def _plugin_notes() -> Any:
+    """A ``PluginWarning`` (an installed plug-in ignored: ``algorithms._note_ignored``, which
+    says each once per process) as one ``note:`` line on stderr, not Python's warning
+    format; other warnings as before."""
+    import warnings
+
+    from .errors import PluginWarning
+    with warnings.catch_warnings():  # restores the filters and ``showwarning`` after
+        shown = warnings.showwarning
+        warnings.simplefilter("always", PluginWarning)
+
+        def show(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            if issubclass(category, PluginWarning):
+                sys.stderr.write(f"note: {message}\n")
+            else:
+                shown(message, category, *args, **kwargs)
+        warnings.showwarning = show
+        yield
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

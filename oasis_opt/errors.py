@@ -137,3 +137,10 @@ class AlgorithmError(RuntimeError):
     """An algorithm (built-in or the user's own) failed on valid input: it raised, returned
     something that is not a schedule, or produced a schedule that breaks a rule of the model.
     The message names the algorithm; the command line prints it and exits with status 1."""
+
+
+class PluginWarning(UserWarning):
+    """An installed plug-in (an entry point of ``oasis_opt.algorithms``) is ignored: named like
+    a built-in, by a name no command line can write, or declared by a second package too. The
+    command line prints it as one ``note:`` line; in Python it is a warning like any other
+    (``warnings.filterwarnings("ignore", category=oasis_opt.PluginWarning)``)."""

@@ -425,13 +425,21 @@ def check_text(data: Any, file: str) -> None:
 # --- instances ---------------------------------------------------------------------------
 
 
+def check_format(data: dict[str, Any], fmt: str, place: str = "format") -> None:
+    """Refuse a file whose format tag is not ``fmt``, or that has none ("missing field", as
+    every other field says: not "got None")."""
+    if "format" not in data:
+        raise InputError(place, f"missing field (expected {fmt!r})")
+    if data["format"] != fmt:
+        raise InputError(place, f"expected {fmt!r}, got {data['format']!r}")
+
+
 def parse_model(schema: type[BaseModel], data: Any, fmt: str, what: str) -> Any:
     """``data`` checked against a strict schema after its format tag: one ``InputError``
     naming the place of the first problem (``what``: e.g. "an instance")."""
     if not isinstance(data, dict):
         raise InputError("", f"{what} must be a JSON object, got {_kind(data)}")
-    if data.get("format") != fmt:
-        raise InputError("format", f"expected {fmt!r}, got {data.get('format')!r}")
+    check_format(data, fmt)
     try:
         return schema.model_validate(data)
     except ValidationError as err:
@@ -646,8 +654,7 @@ def schedule_from_dict(data: Any) -> Schedule:
     """Parse a schedule; names are checked against an instance by the validator."""
     if not isinstance(data, dict):
         raise InputError("", "a schedule must be a JSON object")
-    if data.get("format") != SCHEDULE_FORMAT:
-        raise InputError("format", f"expected {SCHEDULE_FORMAT!r}, got {data.get('format')!r}")
+    check_format(data, SCHEDULE_FORMAT)
     try:
         raw = _ScheduleIn.model_validate(data)
     except ValidationError as err:

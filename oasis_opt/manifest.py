@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .io import dumps, load_instance, read_json, write_text_atomic
+from .io import check_format, dumps, load_instance, read_json, write_text_atomic
 from .model import REL_TOL
 
 FORMAT = "oasis-manifest/1"
@@ -101,8 +101,7 @@ def _read(path: Path) -> dict[str, Any]:
     data = read_json(path, "manifest")
     if not isinstance(data, dict):
         raise InputError(str(path), f"expected an object, got {type(data).__name__}")
-    if data.get("format") != FORMAT:
-        raise InputError(f"{path}.format", f"expected {FORMAT!r}, got {data.get('format')!r}")
+    check_format(data, FORMAT, f"{path}.format")
     entries = data.get("instances")
     if entries is None:
         raise InputError(f"{path}: instances", "missing field")

@@ -20,12 +20,27 @@ from .utility import Utility
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
-    """``a``, made read-only. Algorithms are handed the instance itself: one that wrote into
-    what it read (``free = inst.worker_capacity; free -= demand``) changed the capacities,
-    demands or utilities that the validator then judged its schedule by, and every later run
-    and solve in the process; now the write raises where it is made."""
-    a.setflags(write=False)
-    return a
+    """``a``'s values in a read-only array that cannot be made writable again. Algorithms are
+    handed the instance itself: one that wrote into what it read (``free =
+    inst.worker_capacity; free -= demand``) changed the capacities, demands or utilities that
+    the validator then judged its schedule by, and every later run and solve in the process;
+    now the write raises where it is made. A read-only flag alone is undone by
+    ``a.setflags(write=True)`` (the usual answer to "assignment destination is read-only"),
+    so the values live in an immutable ``bytes`` buffer, which numpy refuses to write."""
+    if _locked(a):
+        return a
+    if a.dtype.hasobject:  # (no such array in an instance; a buffer cannot hold one)
+        a.setflags(write=False)
+        return a
+    return np.frombuffer(np.ascontiguousarray(a).tobytes(), dtype=a.dtype).reshape(a.shape)
+
+
+def _locked(a: np.ndarray) -> bool:
+    """Whether ``a`` is a view of an immutable ``bytes`` buffer (``_read_only``)."""
+    base: Any = a
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return isinstance(base, bytes)
 
 
 class _array_property(cached_property):  # type: ignore[type-arg]
@@ -34,18 +49,15 @@ class _array_property(cached_property):  # type: ignore[type-arg]
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         value = super().__get__(instance, owner)
-        if isinstance(value, np.ndarray):
-            _read_only(value)
+        if isinstance(value, np.ndarray) and instance is not None and not _locked(value):
+            value = instance.__dict__[self.attrname] = _read_only(value)
         return value
 
 
 def _freeze(state: dict[str, Any]) -> dict[str, Any]:
     """A pickled instance's or job's state with its arrays read-only again (pickling copies
     arrays writable: the process pool's and Dask's workers)."""
-    for value in state.values():
-        if isinstance(value, np.ndarray):
-            _read_only(value)
-    return state
+    return {k: _read_only(v) if isinstance(v, np.ndarray) else v for k, v in state.items()}
 
 
 #: Two floats are equal when they differ by at most this, relative (SPEC §2, §3).

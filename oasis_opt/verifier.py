@@ -511,7 +511,16 @@ def _count(n: int) -> str:
     return f"{10 ** (exponent % 1):.4g}e+{math.floor(exponent)}"
 
 
+#: Bytes a verified instance holds in memory: its row of ``instances.csv`` as the store keeps
+#: it (about 1 KB measured, 2 KB at the peak of reading it back) and its share of the tasks.
+ROW_BYTES = 2048
+
+
 def check_size(space: Space, max_instances: int) -> None:
+    """Refuse a space above ``max_instances``, or one whose results would not fit in memory
+    (``limits.max_memory``; a raised ``--max-instances`` let 10¹² instances grow the list of
+    tasks to gigabytes before anything ran)."""
+    from .limits import check_allocation
     if max_instances < 1:
         raise InputError("max_instances", f"must be at least 1, got {max_instances}")
     if space.size > max_instances:
@@ -519,6 +528,8 @@ def check_size(space: Space, max_instances: int) -> None:
                          f"the space has {_count(space.size)} instances ({space.options} options "
                          f"per job, {space.jobs} jobs), more than the limit of "
                          f"{max_instances}; raise the limit or shorten a list")
+    check_allocation("max_instances", float(min(space.size, 10**30)) * ROW_BYTES,
+                     f"a row of results in memory for each of {_count(space.size)} instances")
 
 
 def verify(space: Space, algorithm: str, *, out: str | Path,

@@ -71,6 +71,7 @@ _DELETE = object()
 
 BAD_INSTANCES = [
     (("format",), "oasis-instance/2", r"^format: expected 'oasis-instance/1', got 'oasis-instance/2'"),
+    (("format",), _DELETE, r"^format: missing field \(expected 'oasis-instance/1'\)$"),
     (("horizon",), _DELETE, r"^horizon: missing field"),
     (("jobs", 1, "worker_demand"), [1], r"^jobs\[1\]\.worker_demand: expected 2 values, got 1"),
     (("jobs", 0, "ps_demand"), [0, 1, 2], r"^jobs\[0\]\.ps_demand: expected 2 values, got 3"),
@@ -141,6 +142,7 @@ def _schedule_dict():
 
 BAD_SCHEDULES = [
     (("format",), "oasis-instance/1", r"^format: expected 'oasis-schedule/1'"),
+    (("format",), _DELETE, r"^format: missing field \(expected 'oasis-schedule/1'\)$"),
     (("total_utility",), _DELETE, r"^total_utility: missing field"),
     (("jobs", 0, "completed"), _DELETE, r"^jobs\[0\]\.completed: missing field"),
     (("jobs", 0, "allocations", 0, "slot"), -1, r"^jobs\[0\]\.allocations\[0\]\.slot: must be at least 0, got -1"),

@@ -119,6 +119,21 @@ def aliases(instance):
     return s
 
 
+def unlocks(instance):
+    """Makes the capacities writable again (``setflags``: the usual answer to "read-only")
+    and raises them: the read-only flag alone let it, and ``ratio`` called the overfilled
+    schedule optimal."""
+    free = instance.worker_capacity
+    free.setflags(write=True)
+    free *= 100
+    return algorithms.run("fifo", instance)
+
+
+def needs(instance, *, n: int):
+    """A parameter without a default."""
+    return algorithms.run("fifo", instance).with_extras(n=n)
+
+
 def zero_demand(instance):
     instance.jobs[0].worker_demand[:] = 0
     return algorithms.run("fifo", instance)
@@ -263,6 +278,8 @@ def test_names_that_do_not_resolve(mysched, small, name, message) -> None:
     # the instance's arrays are read-only: a write into them fails where it is made
     ("mysched:aliases", "algorithm 'mysched:aliases' failed on small-s1: ValueError: .*read-only"),
     ("mysched:zero_demand", "'mysched:zero_demand' failed on small-s1: ValueError: .*read-only"),
+    ("mysched:unlocks", "'mysched:unlocks' failed on small-s1: ValueError: cannot set "
+                        "WRITEABLE flag"),
     ("mysched:richer", "algorithm 'mysched:richer' failed on small-s1: ValueError: .*read-only"),
     ("mysched:int_completed", r"produced a malformed schedule on small-s1: jobs\[0\].completed: "
                               "expected true or false, got [01]"),
@@ -298,11 +315,17 @@ def test_a_run_cannot_change_the_instance(mysched, small) -> None:
     with pytest.raises(AlgorithmError, match="read-only"):
         algorithms.run("mysched:aliases", small)
     assert (small.worker_capacity == before).all()
+    with pytest.raises(AlgorithmError, match="WRITEABLE"):
+        algorithms.run("mysched:unlocks", small)
+    assert (small.worker_capacity == before).all()
     clone = pickle.loads(pickle.dumps(small))
-    for arrays in (clone.__dict__, clone.jobs[0].__dict__):
-        for name, value in arrays.items():
-            if hasattr(value, "flags"):
-                assert not value.flags.writeable, name
+    for inst in (small, clone):
+        for arrays in (inst.__dict__, inst.jobs[0].__dict__):
+            for name, value in arrays.items():
+                if hasattr(value, "flags"):
+                    assert not value.flags.writeable, name
+                    with pytest.raises(ValueError, match="WRITEABLE"):
+                        value.setflags(write=True)
     assert validate(clone, algorithms.run("fifo", clone)).feasible
 
 
@@ -315,6 +338,31 @@ def test_compare_takes_what_python_md_says(small) -> None:
                             on_progress=lambda *point: None, on_solve=told.append)
     assert heard[:2] == ["fifo", "drf"] and len(told) == 1
     assert rep.rows[0]["opt_over_alg"] >= 1
+
+
+def test_a_module_that_exits_while_imported_is_bad_input(tmp_path, small) -> None:
+    """A scheduler in a script that calls ``sys.exit()`` at its top ended the command with
+    that status, 0 included, and no word (``SystemExit`` is not an ``Exception``)."""
+    (tmp_path / "exits_now.py").write_text("import sys\nsys.exit(0)\ndef run(i): pass\n")
+    inst = str(INSTANCES / "small-s1.json")
+    r = _cli("run", inst, "--algorithm", "exits_now:run", "--json", "-o", "o.json",
+             cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "" and not (tmp_path / "o.json").exists()
+    assert r.stderr.strip() == "oasis-opt run: error: --algorithm: 'exits_now:run': importing " \
+        "module 'exits_now' failed (it called sys.exit(0) while being imported)", r.stderr
+
+
+def test_a_parameter_without_a_default_is_asked_for(mysched, small, tmp_path) -> None:
+    """A keyword without a default that nobody gave failed inside the run (exit 1, a
+    TypeError); it is a parameter missing, refused by name before anything runs."""
+    with pytest.raises(InputError, match="needs this parameter") as err:
+        algorithms.run("mysched:needs", small)
+    assert err.value.place == "params.n"
+    assert algorithms.run("mysched:needs", small, n=3).extras["n"] == 3
+    r = _cli("run", str(INSTANCES / "small-s1.json"), "--algorithm", "mysched:needs",
+             cwd=tmp_path)
+    assert r.returncode == 2 and "error: --param n: mysched:needs needs this parameter (it " \
+        "has no default)" in r.stderr, r.stderr
 
 
 def test_unknown_parameter_is_refused_before_running(mysched, small) -> None:
@@ -791,15 +839,21 @@ def test_plugins_no_command_can_name_or_named_twice_are_ignored_and_said(monkeyp
                         lambda group=None: [e for e in eps if e.group == group])
     monkeypatch.setattr(algorithms, "_NOTED_IGNORED", set())
     capfd.readouterr()
-    for _ in range(2):
-        assert algorithms.names() == [*algorithms.builtin_names(), "greedy2"]
-    assert capfd.readouterr().err.splitlines() == [
-        "note: installed entry point 'a,b' (shadow_pkg.a,b:run) from shadow-pkg is ignored "
+    with pytest.warns(oasis_opt.PluginWarning) as caught:  # library code prints nothing
+        for _ in range(2):
+            assert algorithms.names() == [*algorithms.builtin_names(), "greedy2"]
+    notes = [
+        "installed entry point 'a,b' (shadow_pkg.a,b:run) from shadow-pkg is ignored "
         "because its name is empty or holds ':', ',', '=' or white space, which a command "
         "line cannot name",
-        "note: installed entry point 'greedy2' (second.greedy:run) from second-pkg is ignored "
+        "installed entry point 'greedy2' (second.greedy:run) from second-pkg is ignored "
         "because 'greedy2' (first.greedy:run) from first-pkg has the same name (the first one "
         "found is kept)"]
+    assert [str(w.message) for w in caught] == notes and capfd.readouterr().err == ""
+    from oasis_opt import cli
+    monkeypatch.setattr(algorithms, "_NOTED_IGNORED", set())
+    assert cli.main(["run", str(INSTANCES / "small-s0.json"), "-a", "fifo", "--json"]) == 0
+    assert capfd.readouterr().err.splitlines() == [f"note: {n}" for n in notes]
 
 
 # Each public function refuses an argument of the wrong kind with InputError naming the

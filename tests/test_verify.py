@@ -214,6 +214,13 @@ def test_a_space_too_large_is_refused_up_front(tmp_path, capfd):
     assert main(["verify", str(tmp_path / "space.json"), "--algorithm", "oasis",
                  "--max-instances", "63", "-o", str(out)]) == 2
     assert main(["verify", str(path), "--algorithm", "no-such", "-o", str(out)]) == 2
+    # a raised limit let 10^12 instances build gigabytes of tasks before anything ran
+    path.write_text(json.dumps(_bad(jobs=14)))  # 8^14 ≈ 4.4e12 instances
+    assert main(["verify", str(path), "--algorithm", "oasis", "--max-instances", str(10**13),
+                 "-o", str(out)]) == 2
+    err = capfd.readouterr().err
+    assert "error: --max-instances: a row of results in memory for each of 4,398,046,511,104 " \
+        "instances is too large: about 8.19e+03 TiB (limit " in err, err
     assert not out.exists()
 
 
