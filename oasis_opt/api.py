@@ -119,7 +119,11 @@ def solve(instance: Instance, *, time_limit: float | None = None, mip_gap: float
     return Solution(schedule, report)
 
 
-def run(instance: Instance, algorithm: str | Callable[..., Schedule], **params: Any
+#: An algorithm as ``run`` and ``compare`` take it: a name, or the function itself.
+_Algorithm = str | Callable[..., Schedule]
+
+
+def run(instance: Instance, algorithm: _Algorithm, **params: Any
         ) -> Schedule:
     """Run one algorithm (a built-in name, a registered one, an installed entry point,
     ``"module:function"``, or the function itself) with keyword ``params``; the schedule is
@@ -129,15 +133,17 @@ def run(instance: Instance, algorithm: str | Callable[..., Schedule], **params: 
 
 
 def compare(instance: Instance,
-            algorithms: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None]
-            | None = None, *, time_limit: float | None = None, modeler: str = "auto",
+            algorithms: _Algorithm | Sequence[_Algorithm]
+            | Mapping[_Algorithm, Mapping[str, Any] | None] | None = None, *,
+            time_limit: float | None = None, modeler: str = "auto",
             solver: str = "highs", opt_cache: str | Path | None = None,
             method: str = "auto",
             on_progress: Callable[[float, float | None, float], None] | None = None,
             on_schedule: Callable[[Schedule], None] | None = None,
             on_solve: Callable[[Callable[[Any], Any]], None] | None = None) -> Any:
     """OPT (or its bound) against each algorithm: ``algorithms`` is one name, a list of names
-    or ``{name: params}`` (default every named algorithm). ``time_limit`` bounds the whole
+    or ``{name: params}``, a function standing for a name anywhere (default every named
+    algorithm). ``time_limit`` bounds the whole
     call, the algorithms included (``ratio.compare``). ``method`` goes to the offline solve;
     ``on_progress`` and ``on_schedule`` hear it as in ``solve`` (every algorithm's schedule is
     told first), and ``on_solve(report_of)`` is told, as it starts, how to make the report

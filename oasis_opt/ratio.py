@@ -134,13 +134,15 @@ def _solve(instance: Instance, time_limit: float | None, modeler: str,
                           time_limit=time_limit, solver=solver, **extra)[1]
 
 
-def algorithm_table(algorithms_: str | Sequence[str] | Mapping[str, Mapping[str, Any] | None]
-                    ) -> dict[str, dict[str, Any]]:
+def algorithm_table(algorithms_: algorithms.Algorithm | Sequence[algorithms.Algorithm]
+                    | Mapping[algorithms.Algorithm, Mapping[str, Any] | None]
+                    ) -> dict[algorithms.Algorithm, dict[str, Any]]:
     """``"oasis"``, ``["oasis", "fifo"]`` or ``{"oasis": {"u_scale": 0.5}, "fifo": {}}`` →
-    ``{name: params}``; every name resolved and every parameter checked before anything runs
-    (``InputError`` naming it)."""
-    if isinstance(algorithms_, str):
-        table: dict[str, dict[str, Any]] = {algorithms_: {}}
+    ``{name: params}``, a function standing wherever a name may (as in ``run``); every name
+    resolved and every parameter checked before anything runs (``InputError`` naming it)."""
+    if isinstance(algorithms_, str) or callable(algorithms_) and \
+            not isinstance(algorithms_, Mapping):
+        table: dict[algorithms.Algorithm, dict[str, Any]] = {algorithms_: {}}
     elif isinstance(algorithms_, Mapping):
         table = {}
         for name, params in algorithms_.items():
@@ -149,13 +151,14 @@ def algorithm_table(algorithms_: str | Sequence[str] | Mapping[str, Mapping[str,
                                                        f"{{KEY: VALUE}}, got {params!r}")
             table[name] = dict(params or {})
     elif not isinstance(algorithms_, Iterable):
-        raise InputError("algorithms", f"expected algorithm names, got "
+        raise InputError("algorithms", f"expected algorithm names or functions, got "
                                        f"{type(algorithms_).__name__}")
     else:
         table = {}
         for name in algorithms_:
-            if not isinstance(name, str):
-                raise InputError("algorithms", f"expected algorithm names, got {name!r}")
+            if not isinstance(name, str) and not callable(name):
+                raise InputError("algorithms", f"expected algorithm names or functions, got "
+                                               f"{name!r:.60}")
             table[name] = {}
     if not table:
         raise InputError("algorithms", "no algorithm to compare")
@@ -316,7 +319,7 @@ def _report(instance: Instance, names: Sequence[str], schedules: Mapping[str, Sc
     rows: list[dict[str, Any]] = []
     for name in names:
         row: dict[str, Any] = {c: None for c in COLUMNS}
-        row["algorithm"] = name
+        row["algorithm"] = algorithms.label(name)  # a function passed directly: its name
         sched = schedules.get(name)
         if sched is None:
             rows.append(row)

@@ -235,6 +235,17 @@ def test_compare_takes_one_name(small) -> None:
     assert [r["algorithm"] for r in rep.rows] == ["oasis"]
 
 
+def test_compare_takes_functions_where_it_takes_names(mysched, small) -> None:
+    """``run`` took a function, ``compare`` only in a dict: a list with one was refused
+    ("expected algorithm names")."""
+    mine = algorithms.run(mysched.scaled, small).total_utility
+    for spec in ([mysched.scaled, "fifo"], mysched.scaled, {mysched.scaled: None}):
+        rows = oasis_opt.compare(small, spec).rows
+        assert rows[0]["algorithm"] == "mysched.scaled"
+        assert rows[0]["utility"] == pytest.approx(mine)
+    assert [r["algorithm"] for r in rows] == ["mysched.scaled"]
+
+
 def test_compare_passes_parameters(small) -> None:
     # the parameters used to be dropped silently: u_scale 0.05 must change OASiS's schedule
     base = algorithms.run("oasis", small).total_utility
@@ -923,7 +934,10 @@ def _wrong_kinds(small):
          lambda: oasis_opt.solve(small, time_limit=5, floor=5)),
         ("floor", "expected algorithm names, got int",
          lambda: oasis_opt.solve(small, time_limit=5, floor=[5])),
-        ("algorithms", "expected algorithm names, got int", lambda: oasis_opt.compare(small, 5)),
+        ("algorithms", "expected algorithm names or functions, got int",
+         lambda: oasis_opt.compare(small, 5)),
+        ("algorithms", "expected algorithm names or functions, got 5",
+         lambda: oasis_opt.compare(small, ["fifo", 5])),
         ("on_progress", "must be a function",
          lambda: oasis_opt.compare(small, "fifo", on_progress=5)),
         ("on_schedule", "must be a function",
