@@ -498,6 +498,8 @@ class AdversaryResult:
     seed_family: str | None = None
     upper_ratio: float | None = None  # the solver's bound on OPT / ALG, for ``instance``
     random_upper_ratio: float | None = None
+    #: the algorithm's keyword parameters (``--param``), as ``run`` and ``verify`` report them
+    params: Mapping[str, Any] = field(default_factory=dict)
 
     def to_records(self) -> list[dict[str, Any]]:
         """The trajectory, one row per evaluated candidate (``TRAJECTORY_COLUMNS``)."""
@@ -510,7 +512,8 @@ class AdversaryResult:
         return dataframe(self.to_records())
 
     def summary(self) -> dict[str, Any]:
-        return {"algorithm": self.algorithm, "seed": self.seed, "ratio": self.ratio,
+        return {"algorithm": self.algorithm, "params": dict(self.params), "seed": self.seed,
+                "ratio": self.ratio,
                 "opt": self.opt, "alg": self.alg, "evaluations": self.evaluations,
                 "random_ratio": self.random_ratio,
                 "beats_random": (self.ratio is not None and
@@ -660,7 +663,8 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
         instance=worst, restarts=restarts, rounds=rounds, seconds=seconds, counts=counts,
         trajectory=tuple(rows), certified=certified, seed_family=seed_family,
         upper_ratio=(o.upper / o.alg if o and o.upper is not None and o.alg else None),
-        random_upper_ratio=random_upper if math.isfinite(best_random) else None)
+        random_upper_ratio=random_upper if math.isfinite(best_random) else None,
+        params=dict(params or {}))
 
 
 # --- outputs -----------------------------------------------------------------------------

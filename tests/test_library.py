@@ -544,6 +544,7 @@ def test_cli_sweep_on_the_process_pool_and_adversary(mysched, small, tmp_path) -
              "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
+    assert data["params"] == {"u_scale": 0.5}  # as run's and verify's reports say them
     if data.get("output"):
         worst = oasis_opt.load_instance(tmp_path / "worst.json")
         assert data["alg"] == pytest.approx(
