@@ -444,7 +444,16 @@ def run(algorithm: Algorithm, instance: Instance, **params: Any) -> Schedule:
 
     Raises ``InputError`` for a name that does not resolve or a parameter the algorithm does
     not take, ``AlgorithmError`` (``InvalidScheduleError`` for a broken rule) for a run that
-    fails."""
+    fails, with the ``instance`` it failed on."""
+    try:
+        return _run(algorithm, instance, params)
+    except AlgorithmError as err:
+        if err.instance is None:  # (an inner run's, on what it was given, stands)
+            err.instance = instance
+        raise
+
+
+def _run(algorithm: Algorithm, instance: Instance, params: dict[str, Any]) -> Schedule:
     fn = get(algorithm)
     check_instance(instance)
     name = label(algorithm)

@@ -967,7 +967,8 @@ def cmd_adversary(args: argparse.Namespace) -> int:
                         worker_servers=args.worker_servers, ps_servers=args.ps_servers,
                         max_share=args.max_share)
     space.check(args.certified)
-    with make_executor(args.workers, args.dask) as ex:
+    with make_executor(args.workers, args.dask) as ex, \
+            _keep_failed(out.with_name(f"{out.stem}-failed.json")):
         res = search(args.algorithm, space=space, evaluations=args.evaluations,
                      budget=args.budget, seed=args.seed, executor=ex,
                      progress=_progress_wanted(args), time_limit=args.time_limit,
@@ -1000,6 +1001,25 @@ def cmd_adversary(args: argparse.Namespace) -> int:
                   "(not scored)")
     _emit(args, data, human)
     return 0
+
+
+@contextlib.contextmanager
+def _keep_failed(path: Any) -> Any:
+    """Where the algorithm fails on an instance the command made (a search's candidate, a
+    space's member), that instance is written to ``path`` and the message says so: "failed
+    on adversary" left nothing to run again."""
+    try:
+        yield
+    except AlgorithmError as err:
+        if err.instance is None:
+            raise
+        from .io import save_instance
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            save_instance(err.instance, path)
+        except OSError:
+            raise err from None
+        raise AlgorithmError(f"{err}; the instance it failed on is in {str(path)!r}") from err
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -1065,7 +1085,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     out = Path(args.output or f"results/verify/{default}")
     for name in ("instances.csv", *OUTPUTS.values()):  # the space file in its own -o folder
         _not_an_input(str(out / name), ("space", args.space))
-    with make_executor(args.workers, args.dask) as ex:
+    with make_executor(args.workers, args.dask) as ex, _keep_failed(out / "failed.json"):
         res = verify(space, args.algorithm, out=out, params=params, max_instances=limit,
                      max_share=args.max_share, executor=ex, progress=_progress_wanted(args),
                      time_limit=args.time_limit)

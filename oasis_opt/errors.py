@@ -136,7 +136,12 @@ class SolverError(RuntimeError):
 class AlgorithmError(RuntimeError):
     """An algorithm (built-in or the user's own) failed on valid input: it raised, returned
     something that is not a schedule, or produced a schedule that breaks a rule of the model.
-    The message names the algorithm; the command line prints it and exits with status 1."""
+    The message names the algorithm; the command line prints it and exits with status 1.
+    ``instance`` is the instance it failed on (set by ``algorithms.run``; None if unknown):
+    where the instance was made, not read (``adversary``, ``verify``), the command line
+    writes it, so that the failure can be run again."""
+
+    instance: Any = None
 
 
 class PluginWarning(UserWarning):

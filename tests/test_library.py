@@ -134,6 +134,13 @@ def needs(instance, *, n: int):
     return algorithms.run("fifo", instance).with_extras(n=n)
 
 
+def picky(instance):
+    """Fails where the first job needs more than one worker-slot."""
+    if instance.jobs[0].workload > 1:
+        raise RuntimeError("too much work")
+    return algorithms.run("fifo", instance)
+
+
 def zero_demand(instance):
     instance.jobs[0].worker_demand[:] = 0
     return algorithms.run("fifo", instance)
@@ -349,6 +356,20 @@ def test_compare_takes_what_python_md_says(small) -> None:
                             on_progress=lambda *point: None, on_solve=told.append)
     assert heard[:2] == ["fifo", "drf"] and len(told) == 1
     assert rep.rows[0]["opt_over_alg"] >= 1
+
+
+@pytest.mark.parametrize("command, written", [
+    (["adversary", "--jobs", "2", "--evaluations", "40", "-o", "worst.json"], "worst-failed.json"),
+    (["verify", str(INSTANCES / "spaces" / "tiny-2jobs.json"), "-o", "v"], "v/failed.json"),
+])
+def test_a_failure_on_an_instance_the_command_made_keeps_it(mysched, tmp_path, command,
+                                                            written) -> None:
+    """"failed on adversary" left nothing to run again: the instance is written."""
+    r = _cli(*command, "--algorithm", "mysched:picky", cwd=tmp_path)
+    assert r.returncode == 1 and f"the instance it failed on is in '{written}'" in r.stderr, \
+        r.stderr
+    with pytest.raises(AlgorithmError, match="too much work"):
+        algorithms.run("mysched:picky", oasis_opt.load_instance(tmp_path / written))
 
 
 def test_a_module_that_exits_while_imported_is_bad_input(tmp_path, small) -> None:
