@@ -25,17 +25,19 @@ Library code: nothing here prints; the progress bar (optional) goes to stderr.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from .errors import InputError
 from .model import Instance
 from .online.subroutine import JobSpec, best_schedule
 from .progress import progress_bar
@@ -229,15 +231,19 @@ def bench_oasis(inst: Instance, runs: int) -> list[dict[str, Any]]:
     ]
 
 
-def bench_baseline(name: str, inst: Instance, runs: int) -> dict[str, Any]:
+def bench_baseline(name: str, inst: Instance, runs: int,
+                   params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One algorithm's whole run on ``inst`` (median seconds); any name the registry resolves
-    (a user's ``module:function`` too), its schedule checked by the validator once."""
+    (a user's ``module:function`` too) with its keyword ``params``, its schedule checked by
+    the validator once."""
     from . import algorithms
-    algorithms.run(name, inst)
+    params = dict(params or {})
+    algorithms.run(name, inst, **params)
     fn = algorithms.get(name)
-    times, s = _timed(lambda: fn(inst), runs)
+    times, s = _timed(lambda: fn(inst, **params), runs)
+    given = f", params {json.dumps(params, sort_keys=True)}" if params else ""
     return _row(f"{name} run", _size(inst), statistics.median(times), "s", runs,
-                note=f"{s.completed} completed", utility=s.total_utility)
+                note=f"{s.completed} completed{given}", utility=s.total_utility)
 
 
 def bench_solver(inst: Instance, time_limit: float,
@@ -277,16 +283,17 @@ def bench_colgen(inst: Instance, time_limit: float) -> dict[str, Any]:
                 pricing_seconds=x["pricing_seconds"], mip_seconds=x["mip_seconds"])
 
 
-def bench_ratios(inst: Instance, names: Sequence[str], time_limit: float,
-                 opt_cache: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """OPT/ALG of each algorithm on ``inst`` (``ratio.compare``), OPT through ``opt_cache``
-    with the solver rows' settings; the note says whether it was there already."""
+def bench_ratios(inst: Instance, names: Sequence[str] | Mapping[str, Mapping[str, Any]],
+                 time_limit: float, opt_cache: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """OPT/ALG of each algorithm on ``inst`` (``ratio.compare``; ``names`` or ``{name:
+    params}``), OPT through ``opt_cache`` with the solver rows' settings; the note says
+    whether it was there already."""
     from . import optcache
     from .ratio import compare
     file = os.path.join(opt_cache, optcache.key(inst, optcache.settings_of(time_limit)) + ".json")
     source = "cached" if os.path.exists(file) else "solved"
-    rep = compare(inst, list(names), time_limit=time_limit, modeler="auto",
-                  opt_cache=opt_cache)
+    rep = compare(inst, dict(names) if isinstance(names, Mapping) else list(names),
+                  time_limit=time_limit, modeler="auto", opt_cache=opt_cache)
     ref = "unavailable" if rep.reference is None else f"{rep.reference:.6g}"
     return [_row(f"OPT/ALG {row['algorithm']}", _size(inst), row["opt_over_alg"], "OPT/ALG", 1,
                  note=f"{rep.opt_label} {ref} ({source}), ALG {row['utility']:.6g}",
@@ -308,9 +315,12 @@ def bench_growth(axis: str, rounds: int) -> dict[str, Any]:
 
 def run_bench(quick: bool = False, progress: bool = False,
               algorithms: Sequence[str] = (),
-              opt_cache: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+              opt_cache: str | os.PathLike[str] | None = None,
+              params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Measure every algorithm on this machine; ``algorithms`` adds more (any name the
-    registry resolves: a user's own scheduler beside the built-ins), timed on paper-s1.
+    registry resolves: a user's own scheduler beside the built-ins), timed on paper-s1, with
+    ``params[name]`` as keyword parameters (of those added only: the built-ins' rows measure
+    their defaults against fixed targets).
     ``opt_cache``: also OPT/ALG rows on testbed-s0…s4, OPT through that folder (module
     docstring).
 
@@ -323,8 +333,14 @@ def run_bench(quick: bool = False, progress: bool = False,
     from . import algorithms as registry
     from .generator import generate
 
+    params = {name: dict(p) for name, p in (params or {}).items()}
+    for name in params:
+        if name not in algorithms:
+            raise InputError(f"params.{name}", "not one of the algorithms added "
+                                               f"({', '.join(algorithms) or 'none'})")
     for name in algorithms:
         registry.check(name)
+        registry.check_params(name, params.get(name, {}), place=f"params.{name}")
     if opt_cache is not None:  # refused before minutes of measuring, not after
         from .io import ensure_folder
         ensure_folder(opt_cache, "opt_cache")
@@ -337,14 +353,15 @@ def run_bench(quick: bool = False, progress: bool = False,
     paper = generate("paper", seed=1)
     steps.append(("OASiS on paper-s1", lambda: bench_oasis(paper, runs)))
     for b in (*baselines, *(a for a in algorithms if a not in baselines)):
-        steps.append((f"{b} on paper-s1", lambda b=b: [bench_baseline(b, paper, runs)]))
+        steps.append((f"{b} on paper-s1",
+                      lambda b=b: [bench_baseline(b, paper, runs, params.get(b))]))
     for seed in seeds:
         steps.append((f"exact solver on testbed-s{seed}",
                       lambda seed=seed: [bench_solver(generate("testbed", seed=seed),
                                                       solver_limit, opt_cache)]))
     if opt_cache is not None:
-        names = registry.builtin_names() + [a for a in algorithms
-                                            if a not in registry.builtin_names()]
+        names = {n: params.get(n, {}) for n in registry.builtin_names() + [
+            a for a in algorithms if a not in registry.builtin_names()]}
         for seed in range(5):
             steps.append((f"OPT/ALG on testbed-s{seed}",
                           lambda seed=seed: bench_ratios(generate("testbed", seed=seed), names,

@@ -399,6 +399,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--quick", action="store_true", help="fewer rounds and smaller instances")
     b.add_argument("--algorithm", "-a", action="append", default=[], metavar="NAME",
                    help="also time this algorithm's run on paper-s1 (repeatable): " + names_help)
+    b.add_argument("--param", action="append", nargs=2, metavar=("NAME", "KEY=VALUE"),
+                   help="a parameter of algorithm NAME added with -a, VALUE a JSON value "
+                        "(repeatable), e.g. --param mypkg.sched:run depth=3")
     b.add_argument("--opt-cache", metavar="DIR", default=None,
                    help="also report OPT/ALG of every algorithm on the solver's testbed "
                         "instances, OPT kept in this folder (the solver is still timed on "
@@ -745,16 +748,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _algorithm_params(names: Sequence[str],
-                      pairs: Sequence[Sequence[str]] | None) -> dict[str, dict[str, Any]]:
-    """``ratio --param NAME KEY=VALUE`` (repeatable) → ``{name: {key: value}}`` over
-    ``names``; the name is its own argument, so dotted ``module:function`` names survive."""
+def _algorithm_params(names: Sequence[str], pairs: Sequence[Sequence[str]] | None,
+                      which: str = "compared") -> dict[str, dict[str, Any]]:
+    """``ratio --param NAME KEY=VALUE`` (repeatable; ``bench``'s too) → ``{name: {key:
+    value}}`` over ``names``; the name is its own argument, so dotted ``module:function``
+    names survive."""
     from . import algorithms
     table: dict[str, dict[str, Any]] = {n: {} for n in names}
     for name, text in pairs or ():
         if name not in table:
-            raise InputError(f"--param {name}", "not one of the algorithms compared "
-                                                f"({', '.join(names)})")
+            raise InputError(f"--param {name}", f"not one of the algorithms {which} "
+                                                f"({', '.join(names) or 'none'})")
         key, value = _key_value(text, f"--param {name}")
         if key in table[name]:
             raise InputError(f"--param {name} {key}", "given twice")
@@ -1024,8 +1028,10 @@ def _keep_failed(path: Any) -> Any:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench
+    params = _algorithm_params(args.algorithm, args.param, "added with -a") \
+        if args.param else {}
     result = run_bench(quick=args.quick, progress=_progress_wanted(args), algorithms=args.algorithm,
-                       opt_cache=args.opt_cache)
+                       opt_cache=args.opt_cache, params=params)
     _emit(args, result, lambda: _table(result["rows"], result["columns"],
                                        title=f"oasis-opt bench ({result['machine']})"))
     return 0

@@ -766,6 +766,16 @@ def test_bench_times_an_external_algorithm(mysched, small) -> None:
         run_bench(quick=True, algorithms=["nope"])  # refused before anything is measured
     with pytest.raises(AlgorithmError, match="mysched:cheat"):
         bench_baseline("mysched:cheat", small, runs=1)
+    # its parameters (``bench --param NAME KEY=VALUE``, as ``ratio``'s)
+    row = bench_baseline("mysched:scaled", small, runs=1, params={"u_scale": 0.5})
+    assert row["utility"] == pytest.approx(mysched.scaled(small, u_scale=0.5).total_utility)
+    assert row["note"].endswith('params {"u_scale": 0.5}')
+    with pytest.raises(InputError, match=r"^params.oasis: not one of the algorithms added "
+                                         r"\(mysched:scaled\)"):
+        run_bench(quick=True, algorithms=["mysched:scaled"], params={"oasis": {"x": 1}})
+    with pytest.raises(InputError, match="^params.mysched:scaled.depth: not a parameter"):
+        run_bench(quick=True, algorithms=["mysched:scaled"],
+                  params={"mysched:scaled": {"depth": 1}})
 
 
 def test_verify_and_adversary_results_as_records(tmp_path) -> None:
