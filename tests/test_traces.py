@@ -333,6 +333,11 @@ def test_alibaba_demand_vectors_filters_and_nodes(tmp_path):
 
 @pytest.mark.parametrize("row, message", [
     ("p9,12000,16384,1,460,,LS,Succeeded,100,50,100", "column deletion_time: 50 is before"),
+    # a finished pod without its end was dropped without a word (counted as filtered)
+    ("p9,12000,16384,1,460,,LS,Succeeded,100,,150", "column deletion_time: empty for a "
+                                                    "scheduled Succeeded pod"),
+    ("p9,12000,16384,1,460,,LS,Running,100,,150", "column deletion_time: empty for a "
+                                                  "scheduled Running pod"),
     ("p9,12000,16384,1,1460,,LS,Succeeded,0,50,0", "column gpu_milli: at most 1000"),
     ("p9,12000,16384,1,0,,LS,Succeeded,0,50,0", "column gpu_milli: must be positive"),
     ("p9,12000,16384,1,460,,LS,Sleeping,0,50,0", "column pod_phase"),

@@ -103,8 +103,11 @@ def load(trace: str | Path, policy: Policy, *, nodes: str | Path | None = None,
         created = number(row, "creation_time")
         deleted = number(row, "deletion_time") if row["deletion_time"] else None
         scheduled = number(row, "scheduled_time") if row["scheduled_time"] else None
-        if g == 0 or phase not in phases or scheduled is None or deleted is None:
+        if g == 0 or phase not in phases or scheduled is None:
             return None
+        if deleted is None:  # (every scheduled pod of the trace has one, Running ones too)
+            raise RowError(f"column deletion_time: empty for a scheduled {phase} pod (its run "
+                           "time is unknown)")
         if scheduled < created:
             raise RowError(f"column scheduled_time: {row['scheduled_time']} is before "
                            f"creation_time {row['creation_time']}")
