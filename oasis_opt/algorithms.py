@@ -388,11 +388,13 @@ def param_values(name: Algorithm, params: Mapping[str, Any],
     the algorithm gets them: the one rule both follow.
 
     An integral float counts as the integer, as everywhere in the files (SPEC §5): ``x=3.0``
-    for an ``int`` parameter is 3, and ``u_scale`` 1.0 and 1 are one grid row. Then
+    for an ``int`` parameter is 3, and ``u_scale`` 1.0 and 1 are one grid row. Past 2⁵³,
+    where a float no longer stands for one integer, it stays a float (``1e308`` was a
+    309-digit integer in messages and in the algorithm's hands). Then
     ``check_params`` refuses, naming ``place`` and the key, a key the algorithm does not take
     or a value its annotation rules out (``--param x: NAME takes an integer here, got 3.5``).
     """
-    out = {key: int(v) if isinstance(v, float) and v.is_integer() else v
+    out = {key: int(v) if isinstance(v, float) and v.is_integer() and abs(v) <= 2**53 else v
            for key, v in params.items()}
     check_params(name, out, place)
     return out

@@ -543,6 +543,11 @@ def test_an_int_parameter_takes_an_integral_float_in_both_places(mysched, tmp_pa
     assert not (tmp_path / "o3.5").exists()
     rows = (tmp_path / "o3.0" / "results.csv").read_text().splitlines()[1:]
     assert [row.split(",")[2] for row in rows] == ['"{""depth"":1}"', '"{""depth"":3}"']
+    # past 2^53 a float stands for no one integer: it stays a float (1e308 was a 309-digit
+    # integer in the messages that named it)
+    assert algorithms.param_values("oasis", {"u_scale": 2.0**53, "l_scale": 1e308}) == \
+        {"u_scale": 2**53, "l_scale": 1e308}
+    assert type(algorithms.param_values("oasis", {"u_scale": 1e308})["u_scale"]) is float
 
 
 def test_cli_sweep_on_the_process_pool_and_adversary(mysched, small, tmp_path) -> None:

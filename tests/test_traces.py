@@ -158,6 +158,18 @@ def test_gavel_measured_elasticity(tmp_path):
     assert looser.instance.max_workers.tolist() == [4, 2, 4]
 
 
+def test_a_gang_too_large_is_named_by_its_line_not_an_option(tmp_path):
+    """A job of 10¹⁰ GPUs (a short one: throughput scaled linearly) was refused as
+    "--slot-seconds: … a workload of 50 worker-slots × 100 slots", an option nobody gave and
+    a size that did not explain the figure."""
+    trace = _gavel_files(tmp_path)
+    trace.write_text("X\tcmd\t-n\t1\t1000\t0\t10000000000\n")
+    with pytest.raises(InputError, match=r"a job of up to 10000000000 workers × 100 slots "
+                                         r"is too large") as err:
+        import_trace("gavel", trace, Policy(elastic=1))
+    assert err.value.place == f"{trace}:1"
+
+
 @pytest.mark.parametrize("bad, message", [
     ({"v100": {"('X', 1)": {"null": "10"}}}, "expected a finite non-negative number"),
     ({"v100": {"('X', 1)": {"null": None}}}, "expected a finite non-negative number"),

@@ -665,9 +665,13 @@ def build(fmt: str, trace: str | Path, reader: Reader, usable: Sequence[TraceJob
                     "workload (worker-slots; raise --slot-seconds)")
         V = max(1, math.ceil(work - 1e-9))
         N = max_workers(j, policy)
-        # OASiS's dynamic programme holds about T × (V + N) numbers for this job
-        check_allocation("horizon" if T >= V + N else "slot_seconds", 8.0 * T * (V + N),
-                         f"{trace}:{j.line}: a workload of {V} worker-slots × {T} slots")
+        # OASiS's dynamic programme holds about T × (V + N) numbers for this job; named by
+        # what makes it large: the horizon, the work (--slot-seconds), or the job's own
+        # workers (a gang of 10¹⁰ GPUs was blamed on --slot-seconds, which nobody gave)
+        check_allocation("horizon" if T >= V + N else "slot_seconds" if V >= N else
+                         f"{trace}:{j.line}", 8.0 * T * (V + N),
+                         f"{trace}:{j.line}: a workload of {V} worker-slots × {T} slots"
+                         if V >= N else f"a job of up to {N} workers × {T} slots")
         slots = max(1, math.ceil(j.duration / S - 1e-9))
         value = V if policy.value == "work" else 1
         if a + math.ceil(V / N) > T:
