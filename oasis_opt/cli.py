@@ -643,7 +643,10 @@ def _json_value(text: str, place: str) -> Any:
         raise ValueError(f"{const} is not a number")
     try:
         value = json.loads(text, parse_constant=refuse)
-    except (ValueError, RecursionError):  # RecursionError: nested too deeply
+    except RecursionError:  # deeper than the parser follows from here: surely past the limit
+        raise InputError(place, f"nested too deeply (more than {MAX_PARAM_DEPTH} levels)") \
+            from None
+    except ValueError:
         raise InputError(place, f"{_clip(text)!r} is not a JSON value (quote a string: "
                                 f"KEY='\"text\"')") from None
     from .io import nesting

@@ -55,6 +55,7 @@ from .io import (
     nesting,
     read_input,
     read_json,
+    schema_message,
 )
 from .tasks import ResultStore, check_workers, make_executor, run_tasks
 
@@ -195,13 +196,9 @@ def _first_error(err: ValidationError) -> InputError:
                 len(_place(tuple(x["loc"]))))
     e = max(errors, key=rank)
     place = _place(tuple(e["loc"]))
-    if e["type"] == "missing":
-        return InputError(place, "missing field")
-    if e["type"] == "extra_forbidden":
-        return InputError(place, "unknown field")
     if e["type"] == "literal_error" and place == "format":
         return InputError(place, f"expected {GRID_FORMAT!r}, got {e.get('input')!r}")
-    return InputError(place, e["msg"])
+    return InputError(place, schema_message(e))
 
 
 # --- what a grid resolves to ---------------------------------------------------------------

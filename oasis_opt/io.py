@@ -70,7 +70,14 @@ def _kind(v: Any) -> str:
         return "a list"
     if isinstance(v, dict):
         return "an object"
-    return repr(v)
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return f"a {type(v).__name__}"  # a TOML grid's date or time: not Python's repr
+
+
+def _past_double(v: float) -> str:
+    """A JSON number the parser read as ±inf (``1e400``: ``Infinity`` itself is refused)."""
+    return f"a {'negative ' if v < 0 else ''}number past a double's range"
 
 
 def _fail(text: str) -> PydanticCustomError:
@@ -85,7 +92,8 @@ def _int_rule(lo: int, hi: int = MAX_COUNT):
             raise _fail(f"expected an integer, got {_kind(v)}")
         if isinstance(v, float):
             if not math.isfinite(v) or not v.is_integer():
-                raise _fail(f"expected an integer, got {v!r}")
+                raise _fail("expected an integer, got " + (
+                    repr(v) if math.isnan(v) or math.isfinite(v) else _past_double(v)))
             v = int(v)
         if v < lo:
             raise _fail(f"must be at least {lo}, got {_short(v)}")
@@ -117,7 +125,8 @@ def _num_rule(lo: float | None = 0.0, hi: float = math.inf, positive: bool = Fal
         except OverflowError:
             raise _fail("expected a finite number, got a huge integer") from None
         if not math.isfinite(x):
-            raise _fail(f"expected a finite number, got {v!r}")
+            raise _fail("expected a finite number, got " + (
+                repr(v) if math.isnan(x) else _past_double(x)))
         if positive and not x > 0:
             raise _fail(f"must be positive, got {x:g}")
         if lo is not None and x < lo:
@@ -260,20 +269,31 @@ def _place(loc: Sequence[Any]) -> str:
 
 def _first_error(err: ValidationError) -> InputError:
     e = err.errors(include_url=False)[0]
-    msg = e["msg"]
-    if e["type"] == "missing":
-        msg = "missing field"
-    elif e["type"] == "extra_forbidden":
-        msg = "unknown field"
-    elif e["type"] == "too_short":
-        msg = "empty list: give at least one value"
-    elif e["type"] == "union_tag_not_found":
+    msg = schema_message(e)
+    if e["type"] == "union_tag_not_found":
         msg = f"missing field 'kind'; expected one of {', '.join(sorted(_UTILITY_KINDS))}"
     elif e["type"] == "union_tag_invalid":
         msg = f"unknown utility kind; expected one of {', '.join(sorted(_UTILITY_KINDS))}"
-    elif e["type"] in _WRONG_TYPE:  # the words of every other message here
-        msg = f"expected {_WRONG_TYPE[e['type']]}, got {_kind(e.get('input'))}"
     return InputError(_place(e["loc"]), msg)
+
+
+def schema_message(e: Mapping[str, Any]) -> str:
+    """One of pydantic's errors (``ValidationError.errors()``) in the words of every other
+    message of the files' rules ("missing field", "expected a list, got null"), not
+    pydantic's own ("List should have at least 1 item after validation, not 0"); the
+    instance, schedule and grid files share it."""
+    kind = e["type"]
+    if kind == "missing":
+        return "missing field"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "too_short":
+        return "empty list: give at least one value"
+    if kind == "string_too_short":
+        return "must not be empty"
+    if kind in _WRONG_TYPE:
+        return f"expected {_WRONG_TYPE[kind]}, got {_kind(e.get('input'))}"
+    return str(e["msg"])
 
 
 #: pydantic's type errors of containers and strings, in the words of the number rules.

@@ -184,6 +184,10 @@ def test_an_experiment_configs_out_is_relative_to_it(tmp_path, capfd, monkeypatc
 
 
 BAD = [
+    # pydantic's own words ("List should have at least 1 item after validation, not 0",
+    # "Input should be a valid dictionary") in the files' words
+    (lambda g: g.update(instances=[]), "instances: empty list: give at least one value"),
+    (lambda g: g.update(algorithms=5), "algorithms: expected an object, got 5"),
     (lambda g: g.update(format="oasis-sweep/2"), "format: expected 'oasis-sweep/1'"),
     (lambda g: g.pop("reference"), "reference: missing field"),
     (lambda g: g.update(colour="red"), "colour: unknown field"),
@@ -205,7 +209,7 @@ BAD = [
     (lambda g: g["instances"][2].pop("file"), "instances[2].file: missing field"),
     (lambda g: g["instances"][2].update(efficiency=2), "instances[2].efficiency: "),
     (lambda g: g["instances"][2].update(phases="x"),
-     "instances[2].phases: Input should be a valid list"),
+     "instances[2].phases: expected a list, got a string ('x')"),
     (lambda g: g["instances"].append(5), "instances[3]: expected a file name"),
     (lambda g: g["instances"][2].update(trace="slurm"), "instances[2].trace: unknown trace"),
     (lambda g: g["instances"][2].update(nodes="n.csv"),
