@@ -1,6 +1,7 @@
 """Adversarial probe of the whole command line: hostile files, flag values and output paths.
 
-Run ``python tools/hostile_probe.py [FILTER]``: every case runs ``oasis-opt`` as a
+Run ``python tools/hostile_probe.py [-v] [FILTER]`` (``--help``: this text; ``PROBE_JOBS``:
+cases at once, 2): every case whose label holds FILTER runs ``oasis-opt`` as a
 subprocess with a timeout and is judged by the quality bar (docs/model.md "Strict numbers"):
 bad input exits 2 with one line naming the place, no traceback, nothing half-written; nothing
 hangs. Where an input is accepted by design (a byte-order mark, a missing output folder,
@@ -519,6 +520,9 @@ VERBOSE = "-v" in sys.argv
 
 
 def main() -> int:
+    if sys.argv[1:] in (["-h"], ["--help"]):  # (a filter may start with -, but not these)
+        print(__doc__.strip())
+        return 0
     pattern = next((a for a in sys.argv[1:] if a != "-v"), "")  # a filter may start with -
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
