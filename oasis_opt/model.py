@@ -26,21 +26,25 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     the validator then judged its schedule by, and every later run and solve in the process;
     now the write raises where it is made. A read-only flag alone is undone by
     ``a.setflags(write=True)`` (the usual answer to "assignment destination is read-only"),
-    so the values live in an immutable ``bytes`` buffer, which numpy refuses to write."""
+    so the array handed out is a view through a read-only ``memoryview``, which numpy
+    refuses to make writable. No copy (the utility table may be most of the memory limit)."""
     if _locked(a):
         return a
+    shape = a.shape
+    a = np.ascontiguousarray(a)  # (copies only an array that is not contiguous; 0-d → 1-d)
+    a.setflags(write=False)
     if a.dtype.hasobject:  # (no such array in an instance; a buffer cannot hold one)
-        a.setflags(write=False)
-        return a
-    return np.frombuffer(np.ascontiguousarray(a).tobytes(), dtype=a.dtype).reshape(a.shape)
+        return a.reshape(shape)
+    return np.frombuffer(memoryview(a).toreadonly(), dtype=a.dtype).reshape(shape)
 
 
 def _locked(a: np.ndarray) -> bool:
-    """Whether ``a`` is a view of an immutable ``bytes`` buffer (``_read_only``)."""
+    """Whether ``a`` is a view through a read-only buffer (``_read_only``; a pickled copy's
+    arrays are not, until ``_freeze``)."""
     base: Any = a
     while isinstance(base, np.ndarray):
         base = base.base
-    return isinstance(base, bytes)
+    return isinstance(base, bytes) or isinstance(base, memoryview) and base.readonly
 
 
 class _array_property(cached_property):  # type: ignore[type-arg]
