@@ -138,10 +138,15 @@ def die_with_parent() -> None:
     ``PR_SET_PDEATHSIG``; the offline solve's racers and column generation, and the worker
     pools of ``tasks.make_executor``, are waited for by that thread). A command killed with
     SIGKILL (``timeout -s KILL``) left them running to their limit, and without one for ever.
-    Elsewhere nothing changes."""
+    Elsewhere nothing changes.
+
+    It also ignores Ctrl-C (SIGINT, which the terminal sends to the whole process group): the
+    command answers it (``interrupted``, exit 130) and its children end with it; a child
+    that took it too printed a stray ``Process ForkProcess-1:`` and its traceback."""
     import ctypes
     import multiprocessing as mp
     import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):  # not Linux
