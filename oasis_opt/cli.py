@@ -28,7 +28,8 @@ examples:
   oasis-opt validate instances/testbed-s1.json oasis.json
   oasis-opt ratio instances/testbed-s1.json                    # OPT/ALG for every algorithm
 
-exit status: 0 success, 1 schedule breaks a rule (validate), 2 bad input or usage
+exit status: 0 success, 1 a schedule breaks a rule (validate) or a solver, algorithm or
+internal failure, 2 bad input or usage, 130 interrupted
 """
 
 
@@ -206,10 +207,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--time-limit", type=seconds_type("--time-limit"), metavar="S",
                    help="stop after S seconds with the incumbent and the best bound")
     s.add_argument("--mip-gap", type=_real("--mip-gap"), default=0.0, metavar="G",
-                   help="relative gap at which to stop (default 0: proven optimal)")
+                   help="relative gap at which to stop (default 0: proven optimal; column "
+                        "generation counts a gap within 1e-6 as proven)")
     s.add_argument("--solver", default="highs", metavar="NAME",
                    help="MILP solver: highs (default), cbc, scip, or gurobi, cplex, xpress, "
-                        "copt when installed (all but highs take the compact model)")
+                        "copt when installed (all but highs take the compact model; --method "
+                        "colgen with them is refused)")
     s.add_argument("--floor", metavar="A,B,…", default=None,
                    help="with --time-limit: the online algorithms whose best schedule is the "
                         "floor of the answer (default the built-in ones; '' for none): "
@@ -269,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "'whole' = the whole Philly trace (default 40: the quick set)")
     e.add_argument("--time-limit", type=seconds_type("--time-limit"), default=None, metavar="S",
                    help="trace: the offline solve's time limit per slice (default 30 s for "
-                        "40-job slices, 300 s at research scale)")
+                        "40-job slices, 300 s at research scale, 2 400 s for the whole trace)")
     e.add_argument("--method", choices=["auto", "compact", "colgen"], default=None,
                    help="trace: the offline solve's method (default auto)")
     e.add_argument("--workers", type=_nonneg_int("--workers"), metavar="N", default=None,

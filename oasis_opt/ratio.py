@@ -247,7 +247,7 @@ def compare(instance: Instance,
         names, left_out = algorithms.loadable_names()
     table = algorithm_table(names)
     names = list(table)
-    offline.check_settings(modeler, time_limit, method=method)
+    offline.check_settings(modeler, time_limit, method=method, solver=solver)
     offline.check_counts(instance)  # before the algorithms run: they take long on such jobs
     if solver != "highs":  # as offline.solve would, but before the algorithms run
         from . import solvers

@@ -102,6 +102,19 @@ def test_cli_json_adds_solver(tmp_path, capfd):
     assert json.loads(out.read_text())["extras"]["solver"] == "cbc"
 
 
+@pytest.mark.parametrize("command", ["solve", "ratio"])
+def test_colgen_with_another_solver_is_refused(tmp_path, capfd, command):
+    """Other solvers take the compact model: ``--method colgen --solver scip`` ran it
+    without a word (``"method": "compact"``). Refused before anything runs."""
+    out = tmp_path / "x.json"
+    code = main([command, str(INSTANCES / "small-s1.json"), "--method", "colgen",
+                 "--solver", "cbc", *(["-o", str(out)] if command == "solve" else [])])
+    captured = capfd.readouterr()
+    assert code == 2 and captured.out == "" and not out.exists()
+    assert captured.err == (f"oasis-opt {command}: error: --method: colgen runs on HiGHS; solver "
+                            "'cbc' takes the compact model (method compact, or auto)\n")
+
+
 def test_ratio_takes_solver(capfd):
     code = main(["ratio", str(INSTANCES / "small-s3.json"), "--solver", "scip",
                  "--algorithms", "oasis,fifo", "--json"])

@@ -191,7 +191,7 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
 
     Errors name the parameter (``InputError("time_limit", …)``), not a command-line flag.
     """
-    check_settings(modeler, time_limit, mip_gap, method)  # before the clock adds to S
+    check_settings(modeler, time_limit, mip_gap, method, solver)  # before the clock adds to S
     clock = Clock(time_limit)
     check_instance(instance)
     check_arguments(options, on_progress=on_progress, on_round=on_round,
@@ -278,9 +278,11 @@ def check_arguments(options: Any = None, **callbacks: Any) -> None:
 
 
 def check_settings(modeler: str = "auto", time_limit: float | None = None,
-                   mip_gap: float = 0.0, method: str = "auto") -> None:
+                   mip_gap: float = 0.0, method: str = "auto", solver: str = "highs") -> None:
     """``solve``'s settings, refused as ``solve`` refuses them (``InputError`` naming the
-    parameter): a caller that does other work first (``ratio.compare``) checks them before."""
+    parameter): a caller that does other work first (``ratio.compare``) checks them before.
+    Column generation asked for by name with another solver than HiGHS is refused: those
+    take the compact model, and the solve went there without a word."""
     if modeler not in MODELERS:
         raise InputError("modeler", f"unknown modeler {modeler!r}; choose from "
                                     f"{', '.join(MODELERS)}")
@@ -297,3 +299,6 @@ def check_settings(modeler: str = "auto", time_limit: float | None = None,
                                        f"{MAX_TIME_LIMIT:g} s, about 115 days)")
     if not 0 <= mip_gap < 1:
         raise InputError("mip_gap", f"must be in [0, 1), got {mip_gap}")
+    if method == "colgen" and solver != "highs":
+        raise InputError("method", f"colgen runs on HiGHS; solver {solver!r} takes the "
+                                   "compact model (method compact, or auto)")
