@@ -183,9 +183,13 @@ def make_executor(workers: int | None = None,
                   dask: str | None = None) -> Iterator[Executor | None]:
     """A local process pool (default; ``workers=0`` gives None: ``run_tasks`` then runs
     in-process), or a Dask executor:
-    ``dask="local"`` starts a local cluster at the first task; ``dask="tcp://HOST:PORT"``
-    connects to a running scheduler."""
+    ``dask="local"`` starts a local cluster at the first task (of ``workers`` processes, 2
+    by default); ``dask="tcp://HOST:PORT"`` connects to a running scheduler, whose workers
+    are its own (``workers`` with it is refused: it was taken and ignored)."""
     check_workers(workers)
+    if dask not in (None, "local") and workers:
+        raise InputError("workers", "sizes a local pool or a --dask local cluster; a Dask "
+                                    "scheduler's workers are its own")
     if dask is None and workers == 0:
         yield None
         return

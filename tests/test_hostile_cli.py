@@ -332,6 +332,18 @@ def test_dask_address_that_is_not_one(capsys, address):
     assert "--dask: cannot reach the Dask scheduler at" in _one_error(err)
 
 
+@pytest.mark.parametrize("command", [["ratio", SMALL, "--algorithms", "fifo"],
+                                     ["verify", SPACE, "-a", "fifo", "-o", "{tmp}/v"]])
+def test_workers_with_a_dask_scheduler_is_refused(capsys, tmp_path, command):
+    """``--workers 2 --dask tcp://…`` was taken and the 2 ignored: a scheduler's workers are
+    its own (with ``--dask local`` it sizes the local cluster)."""
+    argv = [str(a).replace("{tmp}", str(tmp_path)) for a in command]
+    code, out, err = _run(capsys, *argv, "--workers", "2", "--dask", "tcp://127.0.0.1:1")
+    assert code == 2 and out == "" and not (tmp_path / "v").exists()
+    assert _one_error(err).endswith("error: --workers: sizes a local pool or a --dask local "
+                                    "cluster; a Dask scheduler's workers are its own")
+
+
 @pytest.mark.parametrize("argv", [
     ["verify", SPACE, "-a", "fifo", "--max-share", "2", "-o", "{tmp}/v"],
     ["verify", SPACE, "-a", "oasis", "--param", "u_scale=-1", "-o", "{tmp}/v"],
