@@ -493,6 +493,7 @@ def _combos(table: dict[str, dict[str, Any]]) -> tuple[Combo, ...]:
     _check_combinations(table)
     probe = generate("small", seed=0, jobs=1, horizon=3, name="probe")
     out = []
+    seen: set[tuple[str, str]] = set()
     for name, grid in table.items():
         try:
             algorithms.check(name)
@@ -505,6 +506,9 @@ def _combos(table: dict[str, dict[str, Any]]) -> tuple[Combo, ...]:
             # are one row); a fraction for an int parameter names algorithms.NAME.KEY
             params = algorithms.param_values(name, dict(zip(keys, values, strict=True)),
                                              place=f"algorithms.{name}")
+            if (name, params_key(params)) in seen:  # [1, 1.0]: one row, not two of one key
+                continue
+            seen.add((name, params_key(params)))
             try:  # each combination on a one-job instance: bad values fail here, not mid-run
                 algorithms.run(name, probe, **params)
             except InputError as err:

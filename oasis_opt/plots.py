@@ -42,10 +42,24 @@ def save_figure(fig, path: str | Path, dpi: int = 120) -> None:
     then rename) and close the figure; nothing is left behind if drawing fails."""
     from .io import atomic_output
     try:
+        plain_log_ticks(fig)
         with atomic_output(path, suffix=".png") as tmp, quiet_glyphs():
             fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
     finally:
         pyplot().close(fig)
+
+
+def plain_log_ticks(fig: Any) -> None:
+    """Log axes' tick labels as plain numbers (``1000``, ``1e+05``). matplotlib writes them as
+    mathtext (``$\\mathdefault{10^{3}}$``), which ``pyplot``'s ``text.parse_math = False``
+    then printed as those characters."""
+    from matplotlib.ticker import LogFormatter
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() == "log":
+                axis.set_major_formatter(LogFormatter())
+                axis.set_minor_formatter(LogFormatter(labelOnlyBase=False,
+                                                      minor_thresholds=(2, 0.4)))
 
 
 @contextlib.contextmanager
@@ -95,7 +109,9 @@ def _ratio_summary(rows: Rows) -> dict[str, Any]:
         out[a] = {
             "instances": len(vals),
             "median": statistics.median(finite) if finite else None,
-            "p90": finite[int(0.9 * (len(finite) - 1))] if finite else None,
+            # interpolated (a rank rounded down gave the minimum of two: below the median)
+            "p90": (statistics.quantiles(finite, n=10, method="inclusive")[-1]
+                    if len(finite) > 1 else finite[0] if finite else None),
             "max": finite[-1] if finite else None,
             "earned_nothing": sum(1 for v in vals if not math.isfinite(v)),
             "within_2alpha": sum(1 for r in rows if r["algorithm"] == a and r["bound_2alpha"]

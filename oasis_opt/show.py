@@ -31,7 +31,7 @@ import numpy as np
 from .errors import InputError
 from .limits import check_allocation
 from .model import Instance, Schedule
-from .plots import pyplot, quiet_glyphs
+from .plots import plain_log_ticks, pyplot, quiet_glyphs
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
@@ -53,6 +53,7 @@ def save_figure(fig: Any, path: str | Path, place: str = "-o") -> None:
     from .io import atomic_output
     fmt = format_of(path, place)
     try:
+        plain_log_ticks(fig)
         with atomic_output(path, suffix=Path(path).suffix) as tmp, quiet_glyphs():
             fig.savefig(tmp, format=fmt, dpi=130, bbox_inches="tight")
     finally:

@@ -104,6 +104,20 @@ def test_rerun_resumes_and_extends(tmp_path):
     assert all(r["opt"] == r["bound"] == r["opt_over_alg"] == "" for r in rows)
 
 
+def test_values_that_are_one_key_are_one_row(tmp_path):
+    """``u_scale: [1, 1.0]`` is one parameter key (an integral float is the integer): the
+    run wrote its rows twice, and a rerun kept both."""
+    grid = _grid(tmp_path, instances=["inst/small-s0.json"], reference=None,
+                 algorithms={"oasis": {"u_scale": [1, 1.0, 2], "certificate": [True, False]}})
+    res = run_sweep_cli(str(_write(tmp_path, grid)), workers=0, dask=None, out=None,
+                        progress=False)
+    rows = _rows(Path(res["csv"]))
+    assert res["new"] == len(rows) == 4
+    assert sorted(r["params"] for r in rows) == [
+        '{"certificate":false,"u_scale":1}', '{"certificate":false,"u_scale":2}',
+        '{"certificate":true,"u_scale":1}', '{"certificate":true,"u_scale":2}']
+
+
 def test_process_pool_equals_in_process(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     res_a = run_grid(load(_write(a, _grid(a))), workers=0)

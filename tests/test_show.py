@@ -38,6 +38,18 @@ def test_show_writes_each_format(testbed, tmp_path, suffix, capfd):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["s.json", out.name])
 
 
+def test_log_axes_are_labelled_with_numbers(testbed, tmp_path, capfd):
+    """The price panel's log axis read ``$\\mathdefault{10^{3}}$``: matplotlib labels log
+    ticks in mathtext, which the figures' ``text.parse_math = False`` printed as written."""
+    inst, oasis, _ = testbed
+    save_schedule(oasis, tmp_path / "s.json")
+    out = tmp_path / "pic.svg"
+    assert main(["show", str(INSTANCES / "testbed-s1.json"), str(tmp_path / "s.json"),
+                 "-o", str(out)]) == 0
+    svg = out.read_text()
+    assert "mathdefault" not in svg and "10^" not in svg
+
+
 def test_job_rows_say_what_each_job_earned(testbed):
     inst, oasis, fifo = testbed
     for sched in (oasis, fifo):
