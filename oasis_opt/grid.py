@@ -460,8 +460,20 @@ def _trace(entry: Any, base: Path, place: str) -> tuple[str, Any]:
             where = "file"
         raise InputError(f"{place}.{where}", err.message if where != "file" else str(err)) \
             from None
-    label = f"{entry.trace}:{entry.file}#{policy.start}+{policy.jobs}"
+    # the mapping's options name the instance too: with the slice alone, a grid whose load
+    # changed kept the rows of the old instance ("new": 0) and could not list both
+    shown = {k: v for k, v in given.items() if k not in ("start", "jobs")}
+    shown.update({opt: getattr(entry, opt) for opt in options})
+    tags = "&".join(f"{k}={','.join(map(_tag, v)) if isinstance(v, list | tuple) else _tag(v)}"
+                    for k, v in sorted(shown.items()))
+    label = f"{entry.trace}:{entry.file}#{policy.start}+{policy.jobs}" + \
+        (f"?{tags}" if tags else "")
     return label, imported.instance
+
+
+def _tag(v: Any) -> str:
+    """A trace option's value in an instance's label: ``60`` for 60.0."""
+    return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 2**53 else str(v)
 
 
 #: The most (algorithm, parameters) combinations a grid may list: each is tried on a probe

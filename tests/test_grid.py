@@ -63,7 +63,7 @@ def test_rows_are_the_algorithms_results_against_opt(tmp_path):
     with open(res["csv"]) as f:
         assert tuple(next(csv.reader(f))) == COLUMNS
     labels = ["inst/small-s0.json", "inst/small-s3.json", "small-s1-j4-T6",
-              "philly:philly.csv#0+3"]
+              "philly:philly.csv#0+3?horizon=12&slot_seconds=60"]
     combos = ['{"l_scale":1,"u_scale":0.5}', '{"l_scale":1,"u_scale":1}', "{}"]
     assert sorted((r["instance"], r["params"]) for r in rows) == sorted(
         (lab, c) for lab in labels for c in combos)
@@ -102,6 +102,24 @@ def test_rerun_resumes_and_extends(tmp_path):
     rows = _rows(Path(more["csv"]))
     assert len({(r["instance"], r["algorithm"], r["params"]) for r in rows}) == 5
     assert all(r["opt"] == r["bound"] == r["opt_over_alg"] == "" for r in rows)
+
+
+def test_a_trace_entry_is_named_by_its_mapping_too(tmp_path):
+    """A trace entry's rows were keyed by its slice alone: after ``load`` 1 → 2 the rerun
+    computed nothing ("new": 0) and kept the load-1 numbers, and the two could not be listed
+    together ("listed twice")."""
+    entry = {"trace": "philly", "file": "philly.csv", "jobs": 3, "horizon": 12,
+             "slot_seconds": 60, "servers": 1}
+    grid = _grid(tmp_path, instances=[entry], reference=None, algorithms={"fifo": {}})
+    path = _write(tmp_path, grid)
+    first = run_sweep_cli(str(path), workers=0, dask=None, out=None, progress=False)
+    entry2 = {**entry, "servers": 2}
+    _write(tmp_path, {**grid, "instances": [entry, entry2]})
+    both = run_sweep_cli(str(path), workers=0, dask=None, out=None, progress=False)
+    assert first["new"] == 1 and both["new"] == 1 and both["done"] == 2
+    rows = {r["instance"]: r for r in _rows(Path(both["csv"]))}
+    assert sorted(rows) == ["philly:philly.csv#0+3?horizon=12&servers=1&slot_seconds=60",
+                            "philly:philly.csv#0+3?horizon=12&servers=2&slot_seconds=60"]
 
 
 def test_values_that_are_one_key_are_one_row(tmp_path):
