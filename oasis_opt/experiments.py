@@ -80,7 +80,7 @@ def execute_ratio(task: Task) -> list[dict[str, Any]]:
     rows = []
     for name in task.algorithms:
         row = {**_base(task), **_size(inst), **_run_algorithm(name, inst), "opt": opt,
-               "opt_kind": kind, "status": rep.status}
+               "opt_kind": kind, "status": rep.status.value}
         u = row["utility"]
         row["ratio"] = opt / u if u > 1e-12 else (1.0 if opt <= 1e-12 else math.inf)
         rows.append(row)

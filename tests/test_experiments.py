@@ -28,6 +28,7 @@ def test_experiment_runs_end_to_end(tmp_path, name):
         # OPT ≥ every algorithm: the exact solver is exact and the schedules are validated
         assert all(float(r["ratio"]) >= 1 - 1e-6 for r in rows if r["ratio"] != "inf")
         assert {r["algorithm"] for r in rows} >= {"oasis", "fifo", "drf", "rrh"}
+        assert {r["status"] for r in rows} == {"optimal"}  # not 'SolveStatus.OPTIMAL'
     again = run_experiment(name, seeds=1, out=tmp_path, quick=True)
     assert again["new_rows"] == 0 and again["tasks_run"] == 0
     assert len(_rows(res["csv"])) == len(rows)
