@@ -306,6 +306,37 @@ def _algorithms_plugin(table: dict[str, Any]) -> Any:
     return RegisteredAlgorithms()
 
 
+@contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """Hold ``path`` (the results file; made empty if missing, removed again if it stays
+    so) for this run alone: a second run into the same file is refused, naming it. Two
+    sweeps into one folder at once each wrote every row (56 rows for 28 keys), and the
+    duplicates stayed. Where there is no ``fcntl`` (not POSIX), nothing is held."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    from .io import os_reason
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a")  # noqa: SIM115 (held open for the run)
+    except OSError as exc:
+        raise InputError(str(path), f"cannot write: {os_reason(exc)}") from None
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise InputError(str(path), "another run is writing these results now; wait "
+                                        "for it to end or use another output folder") from None
+        yield
+    finally:
+        handle.close()  # (the lock goes with it)
+        if not existed and path.exists() and path.stat().st_size == 0:
+            path.unlink()
+
+
 def run_tasks(
     tasks: Iterable[Task],
     execute: Callable[[Task], list[dict[str, Any]]],
@@ -321,7 +352,7 @@ def run_tasks(
     todo = [t for t in tasks if not t.keys() <= store.done]
     if not todo:
         return 0
-    with progress_bar(progress, len(todo), description) as bar:
+    with _writing(store.path), progress_bar(progress, len(todo), description) as bar:
         if executor is None:
             # in-process, in order: each task's rows are stored before the next task starts
             # (an exception then leaves exactly the finished tasks on disk)

@@ -160,3 +160,26 @@ def test_an_input_error_crosses_a_process_boundary_whole():
 
 def _refuse(place: str) -> None:
     raise InputError(place, "too large")
+
+
+def test_a_second_run_into_the_same_results_is_refused_while_the_first_writes(tmp_path):
+    """Two sweeps into one folder at once each wrote every row (56 rows for 28 keys), and a
+    rerun kept the duplicates. The second is refused while the first holds the file; after
+    it, runs go on as before, and a run that wrote nothing leaves no empty file."""
+    path = tmp_path / "out" / "results.csv"
+    first = ResultStore(path)
+    second = ResultStore(path)
+
+    def execute_and_race(task: Task) -> list[dict]:
+        if task.seed == 0:
+            with pytest.raises(InputError, match="another run is writing these results now"):
+                run_tasks(TASKS, fake_execute, second)
+        return fake_execute(task)
+
+    assert run_tasks(TASKS, execute_and_race, first) == 6
+    assert len(_rows(path)) == 12 and len(second.rows) == 0
+    assert run_tasks(TASKS, fake_execute, ResultStore(path)) == 0
+    empty = tmp_path / "empty" / "results.csv"
+    with pytest.raises(Crash):
+        run_tasks(TASKS[3:4], crashing_execute, ResultStore(empty))  # fails before a row
+    assert not empty.exists()
