@@ -20,6 +20,8 @@ import math
 import time
 from typing import Any
 
+from . import highs
+
 
 class Deadline:
     """The instant ``at`` (``time.perf_counter()`` seconds) after which no step starts and every
@@ -81,7 +83,7 @@ class Deadline:
             return
 
         def stop(e: Any) -> None:
-            if time.perf_counter() >= self.at:  # type: ignore[operator]
+            if time.perf_counter() >= self.at or highs.interrupted():  # type: ignore[operator]
                 e.interrupt()
         h.cbMipInterrupt.subscribe(stop)
         h.cbSimplexInterrupt.subscribe(stop)

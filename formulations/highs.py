@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -293,7 +294,7 @@ def run(h: Any) -> Any:
     cls = _highs_class()
     plain = super(cls, h).run if isinstance(h, cls) else h.run  # HiGHS's own run
     threads = int(option(h, "threads"))
-    with _running(threads):
+    with _keeping_ctrl_c(), _running(threads):
         status = plain()
         if status == highspy.HighsStatus.kError and threads > 0 \
                 and h.getModelStatus() == highspy.HighsModelStatus.kNotset \
@@ -301,6 +302,48 @@ def run(h: Any) -> Any:
             _make_room(threads)
             status = plain()
     return status
+
+
+def interrupted() -> bool:
+    """Whether Ctrl-C (SIGINT) came during the HiGHS run in progress in the main thread.
+    highspy swallows an exception raised in a Python callback, and the ``KeyboardInterrupt``
+    of Ctrl-C is raised in whichever callback is running when it comes: HiGHS went on to the
+    end and the command exited 0 with its answer. So ``run`` holds SIGINT while HiGHS runs:
+    the signal only sets this flag, the package's interrupt callbacks (``Deadline.watch``,
+    ``offline.backends.watch``) read it and stop HiGHS, and ``run`` raises
+    ``KeyboardInterrupt`` once HiGHS has returned."""
+    return _CTRL_C[0]
+
+
+#: ``interrupted()``'s flag (one per process: signals come to the main thread).
+_CTRL_C = [False]
+
+
+def _on_ctrl_c(signum: int, frame: Any) -> None:
+    _CTRL_C[0] = True
+
+
+@contextlib.contextmanager
+def _keeping_ctrl_c() -> Iterator[None]:
+    """Around a HiGHS run: SIGINT sets ``interrupted()``'s flag instead of raising, and
+    ``KeyboardInterrupt`` is raised after the run. Only where Python's own handler is in
+    place and in the main thread (a caller's own handler, an ignored SIGINT in a worker, and
+    a run inside another run's callback are left as they are). The default handler is put
+    back before the flag is read: a signal that Python handles after that raises as usual,
+    one handled before it has set the flag."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    _CTRL_C[0] = False
+    signal.signal(signal.SIGINT, _on_ctrl_c)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if _CTRL_C[0]:
+        _CTRL_C[0] = False
+        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager

@@ -844,6 +844,108 @@ def test_a_child_leaves_ctrl_c_to_the_command():
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # (this process: as it was)
 
 
+def _knapsack(n: int = 60) -> Any:
+    """A ``Highs`` (the package's) holding a 0-1 knapsack that HiGHS does not solve in
+    presolve: its MIP callbacks are called."""
+    import highspy
+    from oasis_opt.formulations.highs import new_highs
+    rng = np.random.default_rng(1)
+    weight = rng.integers(20, 100, n).astype(float)
+    h = new_highs(threads=1)
+    for j, value in enumerate(weight + rng.integers(0, 10, n)):
+        h.addVar(0, 1)
+        h.changeColCost(j, -float(value))
+        h.changeColIntegrality(j, highspy.HighsVarType.kInteger)
+    h.addRow(-highspy.kHighsInf, weight.sum() / 2 + 0.5, n, np.arange(n, dtype=np.int32),
+             weight)
+    return h
+
+
+def _ctrl_c_once(h: Any) -> list[int]:
+    """Subscribe a callback that sends this process SIGINT at HiGHS's first MIP interrupt
+    check (Python handles it right there, in the callback); the list counts the checks."""
+    calls = [0]
+
+    def send(e: Any) -> None:
+        calls[0] += 1
+        if calls[0] == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+    h.cbMipInterrupt.subscribe(send)
+    return calls
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT sent with os.kill")
+def test_ctrl_c_during_a_highs_run_stops_it_and_is_raised_after_it():
+    """highspy swallows an exception raised in a callback, and Ctrl-C's
+    ``KeyboardInterrupt`` comes in whichever callback runs: ``solve`` went on to the end and
+    exited 0 with its answer (HiGHS even ended this run in 'Solve error'). Now the signal
+    sets a flag that the package's interrupt callbacks read (here ``Deadline.watch``'s),
+    HiGHS stops, and ``KeyboardInterrupt`` is raised once it has returned; Python's handler
+    is back in place after the run."""
+    import highspy
+    from oasis_opt.formulations import highs
+    from oasis_opt.formulations.deadline import Deadline
+    h = _knapsack()
+    calls = _ctrl_c_once(h)
+    Deadline(time.perf_counter() + 1e6).watch(h)
+    with pytest.raises(KeyboardInterrupt):
+        h.run()
+    assert calls == [1]  # stopped at the check that got the signal
+    assert h.getModelStatus() == highspy.HighsModelStatus.kInterrupt
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert not highs.interrupted()
+    h = _knapsack()  # the next run is not touched
+    assert h.run() == highspy.HighsStatus.kOk
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT sent with os.kill")
+def test_a_callers_own_ctrl_c_handler_is_left_to_it():
+    """Where the caller handles SIGINT itself, a HiGHS run leaves the signal to it: its
+    handler is called, and the run goes on."""
+    import highspy
+    from oasis_opt.formulations.deadline import Deadline
+    got: list[int] = []
+    saved = signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    try:
+        h = _knapsack()
+        _ctrl_c_once(h)
+        Deadline(time.perf_counter() + 1e6).watch(h)
+        h.run()
+        assert got == [signal.SIGINT]
+        assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    finally:
+        signal.signal(signal.SIGINT, saved)
+
+
+@LINUX_ONLY
+def test_ctrl_c_ends_a_solve_with_exit_130(tmp_path):
+    """``oasis-opt solve`` interrupted while its in-process racer runs HiGHS (hard-s6 takes
+    about 25 CPU s to prove): exit 130 and 'interrupted', no answer on stdout, no racer
+    left. It printed the optimum and exited 0."""
+    path = tmp_path / "hard-s6.json"
+    save_instance(generate("hard", seed=6), path)
+    proc = subprocess.Popen([sys.executable, "-m", "oasis_opt", "solve", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "100"})
+    try:
+        line = proc.stderr.readline()  # the first progress line: HiGHS is at work
+        assert "incumbent" in line, line
+        time.sleep(0.5)
+        kids = _descendants(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, (out, err)
+    assert err.strip().endswith("interrupted") and out == ""
+    waited = time.perf_counter()
+    while any(_alive(k) for k in kids) and time.perf_counter() - waited < 20:
+        time.sleep(0.1)
+    assert not any(_alive(k) for k in kids)
+
+
 @LINUX_ONLY
 def test_a_sweep_killed_with_sigkill_leaves_no_worker_running(tmp_path):
     """The same for a sweep's worker pool: its workers (and the solves they fork) went on

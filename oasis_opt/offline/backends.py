@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import SolverError
+from ..formulations import highs
 from ..formulations.highs import (
     care_options,
     mip_options,
@@ -75,9 +76,12 @@ def watch(h: Any, clock: Clock, tracker: Tracker, sense: float,
         if on_solution is not None:
             on_solution(sense * out.objective_function_value, out.mip_solution)
 
+    def stopping() -> bool:
+        return clock.deadline.passed() or halt is not None and halt() or highs.interrupted()
+
     def interrupt(e: Any) -> None:
         now = time.perf_counter()
-        if clock.deadline.passed() or halt is not None and halt():
+        if stopping():
             e.interrupt()
         if now - last[0] >= 0.5 and e.data_out is not None:
             last[0] = now
@@ -85,7 +89,7 @@ def watch(h: Any, clock: Clock, tracker: Tracker, sense: float,
             tracker.update(bound=bound)
 
     def lp_interrupt(e: Any) -> None:
-        if clock.deadline.passed() or halt is not None and halt():
+        if stopping():
             e.interrupt()
     h.cbMipImprovingSolution.subscribe(improving)
     h.cbMipInterrupt.subscribe(interrupt)
