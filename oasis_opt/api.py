@@ -80,7 +80,8 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
     """A random instance of ``preset`` (``small``, ``testbed``, ``paper``, ``hard``, …); the
     same arguments give the same instance. ``jobs``, ``horizon``, ``servers`` override the
     preset's sizes; ``max_share`` scales the servers so that one worker or PS takes at most
-    that share of any server resource (OASiS's regime)."""
+    that share of any server resource (OASiS's regime). Named ``PRESET-sSEED`` plus each
+    size given (``small-s3-j5``) unless ``name`` is given."""
     from .generator import generate as _generate
     return _generate(preset, seed=seed, jobs=jobs, horizon=horizon, servers=servers,
                      name=name, max_share=max_share)

@@ -186,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--jobs", type=_nonneg_int("--jobs"), help="number of jobs (preset default)")
     g.add_argument("--horizon", type=_nonneg_int("--horizon", 1), help="number of slots")
     g.add_argument("--seed", type=_integer("--seed"), default=0, help="random seed (default 0)")
-    g.add_argument("--name", help="instance name (default PRESET-sSEED)")
+    g.add_argument("--name", help="instance name (default PRESET-sSEED, then -jJOBS, -THORIZON, "
+                                        "-shareS for each given)")
     g.add_argument("--max-share", type=_positive("--max-share"), default=None, metavar="S",
                    help="scale the servers so that one worker or PS takes at most S (0.001-1) "
                         "of any server resource: the regime of OASiS's 2α guarantee")

@@ -39,8 +39,10 @@ FACTORS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 
 def _instance(params: dict[str, Any], seed: int):
     from .generator import generate
+    # named PRESET-sSEED as in the results files so far (their rows give the sizes)
     return generate(params["preset"], seed=seed, jobs=params.get("jobs"),
-                    horizon=params.get("horizon"), servers=params.get("servers"))
+                    horizon=params.get("horizon"), servers=params.get("servers"),
+                    name=f"{params['preset']}-s{seed}")
 
 
 def _size(inst) -> dict[str, Any]:

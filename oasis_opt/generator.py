@@ -179,6 +179,15 @@ def _check_size(jobs: int | None, horizon: int | None, servers: int | None) -> N
                      f"{len(RESOURCES)} resources")
 
 
+def instance_name(preset: str, seed: int, jobs: int | None = None, horizon: int | None = None,
+                  servers: int | None = None, max_share: float | None = None) -> str:
+    """``generate``'s name for an instance: ``PRESET-sSEED``, and ``-jJOBS``, ``-THORIZON``,
+    ``-HSERVERS``, ``-shareS`` for each of those given (``small-s0-j40-T60``): the arguments
+    that draw it, so that instances drawn differently are not named alike."""
+    given = (("j", jobs), ("T", horizon), ("H", servers), ("share", max_share))
+    return f"{preset}-s{seed}" + "".join(f"-{tag}{v}" for tag, v in given if v is not None)
+
+
 def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
              horizon: int | None = None, servers: int | None = None,
              name: str | None = None, max_share: float | None = None) -> Instance:
@@ -186,7 +195,9 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
 
     ``jobs``, ``horizon`` and ``servers`` (the count of each pool) override the preset.
     ``max_share`` (0.001 … 1) bounds the share of a server that one worker or PS takes (the
-    regime of OASiS's 2α guarantee, ``scale_to_share``); the jobs drawn are the same."""
+    regime of OASiS's 2α guarantee, ``scale_to_share``); the jobs drawn are the same.
+    ``name``: by default ``instance_name``'s; the ``generator`` record of ``extra`` keeps
+    the preset, the seed and each of ``jobs``, ``horizon``, ``servers``, ``max_share`` given."""
     if not isinstance(preset, str) or preset not in PRESETS:  # a list: unhashable
         raise InputError("preset", f"unknown preset {preset!r}; choose from "
                                      f"{', '.join(PRESETS)}")
@@ -223,11 +234,14 @@ def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
     out = [_job(rng, p, f"j{i}", int(arrivals[i])) for i in range(n_jobs)]
     resources = RESOURCES[:p.resources]
     provenance: dict = {"preset": preset, "seed": seed}
+    provenance.update((k, v) for k, v in (("jobs", jobs), ("horizon", horizon),
+                                          ("servers", servers)) if v is not None)
     if max_share is not None:
         workers, m_w = scale_to_share(workers, [j.worker_demand for j in out], max_share)
         pss, m_ps = scale_to_share(pss, [j.ps_demand for j in out], max_share)
         provenance.update(max_share=max_share, capacity_scale={"worker": m_w, "ps": m_ps})
-    return Instance(name or f"{preset}-s{seed}", T, resources, workers, pss, tuple(out),
+    return Instance(name or instance_name(preset, seed, jobs, horizon, servers, max_share), T,
+                    resources, workers, pss, tuple(out),
                     {"generator": provenance})
 
 

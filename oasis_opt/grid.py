@@ -404,7 +404,7 @@ MAX_PRESET_INSTANCES = 100_000
 
 
 def _presets(entry: Any, place: str) -> list[tuple[str, Any]]:
-    from .generator import generate
+    from .generator import generate, instance_name
     count = len(entry.seeds) if isinstance(entry.seeds, list) else entry.seeds
     sizes = math.prod(len(_as_list(x)) for x in (entry.jobs, entry.horizon, entry.servers))
     if count * sizes > MAX_PRESET_INSTANCES:  # before drawing any of them
@@ -415,10 +415,8 @@ def _presets(entry: Any, place: str) -> list[tuple[str, Any]]:
     out = []
     for jobs, horizon, servers in itertools.product(
             _as_list(entry.jobs), _as_list(entry.horizon), _as_list(entry.servers)):
-        sizes = "".join(f"-{tag}{v}" for tag, v in (("j", jobs), ("T", horizon),
-                                                    ("H", servers)) if v is not None)
         for seed in seeds:
-            label = f"{entry.preset}-s{seed}{sizes}"
+            label = instance_name(entry.preset, seed, jobs, horizon, servers)
             try:
                 inst = generate(entry.preset, seed=seed, jobs=jobs, horizon=horizon,
                                 servers=servers, name=label)

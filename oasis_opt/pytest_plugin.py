@@ -90,9 +90,7 @@ def generated_instances(preset: str, seeds: int | Iterable[int] = 1, *,
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     if not seed_list:
         raise ValueError("seeds: no seed given")
-    sizes = "".join(f"-{tag}{v}" for tag, v in (("j", jobs), ("T", horizon)) if v is not None)
-    return [generate(preset, seed=s, jobs=jobs, horizon=horizon, name=f"{preset}-s{s}{sizes}")
-            for s in seed_list]
+    return [generate(preset, seed=s, jobs=jobs, horizon=horizon) for s in seed_list]
 
 
 def matching_instances(pattern: str, root: str | Path | None = None) -> list[Any]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from oasis_opt.cli import main
 from oasis_opt.errors import InputError
 from oasis_opt.generator import MODELS, PRESETS, demand_ratio, generate
-from oasis_opt.io import instance_to_dict
+from oasis_opt.io import instance_to_dict, load_instance
 
 
 @pytest.mark.parametrize("preset", ["small", "testbed", "paper"])
@@ -80,3 +81,26 @@ def test_issue22_families(preset):
     assert ("table" in kinds) == bool(p.table_share)
     halves = any(j.worker_demand[0] == 0.5 for inst in insts for j in inst.jobs)
     assert halves == bool(p.fractional)
+
+
+def test_instances_drawn_differently_are_named_and_recorded_differently(tmp_path):
+    """``generate --jobs/--horizon`` wrote ``small-s0`` for every size, and the file's
+    ``generator`` record kept only the preset and seed: three different instances had one
+    name and one record. The name and the record now carry every size given."""
+    plain = generate("small", seed=0)
+    sized = generate("small", seed=0, jobs=4, horizon=9, servers=3, max_share=0.5)
+    assert plain.name == "small-s0"
+    assert plain.extra["generator"] == {"preset": "small", "seed": 0}
+    assert sized.name == "small-s0-j4-T9-H3-share0.5"
+    record = sized.extra["generator"]
+    assert {k: record[k] for k in ("preset", "seed", "jobs", "horizon", "servers",
+                                   "max_share")} == {
+        "preset": "small", "seed": 0, "jobs": 4, "horizon": 9, "servers": 3,
+        "max_share": 0.5}
+    assert generate("small", seed=0, jobs=4, name="mine").name == "mine"
+    path = tmp_path / "g.json"
+    assert main(["generate", "--preset", "small", "--jobs", "4", "--horizon", "9",
+                 "-o", str(path)]) == 0
+    again = load_instance(path)
+    assert again.name == "small-s0-j4-T9"
+    assert again.extra["generator"] == {"preset": "small", "seed": 0, "jobs": 4, "horizon": 9}
