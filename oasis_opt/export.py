@@ -26,7 +26,9 @@ Pyomo's writers put ``c_e_``, ``c_l_`` or ``c_u_`` before a row's name (an ``=``
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +150,8 @@ def export(instance: Instance, path: str | Path) -> dict[str, Any]:
                      f"the compact MILP ({columns} variables, about {rows} rows)")
     m = compact_pyomo.build(instance, prep=prep)
     # the writer guesses the format from the name too: one suffix, no other dots
-    with atomic_output(path, prefix="_oasis_export_", suffix=path.suffix.lower()) as tmp:
+    with atomic_output(path, prefix="_oasis_export_", suffix=path.suffix.lower()) as tmp, \
+            _no_constant_objective_warning():
         # the format comes from the suffix (a format string here makes Pyomo warn)
         m.write(str(tmp), io_options={"labeler": Labeler(prep)})
     from pyomo.environ import Constraint, Var
@@ -157,3 +160,20 @@ def export(instance: Instance, path: str | Path) -> dict[str, Any]:
     return {"output": str(path), "format": fmt, "variables": n_vars, "constraints": n_rows,
             "packing": prep.packing, "active_jobs": len(prep.active),
             "upper_bound": prep.upper_bound()}
+
+
+@contextlib.contextmanager
+def _no_constant_objective_warning() -> Iterator[None]:
+    """Pyomo's writers log "Constant objective detected, replacing with a placeholder" on
+    stderr for a model without variables (no job can run): library code does not print,
+    and the file says it (the objective ``ONE_VAR_CONSTANT``). Only that message is held."""
+    import logging
+    log = logging.getLogger("pyomo.core")
+
+    def drop(record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Constant objective detected")
+    log.addFilter(drop)
+    try:
+        yield
+    finally:
+        log.removeFilter(drop)

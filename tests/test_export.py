@@ -110,3 +110,27 @@ def test_too_large_a_model_is_refused_before_it_is_built(tmp_path, monkeypatch, 
     err = capsys.readouterr().err
     assert code == 2 and "the compact MILP" in err and "too large" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("suffix", [".mps", ".lp"])
+def test_a_model_without_variables_is_written_without_a_warning(suffix, tmp_path, caplog):
+    """No job, no variable: Pyomo's writer printed "WARNING: Constant objective detected,
+    replacing with a placeholder" on stderr beside the command's own line. The file is the
+    same (one placeholder column, optimum 0); the warning is held, and only it."""
+    import logging
+    import subprocess
+    import sys
+    empty = tmp_path / "empty.json"
+    assert main(["generate", "--preset", "small", "--jobs", "0", "-o", str(empty)]) == 0
+    out = tmp_path / f"model{suffix}"
+    with caplog.at_level(logging.WARNING, logger="pyomo.core"):
+        export(load_instance(empty), out)
+        logging.getLogger("pyomo.core").warning("Constant objective detected, said after")
+    assert [r.getMessage() for r in caplog.records] == [
+        "Constant objective detected, said after"]  # the filter went with the write
+    value, h = _solve_file(out)
+    assert value == 0 and h.getNumCol() == 1
+    done = subprocess.run([sys.executable, "-m", "oasis_opt", "export", str(empty), "-o",
+                           str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "0 variables" in done.stdout
