@@ -621,7 +621,7 @@ def run_grid(grid: Grid, *, out: str | Path | None = None, workers: int | None =
     return {"csv": str(folder / RESULTS), "done": len(store.rows), "new": len(store.rows) - before,
             "rows_expected": expected, "tasks_run": ran, "instances": len(grid.instances),
             "combinations": len(grid.combos), "seconds": time.perf_counter() - start,
-            "executor": "dask" if dask else ("in-process" if workers == 0 else "processes"),
+            "executor": _executor_kind(workers, dask),
             "opt_cache": None if opt_cache is None else str(Path(opt_cache).resolve())}
 
 
@@ -709,7 +709,12 @@ def run_sweep_cli(config: str, *, workers: int | None, dask: str | None, out: st
     return {"kind": "experiment", "done": result["rows"], "new": result["new_rows"],
             "csv": result["csv"], "figure": result["figure"],
             "seconds": time.perf_counter() - start,
-            "executor": "dask" if dask else "processes"}
+            "executor": _executor_kind(workers, dask)}
+
+
+def _executor_kind(workers: int | None, dask: str | None) -> str:
+    """What ``make_executor(workers, dask)`` runs the tasks on, as a sweep reports it."""
+    return "dask" if dask else ("in-process" if workers == 0 else "processes")
 
 
 __all__ = ["COLUMNS", "GRID_FORMAT", "Grid", "GridTask", "SweepResult", "execute_grid", "load",

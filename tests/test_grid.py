@@ -198,6 +198,7 @@ def test_experiment_configs_still_run(tmp_path, capfd):
     data = json.loads(capfd.readouterr().out)
     assert code == 0 and data["kind"] == "experiment" and data["done"] > 0
     assert (tmp_path / "res" / "ratio.csv").exists()
+    assert data["executor"] == "in-process"  # (it said "processes", as a grid's did not)
 
 
 def test_an_experiment_configs_out_is_relative_to_it(tmp_path, capfd, monkeypatch):
