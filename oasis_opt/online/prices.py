@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..limits import on_time
 from ..model import Instance, SlotCounts, ps_needed
 from ..utility import value as utility_value
 
@@ -122,8 +123,14 @@ def opt_lower_bound(instance: Instance) -> float:
 
 
 def default_bounds(instance: Instance) -> PriceBounds:
-    """The bounds of SPEC §3, derived from the instance (see the module docstring)."""
-    terms = [job_bound_terms(instance, i) for i in range(instance.num_jobs)]
+    """The bounds of SPEC §3, derived from the instance (see the module docstring). A pass
+    over the jobs before the first arrival (2.3 s on the 82 247 jobs of the whole Philly
+    trace), so it keeps ``limits.deadline`` too: the last resort of a time-limited solve
+    (``lifeline``) ran OASiS's to 6.5 s past the instant it had to write by."""
+    terms = []
+    for i in range(instance.num_jobs):
+        on_time()
+        terms.append(job_bound_terms(instance, i))
     R = len(instance.resources)
     u_w = np.max([t.u_w for t in terms], axis=0) if terms else np.full(R, -np.inf)
     u_ps = np.max([t.u_ps for t in terms], axis=0) if terms else np.full(R, -np.inf)
