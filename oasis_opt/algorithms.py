@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from .errors import AlgorithmError, InputError, PluginWarning, elide, one_line
+from .limits import OutOfTime
 from .model import Instance, Schedule, check_instance
 from .validate import validate
 
@@ -472,8 +473,8 @@ def _run(algorithm: Algorithm, instance: Instance, params: dict[str, Any]) -> Sc
         # user's code: named with the algorithm, not shown as an option of the command that
         # the user never gave ("--u-scale: must be a positive number" from a call in it)
         raise InputError(f"algorithm {name!r}", str(err)) from None
-    except AlgorithmError:
-        raise
+    except (AlgorithmError, OutOfTime):  # (a user's scheduler that runs ours, stopped with
+        raise                            # them by a time-limited solve's floor)
     except (Exception, SystemExit) as err:  # sys.exit() in a scheduler is a failure, not exit 0
         if builtin:
             raise

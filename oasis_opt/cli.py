@@ -538,7 +538,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         lifeline = Lifeline.for_limit(
             args.time_limit, _started, inst, builtin_names() if floor is None else floor,
             lambda s, bound, history: _solve_output(args, inst,
-                                                    *_stopped(args, s, bound, history))).start()
+                                                    *_stopped(args, s, bound, history)),
+            schedule_file=args.output is not None).start()
         progress = _both(progress, lifeline.on_progress)
     with make_executor(args.workers, args.dask) as ex:
         try:
@@ -575,10 +576,13 @@ def _stopped(args: argparse.Namespace, schedule: Any, bound: float,
     ``bound`` told, status ``time_limit``, route ``lifeline``."""
     from .offline import SolveReport, SolveStatus, relative_gap
     utility = schedule.total_utility
+    partial = schedule.extras.get("partial")  # a floor's run stopped by the time limit
     report = SolveReport(SolveStatus.TIME_LIMIT, utility, bound, relative_gap(bound, utility),
                          0.0, 0.0, 0.0, time.perf_counter() - _started, args.modeler,
                          args.method, history=tuple(history), route="lifeline",
-                         floor=str(schedule.algorithm))
+                         floor=str(schedule.algorithm),
+                         floor_runs={str(schedule.algorithm): f"partial: {partial}"}
+                         if partial else {})
     return schedule, report
 
 

@@ -39,6 +39,14 @@ WRITE = 3.0
 #: solve), each stopped by the write (``limits.deadline``). As late as it can be: a solve
 #: with Pyomo or PuLP may legitimately come back seconds past S (docs/offline.md).
 REST = 2.0
+#: Seconds that writing the answer's schedule file takes per allocation (one job's slot) on a
+#: busy machine, beside the solve's thread, which keeps half of the interpreter: 2.2 s for
+#: the 31 879 allocations (14 MB) of a partial OASiS on the whole Philly trace, alone at load
+#: 3. The lifeline wakes, and stops the floor's runs, this much earlier for the best
+#: schedule it holds: with ``WRITE`` alone that file ended the command at 78 s of a 76 s
+#: promise. A schedule the rest of the floor makes late is kept only where it can still be
+#: written in time.
+WRITE_PER_ALLOCATION = 1.5e-4
 
 Write = Callable[[Schedule, float, list[tuple[float, float | None, float]]], None]
 
@@ -51,8 +59,13 @@ class Lifeline:
     the lifeline's thread."""
 
     def __init__(self, wake: float, write_at: float, instance: Instance,
-                 names: Sequence[str], write: Write | None, command: str = "solve") -> None:
+                 names: Sequence[str], write: Write | None, command: str = "solve",
+                 per_allocation: float = 0.0) -> None:
         self.wake, self.write_at = wake, write_at
+        #: seconds per allocation of the schedule ``write`` writes (``WRITE_PER_ALLOCATION``
+        #: where it writes a schedule file), and what the best one so far would take
+        self.per_allocation = per_allocation
+        self.write_cost = 0.0
         self.instance, self.names, self.command = instance, tuple(names), command
         #: None until the command can answer without the solve (``ratio``: once its
         #: algorithms have run); a lifeline without one at its wake writes nothing
@@ -67,22 +80,26 @@ class Lifeline:
 
     @classmethod
     def for_limit(cls, time_limit: float, start: float, instance: Instance,
-                  names: Sequence[str], write: Write | None, command: str = "solve"
-                  ) -> Lifeline:
+                  names: Sequence[str], write: Write | None, command: str = "solve",
+                  schedule_file: bool = False) -> Lifeline:
         """The lifeline of ``oasis-opt COMMAND`` started at ``start`` with
-        ``--time-limit``."""
+        ``--time-limit``; ``schedule_file``: its answer includes the schedule's file."""
         end = start + SLACK_FACTOR * time_limit + SLACK_SECONDS
-        return cls(end - WRITE - REST, end - WRITE, instance, names, write, command)
+        return cls(end - WRITE - REST, end - WRITE, instance, names, write, command,
+                   WRITE_PER_ALLOCATION if schedule_file else 0.0)
 
     def start(self) -> Lifeline:
         self.thread.start()
         return self
 
     def on_schedule(self, schedule: Schedule) -> None:
-        """``offline.solve``'s ``on_schedule``: a schedule of the floor, validated."""
+        """``offline.solve``'s ``on_schedule``: a schedule of the floor, validated. The best
+        is kept where it can still be written by the write (``WRITE_PER_ALLOCATION``)."""
         self.seen.add(str(schedule.algorithm))
         if self.schedule is None or schedule.total_utility > self.schedule.total_utility:
-            self.schedule = schedule
+            cost = self.per_allocation * sum(len(job.allocations) for job in schedule.jobs)
+            if time.perf_counter() + cost <= self.write_at:
+                self.schedule, self.write_cost = schedule, cost
 
     def on_progress(self, seconds: float, incumbent: float | None, bound: float) -> None:
         """``offline.solve``'s ``on_progress``: the least bound, and the points."""
@@ -95,16 +112,17 @@ class Lifeline:
         with self.lock:
             self.done = True
 
-    def _sleep_until(self, at: float) -> bool:
-        """Sleep until ``at``; False if the solve returned meanwhile."""
-        while (left := at - time.perf_counter()) > 0:
+    def _sleep_until_wake(self) -> bool:
+        """Sleep until the wake, earlier by the best schedule's write; False if the solve
+        returned meanwhile."""
+        while (left := self.wake - self.write_cost - time.perf_counter()) > 0:
             if self.done:
                 return False
             time.sleep(min(left, 0.5))
         return not self.done
 
     def _wait(self) -> None:
-        if not self._sleep_until(self.wake):
+        if not self._sleep_until_wake():
             return
         write = self.write  # set by now, or the command cannot answer yet
         if write is None:
@@ -132,10 +150,11 @@ class Lifeline:
         from .limits import OutOfTime, deadline
         from .offline.floor import FLOOR_PARAMS
         for name in self.names:
-            if name in self.seen or self.done or time.perf_counter() >= self.write_at:
+            stop = self.write_at - self.write_cost
+            if name in self.seen or self.done or time.perf_counter() >= stop:
                 continue
             try:
-                with deadline(self.write_at):
+                with deadline(stop):
                     schedule = algorithms.run(name, self.instance, **FLOOR_PARAMS.get(name, {}))
             except OutOfTime:
                 return

@@ -18,7 +18,8 @@ import math
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from .errors import InputError
 
@@ -106,7 +107,17 @@ _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("oasis_
 
 class OutOfTime(RuntimeError):
     """An online algorithm ran past the instant ``deadline`` set (a time-limited solve's
-    floor, ``offline/floor.py``): its schedule is not wanted any more."""
+    floor, ``offline/floor.py``): its whole schedule is not wanted any more. ``partial``:
+    where the algorithm can tell, a function that makes the schedule of its decisions so far
+    (the simulator's jobs finished before the slot it stopped in, OASiS's jobs admitted
+    before the arrival it stopped at, each with its whole allocation: a schedule of the
+    instance that the validator accepts), with ``extras["partial"]`` saying where it
+    stopped; None where it cannot (it stopped before its first decision)."""
+
+    def __init__(self, message: str = "past the deadline",
+                 partial: Callable[[], Any] | None = None) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,13 @@ from conftest import INSTANCES
 from oasis_opt import algorithms, limits, offline
 from oasis_opt.errors import SolverError
 from oasis_opt.generator import generate
-from oasis_opt.io import instance_from_dict, load_instance, load_schedule, save_instance
+from oasis_opt.io import (
+    instance_from_dict,
+    instance_to_dict,
+    load_instance,
+    load_schedule,
+    save_instance,
+)
 from oasis_opt.offline import SolveStatus, solve
 from oasis_opt.validate import validate
 
@@ -1080,3 +1087,79 @@ def test_oasis_price_bounds_keep_the_deadline(monkeypatch):
     whole = prices.default_bounds(instance).to_dict(instance.resources)
     with deadline(time.perf_counter() + 600):  # a deadline not reached changes nothing
         assert prices.default_bounds(instance).to_dict(instance.resources) == whole
+
+
+class _CountingClock:
+    """``limits``' view of time for one test: each reading is one tick later, so a deadline
+    at tick N stops an algorithm at the same point on every machine."""
+
+    def __init__(self) -> None:
+        self.ticks = 0
+
+    def perf_counter(self) -> float:
+        self.ticks += 1
+        return float(self.ticks)
+
+
+@pytest.mark.parametrize("name", ["fifo", "rrh", "tetris", "drf", "oasis", "oasis-adaptive"])
+def test_an_online_algorithm_stopped_by_the_deadline_leaves_its_decisions_so_far(
+        name, monkeypatch):
+    """``OutOfTime.partial``: a run stopped half way makes the schedule of its decisions so
+    far (the simulator's jobs finished before the slot it stopped in, OASiS's jobs
+    admitted before the arrival it stopped at). It is valid, says where it stopped, and
+    every job in it runs exactly as in the whole run (the decisions before the stop are the
+    same)."""
+    from oasis_opt import limits
+    from oasis_opt.limits import OutOfTime, deadline
+    instance = generate("testbed", seed=1)
+    whole = algorithms.run(name, instance)
+    clock = _CountingClock()
+    monkeypatch.setattr(limits, "time", clock)
+    with deadline(math.inf):
+        algorithms.run(name, instance)
+    ticks, clock.ticks = clock.ticks, 0
+    with pytest.raises(OutOfTime) as stopped, deadline(3 * ticks // 4):
+        algorithms.run(name, instance)
+    monkeypatch.undo()
+    partial = stopped.value.partial()
+    assert partial.algorithm == name and "stopped by the time limit" in partial.extras["partial"]
+    assert validate(instance, partial).feasible
+    ran = {r.id: r for r in partial.jobs if r.completed}
+    assert 0 < len(ran) <= whole.completed
+    assert [r.id for r in partial.jobs if r.allocations and not r.completed] == []
+    for r in whole.jobs:
+        if r.id in ran:
+            assert ran[r.id] == r
+    assert partial.total_utility == pytest.approx(sum(r.utility for r in ran.values()))
+
+
+def test_the_floor_keeps_a_partial_run_and_says_so(monkeypatch) -> None:
+    """A floor run stopped by its budget joined nothing: on the whole Philly trace with
+    ``--time-limit 60`` no algorithm finished, and the answer was the empty schedule. Its
+    decisions so far now join the floor once the validator accepts them; ``floor_runs``
+    says "partial: …"; one the validator refuses is left out."""
+    from oasis_opt.limits import OutOfTime
+    from oasis_opt.offline.clock import Clock, Tracker
+    instance = generate("small", seed=0)
+    fifo = algorithms.run("fifo", instance)
+    handed = [replace(fifo, extras={"partial": "stopped by the time limit in slot 3 of 9"})]
+
+    def stopped(inst):
+        raise OutOfTime(partial=lambda: handed[0])
+    algorithms.register("stopped", stopped)
+    try:
+        tracker = Tracker(Clock(10.0), None)
+        floor = offline.Floor(instance, tracker, ["stopped", "fifo"], Clock(10.0))
+        best = floor.run(["stopped"])
+        assert best is handed[0]
+        assert tracker.floor_runs == {
+            "stopped": "partial: stopped by the time limit in slot 3 of 9"}
+        over = instance_from_dict({**instance_to_dict(instance), "worker_servers": [
+            {**g, "capacity": [c / 10 for c in g["capacity"]]}
+            for g in instance_to_dict(instance)["worker_servers"]]})
+        handed[0] = algorithms.run("fifo", load_instance(INSTANCES / "small-s0.json"))
+        tracker = Tracker(Clock(10.0), None)
+        assert offline.Floor(over, tracker, ["stopped"], Clock(10.0)).run() is None
+        assert tracker.floor_runs == {"stopped": "skipped: time budget"}
+    finally:
+        algorithms.unregister("stopped")

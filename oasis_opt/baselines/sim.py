@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..limits import on_time
+from ..limits import OutOfTime, on_time
 from ..model import CAP_TOL, FIT_EPS, Instance, Schedule, SlotCounts, ps_needed
 
 #: "Unbounded" count for a demand vector that is zero on every resource.
@@ -316,15 +316,30 @@ def simulate(instance: Instance, policy: Policy) -> Schedule:
     for i, a in enumerate(instance.arrival.tolist()):
         by_arrival.setdefault(a, []).append(i)
     for t in range(instance.horizon):
-        on_time()  # a time-limited solve's floor (limits.deadline)
-        state.t = t
-        arrive(state, by_arrival.get(t, []))
-        admit(state, policy)
-        allocations = allocate(state, policy)
+        try:
+            on_time()  # a time-limited solve's floor (limits.deadline)
+            state.t = t
+            arrive(state, by_arrival.get(t, []))
+            admit(state, policy)
+            allocations = allocate(state, policy)  # (its placement loops look too)
+        except OutOfTime as err:
+            err.partial = lambda t=t: _finished(state, policy, rec, t)
+            raise
         place(state, allocations, rec)
         advance(state, allocations)
     return Schedule.from_counts(instance, policy.name, rec.counts(rec.workers),
                                 rec.counts(rec.ps), policy.extras(state))
+
+
+def _finished(state: ClusterState, policy: Policy, rec: _Recorder, t: int) -> Schedule:
+    """The schedule of the jobs that finished before slot ``t`` (``OutOfTime.partial``):
+    what they ran, as recorded; the jobs still running are left out."""
+    done = {i for i in rec.workers if state.status[i] == DONE}
+    return Schedule.from_counts(
+        state.instance, policy.name,
+        rec.counts({i: rows for i, rows in rec.workers.items() if i in done}),
+        rec.counts({i: rows for i, rows in rec.ps.items() if i in done}),
+        {"partial": f"stopped by the time limit in slot {t} of {state.instance.horizon}"})
 
 
 def arrive(state: ClusterState, jobs: list[int]) -> None:

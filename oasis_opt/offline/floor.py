@@ -247,8 +247,9 @@ class Floor:
                     self.ran.append((name, algorithms.run(name, self.instance,
                                                          **FLOOR_PARAMS.get(name, {}))))
                 runs[name] = self.ran[-1][1].total_utility
-            except OutOfTime:  # its placement loops or slots passed the floor's time
+            except OutOfTime as err:  # its placement loops or slots passed the floor's time
                 runs.update({n: "skipped: time budget" for n in todo[k:]})
+                self._keep_partial(name, err)
                 break
             except Exception as err:  # noqa: BLE001 — see the class docstring
                 runs[name] = f"failed: {str(err)[:300] or type(err).__name__}"
@@ -265,6 +266,24 @@ class Floor:
                 self.tracker.offer(schedule)
             self.offered = len(self.ran)
         return best
+
+    def _keep_partial(self, name: str, err: OutOfTime) -> None:
+        """A run stopped by the time budget: its decisions so far (``OutOfTime.partial``),
+        validated, join the floor as ``name``'s run, and ``floor_runs`` says so ("partial:
+        stopped by the time limit in slot 900 of 2615"). On the whole Philly trace with
+        ``--time-limit 60`` no algorithm finished, and the answer was the empty schedule."""
+        if err.partial is None:
+            return
+        from ..validate import validate
+        try:
+            schedule = err.partial()
+            feasible = validate(self.instance, schedule).feasible
+        except Exception:  # noqa: BLE001 — as a failing run: left out
+            return
+        if feasible:
+            self.ran.append((name, schedule))
+            self.tracker.floor_runs[name] = \
+                f"partial: {schedule.extras.get('partial', 'stopped by the time limit')}"
 
     def _stop_at(self, start: float, left: float | None) -> float | None:
         """The ``perf_counter`` instant a run of the floor stops at (``limits.deadline``):

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..limits import OutOfTime
 from ..model import Instance, Schedule
 from . import oasis
 from . import prices as pr
@@ -110,6 +111,12 @@ def run(instance: Instance, *, u_scale: float = 1.0, l_scale: float = 1.0,
     """OASiS with U and L estimated online (module docstring); ``u_scale``/``l_scale``
     multiply the estimates (to study a systematic misestimate on top of the online one)."""
     est = BoundEstimate(instance, doubling=doubling)
-    sched = oasis.run(instance, u_scale=u_scale, l_scale=l_scale, bounds=est.initial(),
-                      certificate=certificate, bounds_update=est.see)
+    try:
+        sched = oasis.run(instance, u_scale=u_scale, l_scale=l_scale, bounds=est.initial(),
+                          certificate=certificate, bounds_update=est.see)
+    except OutOfTime as err:
+        if err.partial is not None:  # OASiS's partial schedule, under this name
+            partial = err.partial
+            err.partial = lambda: replace(partial(), algorithm=NAME)
+        raise
     return replace(sched, algorithm=NAME, extras={**sched.extras, "doubling": doubling})

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..limits import on_time
+from ..limits import OutOfTime, on_time
 from ..model import Instance, Schedule, SlotCounts
 from . import prices as pr
 from .subroutine import TIE_TOL, JobSpec, UnitPricer, best_schedule, payoff_upper_bound
@@ -88,7 +88,14 @@ def run(
     # best_schedule, without rebuilding the per-slot tables at every decision.
     unit: UnitPricer | None = None
     for i in map(int, order):
-        on_time()  # a time-limited solve's floor (limits.deadline)
+        try:
+            on_time()  # a time-limited solve's floor (limits.deadline)
+        except OutOfTime as err:  # the jobs admitted so far have their whole schedules
+            err.partial = lambda: Schedule.from_counts(
+                instance, "oasis", workers, pss,
+                {"partial": f"stopped by the time limit at arrival {len(payoff) + 1} of "
+                            f"{instance.num_jobs}"})
+            raise
         job = instance.jobs[i]
         spec = JobSpec.from_instance(instance, i)
         start = time.perf_counter()
