@@ -1025,6 +1025,14 @@ def test_compact_index_sets_past_max_memory_are_refused_up_front(monkeypatch) ->
     with pytest.raises(InputError, match=r"compact MILP's index sets \(\d+ allocation cells\)"
                                          r" is too large"):
         solve(instance, method="compact")
+    # ... before the floor's algorithms: on the whole Philly trace the refusal came after
+    # 47 s of them (``--time-limit 60``)
+    ran: list[str] = []
+    monkeypatch.setattr(algorithms, "run", lambda name, *a, **k: ran.append(name))
+    for limit in (60.0, None):
+        with pytest.raises(InputError, match=r"compact MILP's index sets"):
+            solve(instance, method="compact", time_limit=limit)
+    assert ran == []
 
 
 def many_units(workers: int, ps_ratio: float) -> dict:

@@ -75,7 +75,7 @@ from ..utility import trivial_bound
 from .backends import THREADS
 from .clock import MAX_TIME_LIMIT, Clock, Progress, Tracker
 from .colgen_route import COLGEN_RESERVE, COLGEN_SEEDS, colgen_inputs, solve_colgen
-from .compact import sized_route, solve_compact
+from .compact import check_index_sets, sized_route, solve_compact
 from .custom import customize_route, solve_custom
 from .floor import (
     FLOOR_COST_ORDER,
@@ -242,6 +242,8 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
             # the model's rows, not its cells, say whether its root LP fits the limit
             chosen, prepared = sized_route(instance, clock)
         method = chosen
+    if customize is None and method == "compact":
+        check_index_sets(instance)  # refused before the floor's seconds, not after
     # the compact route with the built-in floor runs it lazily (floor.py): FLOOR_FIRST now,
     # the rest only if the solve does not prove the optimum
     lazy = floor is None and customize is None and method == "compact"

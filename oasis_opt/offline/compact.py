@@ -67,9 +67,7 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     t0 = time.perf_counter()
     # the solve's clock: the call's, less the lazy floor's reserve
     solving = clock if lazy is None else clock.reserving(lazy.reserve())
-    cells = allocation_cells(instance)
-    check_allocation("instance", prepare_bytes(cells),
-                     f"the compact MILP's index sets ({cells} allocation cells)")
+    cells = check_index_sets(instance)
     left = solving.remaining()
     if left is not None and cells * PREPARE_SECONDS_PER_CELL > 0.5 * left:
         # not even the index sets fit in the time: the floor is the answer
@@ -175,6 +173,18 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                   extras={"solver": solver, "packing": prep.packing})
     return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(),
                   medium if solver == "highs" else modeler, "compact", route, chosen)
+
+
+def check_index_sets(instance: Instance) -> int:
+    """The compact MILP's allocation cells (``allocation_cells``), refused (``InputError``)
+    where their index sets alone would pass ``--max-memory``. ``solve`` asks before its
+    floor runs where the compact route is chosen: ``--method compact --time-limit 60`` on
+    the whole Philly trace was refused after 47 s of online algorithms."""
+    from ..limits import check_allocation
+    cells = allocation_cells(instance)
+    check_allocation("instance", prepare_bytes(cells),
+                     f"the compact MILP's index sets ({cells} allocation cells)")
+    return cells
 
 
 def _short(raw: SolveResult, schedule: Schedule) -> bool:
