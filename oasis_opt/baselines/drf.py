@@ -52,6 +52,9 @@ class DrfPolicy(Policy):
         # Per-unit shares: a worker's and a PS's use of each resource, as fractions of C[r].
         self.alpha_share = instance.worker_demand[:, pos] / cap[pos]  # (J, R')
         self.beta_share = instance.ps_demand[:, pos] / cap[pos]  # (J, R')
+        # each job's worker demand vector, as a class: jobs of one model share one
+        self.worker_class = np.unique(instance.worker_demand, axis=0,
+                                      return_inverse=True)[1].reshape(-1)
 
     def share(self, i: int, pl: Placement) -> float:
         if self.alpha_share.shape[1] == 0:
@@ -59,26 +62,41 @@ class DrfPolicy(Policy):
         return float((pl.workers * self.alpha_share[i] + pl.ps * self.beta_share[i]).max())
 
     def allocate(self, state: ClusterState) -> dict[int, Placement]:
+        """Progressive filling (module docstring). A job's placement is made at its first
+        turn, and the filling ends once every worker class among the jobs still waiting
+        fits nowhere (free capacity only falls within the slot, so each of those jobs'
+        next increment would fail): on the whole Philly trace about 3 500 jobs wait in a
+        full cluster, and making each an empty placement and failing it, slot after slot,
+        was most of DRF's 354 s. The same placements as filling to the end."""
         inst = self.instance
         packer = state.packer()
         h, k = len(inst.worker_names), len(inst.ps_names)
+        active = state.active()
+        most = np.minimum(inst.requested_workers[active], state.remaining[active])
+        rank = np.flatnonzero(most > 0)  # (its place among the active jobs: the tie order)
+        ids = active[rank].tolist()
+        limit = dict(zip(ids, most[rank].tolist(), strict=True))
+        heap = list(zip([0.0] * len(ids), rank.tolist(), ids, strict=True))  # a sorted heap
+        cls = self.worker_class
+        open_classes = len(np.unique(cls[active[rank]]))
+        full: set[int] = set()
         out: dict[int, Placement] = {}
-        limit: dict[int, int] = {}
-        heap: list[tuple[float, int, int]] = []
-        for rank, i in enumerate(state.active().tolist()):
-            limit[i] = int(min(inst.requested_workers[i], state.remaining[i]))
-            if limit[i] > 0:
-                out[i] = Placement.empty(h, k)
-                heap.append((0.0, rank, i))
-        heapq.heapify(heap)
-        while heap:
+        while heap and open_classes:
             on_time()  # one worker a pass: a time-limited solve's floor stops it
-            _, rank, i = heapq.heappop(heap)
-            pl = out[i]
-            if not packer.grow(pl, inst.worker_demand[i], inst.ps_demand[i], inst.ps_ratio[i]):
+            _, r, i = heapq.heappop(heap)
+            if cls[i] in full:
+                continue  # its worker fits on no server any more
+            pl = out.get(i)
+            if pl is None:
+                pl = out[i] = Placement.empty(h, k)
+            alpha = inst.worker_demand[i]
+            if not packer.grow(pl, alpha, inst.ps_demand[i], inst.ps_ratio[i]):
+                if packer.fits_nowhere(alpha):
+                    full.add(int(cls[i]))
+                    open_classes -= 1
                 continue  # frozen for this slot: its next increment fits nowhere
             if pl.workers < limit[i]:
-                heapq.heappush(heap, (self.share(i, pl), rank, i))
+                heapq.heappush(heap, (self.share(i, pl), r, i))
         return {i: pl for i, pl in out.items() if pl.workers}
 
 

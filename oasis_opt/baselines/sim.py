@@ -197,6 +197,11 @@ class Packer:
         self.free_w[h] -= alpha
         return True
 
+    def fits_nowhere(self, alpha: np.ndarray) -> bool:
+        """Whether a scan for a worker of demand ``alpha`` has found no server with room
+        (it stays so until the packer is made again: free capacity only falls)."""
+        return self._start_w.get(alpha.tobytes(), 0) >= self.free_w.shape[0]
+
     @staticmethod
     def _first_room(free: np.ndarray, demand: np.ndarray, start: dict[bytes, int]) -> int | None:
         """Lowest server index with room for one unit of ``demand`` (same test as
