@@ -15,13 +15,14 @@ from typing import Any
 
 
 class SolveStatus(str, Enum):
-    """How the solve ended: proven optimal (within ``mip_gap``), stopped by the time limit (or
-    another limit) with the incumbent, or feasible without proof (column generation)."""
+    """How the solve ended: proven optimal, stopped by the time limit (or another limit)
+    with the incumbent, or feasible without proof."""
 
     OPTIMAL = "optimal"
     TIME_LIMIT = "time_limit"
     #: column generation finished without a time limit, but price-and-branch left a gap to
-    #: the LP bound: a feasible schedule and a valid bound, optimality not proven.
+    #: the LP bound, or a ``mip_gap`` above 1e-6 was reached with the gap still open
+    #: (``offline.unproven_at_gap``): a feasible schedule and a valid bound, no proof.
     FEASIBLE = "feasible"
     #: the solver failed; ``offline.solve`` raises ``SolverError`` instead of returning it
     #: (kept for readers of old reports).

@@ -208,8 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--time-limit", type=seconds_type("--time-limit"), metavar="S",
                    help="stop after S seconds with the incumbent and the best bound")
     s.add_argument("--mip-gap", type=_real("--mip-gap"), default=0.0, metavar="G",
-                   help="relative gap at which to stop (default 0: proven optimal; column "
-                        "generation counts a gap within 1e-6 as proven)")
+                   help="relative gap at which to stop (default 0: proven optimal; a stop "
+                        "with the gap above 1e-6 is status feasible, not optimal)")
     s.add_argument("--solver", default="highs", metavar="NAME",
                    help="MILP solver: highs (default), cbc, scip, or gurobi, cplex, xpress, "
                         "copt when installed (all but highs take the compact model; --method "

@@ -70,7 +70,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from ..errors import InputError, expect_callable, expect_executor, expect_number
-from ..model import Instance, Schedule, check_instance
+from ..model import REL_TOL, Instance, Schedule, check_instance
 from ..utility import trivial_bound
 from .backends import THREADS
 from .clock import MAX_TIME_LIMIT, Clock, Progress, Tracker
@@ -108,7 +108,7 @@ from .plan import (
     instance_features,
     route_options,
 )
-from .report import SolveReport, SolveStatus, relative_gap
+from .report import SolveReport, SolveStatus, relative_gap, restate
 from .route_race import solve_race
 from .scale import (
     check_counts,
@@ -205,15 +205,30 @@ def solve(instance: Instance, modeler: str = "auto", time_limit: float | None = 
     k, (workers, ps) = (1.0, (None, None)) if customize is not None else \
         (objective_scale(instance), unit_scales(instance))
     if k == 1.0 and all(u is None or (u == 1.0).all() for u in (workers, ps)):
-        return _solve(instance, modeler, time_limit, mip_gap, method, options, solver,
-                      on_progress, customize, floor, names, given, executor, on_round, clock,
-                      on_schedule)
+        return unproven_at_gap(*_solve(instance, modeler, time_limit, mip_gap, method, options,
+                                       solver, on_progress, customize, floor, names, given,
+                                       executor, on_round, clock, on_schedule), mip_gap)
     schedule, report = _solve(scaled_instance(instance, k, workers, ps), modeler, time_limit,
                               mip_gap, method, options, solver,
                               unscaled_progress(on_progress, k), customize, floor, names,
                               scaled_given(given, k), executor, unscaled_rounds(on_round, k),
                               clock, unscaled_schedules(on_schedule, k))
-    return scaled_schedule(schedule, 1.0 / k), unscaled_report(report, k)
+    return unproven_at_gap(scaled_schedule(schedule, 1.0 / k), unscaled_report(report, k),
+                           mip_gap)
+
+
+def unproven_at_gap(schedule: Schedule, report: SolveReport, mip_gap: float
+                    ) -> tuple[Schedule, SolveReport]:
+    """A solve that a ``mip_gap`` above ``REL_TOL`` ended with the gap still open is not a
+    proof: status ``feasible``, not ``optimal``. It said "optimal" beside a gap of 17 % (an
+    outside audit, ``--mip-gap 0.5``), and every reader that takes an optimal status for
+    OPT (a sweep's ``opt`` column, ``ratio``, ``verify``) took the incumbent for it. At the
+    default ``mip_gap`` 0 nothing changes."""
+    if mip_gap > REL_TOL and report.status is SolveStatus.OPTIMAL \
+            and (report.gap is None or report.gap > REL_TOL):
+        return restate(schedule, report, status=SolveStatus.FEASIBLE, bound=report.bound,
+                       route=report.route, history=report.history, seconds=report.seconds)
+    return schedule, report
 
 
 def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: float,
