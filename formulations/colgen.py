@@ -1600,6 +1600,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     lns_end = (time.perf_counter() + mip_time_limit) if end is None else end
     width = max(1, min(T, lns_window))
     stall = 0
+    exhausted = False  # the search, not the limit, ended it
     while track.gap() > mip_gap and time.perf_counter() < lns_end - 0.5:
         x = np.concatenate([x, np.zeros(len(pm.columns) - len(x))])
         t0 = int(rng.integers(0, max(1, T - width + 1)))
@@ -1623,7 +1624,14 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             width = max(2, int(width * 0.75))
         if end is None and stall >= max(2, T // max(1, width)):
             break  # no time limit: stop once a sweep of windows finds nothing
-    if end is not None and track.gap() > mip_gap:
+        if t0 == 0 and t1 == T - 1 and stall and move.status == SolveStatus.OPTIMAL \
+                and move.extras["priced_out"] and not move.extras["new_columns"]:
+            # the window is the whole horizon, its MILP over every column proven, and its
+            # pricing found no column to enter: every further window is this one again (an
+            # outside audit: 2 jobs, 3 slots, --method colgen --time-limit 60 searched 56 s)
+            exhausted = True
+            break
+    if end is not None and track.gap() > mip_gap and not exhausted:
         res.mip_status = SolveStatus.TIME_LIMIT  # the limit, not the search, ended it
     res.columns = len(pm.columns)
     res.integer_slots = len(pm.integer_slots)

@@ -79,8 +79,8 @@ def search(master: PatternMaster, specs: list[JobSpec], x: np.ndarray, lam: np.n
            gap: float = 1e-6) -> SolveResult:
     """Re-optimise the window ``[t0, t1]`` around the incumbent (x, λ) (module docstring):
     ``values`` the new ``(x, λ)``, never worse; ``status`` the window MIP's; ``bound`` its dual
-    bound (of the window, not of the instance); ``extras`` ``free_jobs`` and
-    ``new_columns``."""
+    bound (of the window, not of the instance); ``extras`` ``free_jobs``, ``new_columns`` and
+    ``priced_out`` (a round of the window's pricing found no column to enter)."""
     started = time.perf_counter()
     jobs = window_jobs(master, x, t0, t1)
     free = set(jobs)
@@ -102,6 +102,7 @@ def search(master: PatternMaster, specs: list[JobSpec], x: np.ndarray, lam: np.n
         master.set_bounds(xl, xu, np.where(inside, 0.0, lam), np.where(inside, np.inf, lam))
 
     added = 0
+    priced_out = not jobs  # a round of pricing found no column to enter
     bounds()
     for _ in range(pricing_rounds if jobs else 0):
         if time.perf_counter() - started > 0.4 * time_limit or master.deadline.passed():
@@ -114,6 +115,7 @@ def search(master: PatternMaster, specs: list[JobSpec], x: np.ndarray, lam: np.n
         for col in cols:
             master.add(col)
         if len(master.columns) == n0:
+            priced_out = True
             break
         added += len(master.columns) - n0
         bounds()
@@ -126,4 +128,5 @@ def search(master: PatternMaster, specs: list[JobSpec], x: np.ndarray, lam: np.n
     mip = master.solve_mip(left, gap, start, lam)
     master.free_bounds()
     return replace(mip, solve_seconds=time.perf_counter() - started, solver="lns",
-                   extras={"free_jobs": len(jobs), "new_columns": added})
+                   extras={"free_jobs": len(jobs), "new_columns": added,
+                           "priced_out": priced_out})

@@ -233,3 +233,27 @@ def test_seed_columns_hold_the_ps_their_workers_need():
     assert (col.ps.slot.tolist(), col.ps.server.tolist(), col.ps.count.tolist()) == \
         ([0, 1], [0, 1], [1, 1])
     assert col.workers.count.tolist() == [2, 2]
+
+
+def test_a_time_limit_does_not_keep_an_exhausted_search_going():
+    """2 jobs, 3 slots, one server: the LP bound (5.33) is above the optimum (5), and with
+    a time limit the large-neighbourhood search went on to the end (56 s of 60, status
+    ``time_limit``) re-solving the one window that is the whole horizon, proven each time,
+    with nothing left to price. It now ends there: status ``feasible`` (no proof, no limit
+    reached), the brute force's optimum as the schedule, the LP bound above it."""
+    from oasis_opt.offline import SolveStatus, solve
+    inst = instance_from_dict({
+        "format": "oasis-instance/1", "name": "sig-flat", "horizon": 3, "resources": ["gpu"],
+        "worker_servers": [{"name": "w", "capacity": [1]}],
+        "ps_servers": [{"name": "p", "capacity": [4]}],
+        "jobs": [{"id": "j0", "arrival": 0, "workload": 3, "max_workers": 1, "ps_ratio": 1,
+                  "worker_demand": [1], "ps_demand": [1],
+                  "utility": {"kind": "sigmoid", "gamma1": 10, "gamma2": 0, "gamma3": 1.5}},
+                 {"id": "j1", "arrival": 0, "workload": 1, "max_workers": 1, "ps_ratio": 1,
+                  "worker_demand": [1], "ps_demand": [1],
+                  "utility": {"kind": "sigmoid", "gamma1": 4, "gamma2": 0, "gamma3": 2}}]})
+    opt = best_utility(inst)
+    schedule, report = solve(inst, method="colgen", time_limit=60)
+    assert report.status is SolveStatus.FEASIBLE
+    assert schedule.extras["mip_status"] == "optimal"
+    assert schedule.total_utility == pytest.approx(opt) and report.bound > opt * 1.05
