@@ -349,8 +349,12 @@ def _keeping_ctrl_c() -> Iterator[None]:
 @contextlib.contextmanager
 def threads_for(threads: int) -> Iterator[None]:
     """Around a HiGHS run that another interface starts with option ``threads`` (Pyomo's,
-    PuLP's): this thread's scheduler is replaced first when it would refuse that number."""
-    with _running(threads):
+    PuLP's): this thread's scheduler is replaced first when it would refuse that number.
+    Ctrl-C is held as in ``run``: PuLP's run stops at its next interrupt callback
+    (``offline.backends.watch`` is on its ``Highs``); Pyomo's, whose ``Highs`` we do not
+    see, at its end, and then ``KeyboardInterrupt`` is raised (both ran to the end and
+    exited 0)."""
+    with _keeping_ctrl_c(), _running(threads):
         if threads > 0 and not _accepts(threads):
             _make_room(threads)
         yield

@@ -908,6 +908,24 @@ def test_ctrl_c_during_a_highs_run_stops_it_and_is_raised_after_it():
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT sent with os.kill")
+def test_ctrl_c_around_another_interfaces_highs_run_is_raised_after_it():
+    """Pyomo's and PuLP's HiGHS runs (``threads_for``) lost Ctrl-C the same way (hard-mix-01
+    with ``--modeler pyomo`` or ``pulp``: exit 0 with the optimum). The signal now sets the
+    flag the interrupt callbacks read (PuLP's ``Highs`` has ours) and is raised once the run
+    returns; the code in the block after the signal still runs to its end."""
+    from oasis_opt.formulations import highs
+    after: list[bool] = []
+    with pytest.raises(KeyboardInterrupt):
+        with highs.threads_for(1):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)  # (Python handles the signal here)
+            after.append(highs.interrupted())
+    assert after == [True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert not highs.interrupted()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT sent with os.kill")
 def test_a_callers_own_ctrl_c_handler_is_left_to_it():
     """Where the caller handles SIGINT itself, a HiGHS run leaves the signal to it: its
     handler is called, and the run goes on."""
