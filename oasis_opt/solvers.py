@@ -174,7 +174,7 @@ def _solve_contrib(name: str, prep: Any, time_limit: float | None, mip_gap: floa
     stop on a limit, not an error."""
     import pyomo.environ  # noqa: F401
     from pyomo.contrib.solver.common.factory import SolverFactory
-    from pyomo.contrib.solver.common.results import SolutionStatus
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
     from .formulations import compact_pyomo
 
@@ -184,6 +184,10 @@ def _solve_contrib(name: str, prep: Any, time_limit: float | None, mip_gap: floa
     res = opt.solve(m, time_limit=time_limit, rel_gap=mip_gap, threads=threads,
                     raise_exception_on_nonoptimal_result=False, load_solutions=False)
     elapsed = time.perf_counter() - t1
+    if res.termination_condition == TerminationCondition.interrupted:
+        # SCIP (and Gurobi) take Ctrl-C themselves and stop with their incumbent: the
+        # command ends as on every other route (exit 130), not with "time_limit", exit 0
+        raise KeyboardInterrupt
     own = res.timing_info.value().get(f"{name}_time") if hasattr(res.timing_info, "value") \
         else None
     solve_s = float(own) if own is not None else elapsed

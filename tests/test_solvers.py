@@ -152,3 +152,20 @@ def test_gap_and_time_reach_the_legacy_solvers_natively():
     assert solvers.legacy_options("xpress", 12.5, 0.01, 2) == {
         "mipgap": 0.01, "threads": 2, "maxtime": -13}
     assert "maxtime" not in solvers.legacy_options("xpress", None, 0.0, 1)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyscipopt") is None, reason="needs pyscipopt")
+def test_ctrl_c_during_scip_ends_the_solve(monkeypatch):
+    """SCIP takes Ctrl-C itself and stops with its incumbent (termination "interrupted"):
+    ``solve --solver scip`` then printed a "time_limit" answer and exited 0 where every
+    other route exits 130. An interrupted run now raises ``KeyboardInterrupt`` (here SCIP's
+    answer is stood in for: the signal's timing is not the test's)."""
+    from pyomo.contrib.solver.common.results import TerminationCondition
+    from pyomo.contrib.solver.solvers.scip.scip_direct import ScipDirect
+
+    class Interrupted:
+        termination_condition = TerminationCondition.interrupted
+    monkeypatch.setattr(ScipDirect, "solve", lambda self, model, **kwargs: Interrupted())
+    entry = next(e for e in MANIFEST["instances"] if e["name"] == "testbed-s0")
+    with pytest.raises(KeyboardInterrupt):
+        solve(load_instance(INSTANCES / entry["file"]), solver="scip", time_limit=60.0)
