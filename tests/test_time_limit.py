@@ -1189,3 +1189,49 @@ def test_the_floor_keeps_a_partial_run_and_says_so(monkeypatch) -> None:
         assert tracker.floor_runs == {"stopped": "skipped: time budget"}
     finally:
         algorithms.unregister("stopped")
+
+
+def test_after_a_run_the_budget_stopped_the_cheaper_ones_still_run(monkeypatch) -> None:
+    """At trace scale the floor runs OASiS first; a short limit stopped it, and every other
+    algorithm was "skipped: time budget" with it: ``solve --time-limit 20`` on 20 000
+    Philly jobs answered the empty schedule where FIFO takes 2.6 s (an outside audit). Now
+    the built-ins cheaper than the stopped one (``FLOOR_COSTS``) still run, each stopped
+    the same way, and dearer ones are skipped."""
+    from oasis_opt.limits import on_time
+    from oasis_opt.offline.clock import Clock, Tracker
+    from oasis_opt.offline.floor import FLOOR_COSTS
+    calls: list[str] = []
+
+    def endless(instance):
+        calls.append("dear")
+        while True:
+            on_time()
+            time.sleep(0.01)
+
+    def cheap(instance):
+        calls.append("cheap")
+        return algorithms.run("fifo", instance)
+
+    def dearer(instance):
+        calls.append("dearer")
+        return algorithms.run("tetris", instance)
+    for name, fn, cost in (("dear", endless, 100.0), ("cheap", cheap, 10.0),
+                           ("dearer", dearer, 200.0)):
+        algorithms.register(name, fn)
+        monkeypatch.setitem(FLOOR_COSTS, name, cost)
+    instance = generate("small", seed=0)
+    try:
+        clock = Clock(4.0)
+        tracker = Tracker(clock, None)
+        floor = offline.Floor(instance, tracker, ["dearer", "cheap", "dear"], clock,
+                              share=0.1, first=("dear",))
+        best = floor.run()
+        assert calls == ["dear", "cheap"]
+        assert tracker.floor_runs == {
+            "dear": "skipped: time budget",
+            "cheap": pytest.approx(algorithms.run("fifo", instance).total_utility),
+            "dearer": "skipped: time budget"}
+        assert best is not None and validate(instance, best).feasible
+    finally:
+        for name in ("dear", "cheap", "dearer"):
+            algorithms.unregister(name)
