@@ -98,7 +98,7 @@ class Lifeline:
         self.seen.add(str(schedule.algorithm))
         if self.schedule is None or schedule.total_utility > self.schedule.total_utility:
             cost = self.per_allocation * sum(len(job.allocations) for job in schedule.jobs)
-            if time.perf_counter() + cost <= self.write_at:
+            if not cost or time.perf_counter() + cost <= self.write_at:
                 self.schedule, self.write_cost = schedule, cost
 
     def on_progress(self, seconds: float, incumbent: float | None, bound: float) -> None:
@@ -124,9 +124,14 @@ class Lifeline:
     def _wait(self) -> None:
         if not self._sleep_until_wake():
             return
-        write = self.write  # set by now, or the command cannot answer yet
-        if write is None:
-            return
+        # ``ratio`` can answer only once its algorithms have run (they cannot be stopped):
+        # where they ran past the wake, the answer goes out as soon as it can (the lifeline
+        # gave up, and the solve given a second after them took 28.6 s more)
+        while self.write is None:
+            if self.done:
+                return
+            time.sleep(0.05)
+        write = self.write
         self._rest()  # stops by ``write_at``; then the answer goes out at once
         with self.lock:
             if self.done:
@@ -136,8 +141,11 @@ class Lifeline:
             try:
                 # no floor (``--floor ''``) and nothing found: the empty schedule is valid
                 schedule = self.schedule or Schedule.from_counts(self.instance, "none", {}, {})
-                write(schedule, max(self.bound, schedule.total_utility),
-                           list(self.history))
+                bound = self.bound
+                if not math.isfinite(bound):  # the solve told none yet: Σ f_i(1) holds
+                    from .utility import trivial_bound
+                    bound = trivial_bound(job.utility for job in self.instance.jobs)
+                write(schedule, max(bound, schedule.total_utility), list(self.history))
             except BaseException as err:  # noqa: BLE001 — the process ends either way
                 sys.stderr.write(f"oasis-opt {self.command}: error: {err}\n")
                 status = 1

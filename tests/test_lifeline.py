@@ -142,3 +142,33 @@ def test_the_lifeline_keeps_time_to_write_its_schedule():
     plain.on_schedule(better)
     assert plain.schedule is better and plain.write_cost == 0.0
     assert plain.write_at == pytest.approx(now + 1.1 * 100 + 10 - WRITE)
+
+
+def test_ratio_whose_algorithms_run_past_the_wake_answers_right_after_them(tmp_path):
+    """``ratio`` can answer only once its algorithms have run, and they cannot be stopped.
+    Where they ran past the lifeline's wake, the lifeline found no writer and gave up: the
+    solve given a second after them took 28.6 s more on 20 000 Philly jobs, and here, with
+    a solver that never returns, the command never ended. Now the answer goes out as soon
+    as the algorithms are done, with the best of them as OPT's lower end and Σ f_i(1) as
+    the bound (it was ``null``: no bound had been told yet)."""
+    (tmp_path / "slowalg.py").write_text(
+        "import time\n"
+        "from oasis_opt import algorithms\n"
+        "def run(instance):\n"
+        "    time.sleep(10.0)\n"
+        "    return algorithms.run('oasis', instance)\n")
+    inst = load_instance(SMALL)
+    start = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-c", HANGING, "ratio", str(SMALL), "--algorithms", "slowalg:run,fifo",
+         "--time-limit", str(LIMIT), "--json"],
+        env={**os.environ, "OASIS_PORTFOLIO": "0"}, capture_output=True, text=True,
+        timeout=120, cwd=tmp_path)
+    seconds = time.perf_counter() - start
+    assert run.returncode == 0, run.stderr
+    assert seconds <= 10.0 + 10  # the algorithms' 10 s, then the answer
+    data = json.loads(run.stdout)
+    best = algorithms.run("oasis", inst).total_utility
+    assert data["status"] == "time_limit" and data["opt"] == pytest.approx(best, rel=1e-9)
+    trivial = sum(float(inst.utility_table[i].max()) for i in range(inst.num_jobs))
+    assert data["bound"] == pytest.approx(trivial, rel=1e-9) and data["bound"] >= _opt(inst)
