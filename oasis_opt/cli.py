@@ -1385,6 +1385,8 @@ def _run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        from .limits import end_children
+        end_children()  # (a solver another library started: PuLP's cbc)
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as err:  # a solver failure or a bug: one line and exit 1, never 0

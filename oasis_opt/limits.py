@@ -144,6 +144,32 @@ def on_time() -> None:
 # --- the life of a child process ------------------------------------------------------------
 
 
+def end_children() -> None:
+    """Stop this process's child processes (SIGTERM): an interrupted command's last step.
+    Ours end with it anyway (``die_with_parent``), but a solver that another library starts
+    as a plain subprocess does not: after SIGINT to the command alone (not its process
+    group), PuLP's ``cbc`` went on for the 56 s of its time limit (an outside audit), and
+    without one for as long as it took. Linux lists them in ``/proc``; elsewhere only the
+    ``multiprocessing`` children are known."""
+    import glob
+    import signal
+    pids: set[int] = set()
+    for path in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
+        try:
+            with open(path) as f:
+                pids.update(int(p) for p in f.read().split())
+        except (OSError, ValueError):
+            continue
+    if not pids:
+        import multiprocessing as mp
+        pids = {c.pid for c in mp.active_children() if c.pid is not None}
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:  # gone already
+            continue
+
+
 def die_with_parent() -> None:
     """In a child process: the kernel ends it once the thread that started it ends (Linux's
     ``PR_SET_PDEATHSIG``; the offline solve's racers and column generation, and the worker

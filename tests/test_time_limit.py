@@ -1235,3 +1235,20 @@ def test_after_a_run_the_budget_stopped_the_cheaper_ones_still_run(monkeypatch) 
     finally:
         for name in ("dear", "cheap", "dearer"):
             algorithms.unregister(name)
+
+
+@LINUX_ONLY
+def test_an_interrupted_command_ends_the_solvers_others_started():
+    """PuLP starts ``cbc`` as a plain subprocess: after SIGINT to the command alone (not its
+    process group), the command exited 130 and ``cbc`` went on for the 56 s of its time
+    limit. ``limits.end_children`` (the command's last step on Ctrl-C) stops such a child;
+    run in its own process, as it stops every child of the one that calls it."""
+    script = ("import subprocess, sys\n"
+              "child = subprocess.Popen(['sleep', '60'])\n"
+              "from oasis_opt.limits import end_children\n"
+              "end_children()\n"
+              "print(child.wait(timeout=10))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(-signal.SIGTERM)
