@@ -254,6 +254,23 @@ def master_bytes(instance: Instance, aggregate: bool, pool_all: bool = False
     return nbytes, rows
 
 
+def _check_master_bytes(instance: Instance, nbytes: float, rows: int, aggregate: bool) -> None:
+    check_allocation("jobs", nbytes,
+                     f"column-generation master of {instance.num_jobs} jobs × "
+                     f"{instance.horizon} slots "
+                     f"({rows} rows{' with identical servers pooled' if aggregate else ''})")
+
+
+def check_least_master(instance: Instance) -> None:
+    """Refuse (``InputError``) an instance whose smallest master (the pooled one of the
+    bound-only route, ``solve(bound_only=True)``) would pass ``--max-memory``: before any
+    other work, where the master itself is built after the online floor (20 000 Philly jobs
+    at ``--max-memory 300M`` were refused after 15.8 s of it, an outside audit)."""
+    rows_inst = with_count_rows(instance)
+    nbytes, rows = master_bytes(rows_inst, True, pool_all=True)
+    _check_master_bytes(rows_inst, nbytes, rows, True)
+
+
 class _Master:
     """The restricted master on one persistent ``Highs`` object (warm re-solves).
 
@@ -283,9 +300,7 @@ class _Master:
         self.H, self.K = len(instance.worker_names), len(instance.ps_names)
         nbytes, rows = master_bytes(instance, aggregate, pool_all)
         self.nbytes = nbytes  # what ``mip`` copies
-        check_allocation("jobs", nbytes,
-                         f"column-generation master of {instance.num_jobs} jobs × {T} slots "
-                         f"({rows} rows{' with identical servers pooled' if aggregate else ''})")
+        _check_master_bytes(instance, nbytes, rows, aggregate)
         self.n_w = T * self.H * R
         self.n_p = T * self.K * R
         row_of, row_cap, n = [], [], 0

@@ -1051,6 +1051,13 @@ def test_compact_index_sets_past_max_memory_are_refused_up_front(monkeypatch) ->
         with pytest.raises(InputError, match=r"compact MILP's index sets"):
             solve(instance, method="compact", time_limit=limit)
     assert ran == []
+    # ... and column generation's master (built after the floor: 20 000 Philly jobs at
+    # --max-memory 300M were refused after 15.8 s of it)
+    monkeypatch.setenv(limits.ENV, str(1 << 14))
+    for limit in (60.0, None):
+        with pytest.raises(InputError, match=r"column-generation master of 30 jobs"):
+            solve(instance, method="colgen", time_limit=limit)
+    assert ran == []
 
 
 def many_units(workers: int, ps_ratio: float) -> dict:

@@ -259,6 +259,9 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
         method = chosen
     if customize is None and method == "compact":
         check_index_sets(instance)  # refused before the floor's seconds, not after
+    elif customize is None and method == "colgen":
+        from ..formulations.colgen import check_least_master
+        check_least_master(instance)  # likewise
     # the compact route with the built-in floor runs it lazily (floor.py): FLOOR_FIRST now,
     # the rest only if the solve does not prove the optimum
     lazy = floor is None and customize is None and method == "compact"
