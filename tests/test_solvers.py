@@ -169,3 +169,17 @@ def test_ctrl_c_during_scip_ends_the_solve(monkeypatch):
     entry = next(e for e in MANIFEST["instances"] if e["name"] == "testbed-s0")
     with pytest.raises(KeyboardInterrupt):
         solve(load_instance(INSTANCES / entry["file"]), solver="scip", time_limit=60.0)
+
+
+def test_a_solver_skipped_for_time_is_named_so_in_the_route(monkeypatch):
+    """Where building the model for another solver would not leave it time, the solve
+    answers with the floor and that solver never runs; its route read ``compact/scip/full``
+    (an outside audit: ``--solver scip --time-limit 60`` answered in 0.6 s). It now reads
+    ``compact/skipped/…``, as the HiGHS route's does."""
+    from oasis_opt.offline import compact
+    monkeypatch.setitem(compact.BUILD_SECONDS_PER_NNZ, "pyomo", 1.0)
+    monkeypatch.setitem(compact.BUILD_SECONDS_PER_NNZ, "pulp", 1.0)
+    inst = load_instance(INSTANCES / "small-s0.json")
+    sched, rep = solve(inst, solver="cbc", time_limit=5.0)
+    assert rep.route.startswith("compact/skipped/") and rep.solve_seconds == 0
+    assert validate(inst, sched).feasible

@@ -167,8 +167,9 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     # the PS counts relaxed, then made whole (``Options.ps_relaxed``) or solved whole after
     relaxed = {"repaired": "+ps-relaxed", "whole": "+ps-whole"}.get(
         raw.extras.get("ps_relaxed"), "")
-    route = f"compact/{solver if solver != 'highs' else medium}/{rows}{relaxed}" + (
-        "+race" if raced else "")
+    # a solver skipped for time says so whichever was asked for (it read compact/scip/full)
+    shown = solver if solver != "highs" and medium != "skipped" else medium
+    route = f"compact/{shown}/{rows}{relaxed}" + ("+race" if raced else "")
     raw = replace(raw, build_seconds=prep_seconds + raw.build_seconds,
                   extras={"solver": solver, "packing": prep.packing})
     return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(),
