@@ -156,7 +156,7 @@ def test_an_lns_window_returns_the_one_record():
                       inst.horizon - 1, 10.0)
     assert type(move) is SolveResult and move.solver == "lns"
     assert _close(move.objective, pm.schedule(*move.values).total_utility)
-    assert set(move.extras) == {"free_jobs", "new_columns"}
+    assert set(move.extras) == {"free_jobs", "new_columns", "priced_out"}
 
 
 def test_no_other_result_record():
