@@ -149,8 +149,8 @@ def test_ratio_whose_algorithms_run_past_the_wake_answers_right_after_them(tmp_p
     Where they ran past the lifeline's wake, the lifeline found no writer and gave up: the
     solve given a second after them took 28.6 s more on 20 000 Philly jobs, and here, with
     a solver that never returns, the command never ended. Now the answer goes out as soon
-    as the algorithms are done, with the best of them as OPT's lower end and Σ f_i(1) as
-    the bound (it was ``null``: no bound had been told yet)."""
+    as the algorithms are done, with the best of them as OPT's lower end and a valid bound:
+    Σ f_i(1) where the solve has told none yet (it was ``null``)."""
     (tmp_path / "slowalg.py").write_text(
         "import time\n"
         "from oasis_opt import algorithms\n"
@@ -170,5 +170,6 @@ def test_ratio_whose_algorithms_run_past_the_wake_answers_right_after_them(tmp_p
     data = json.loads(run.stdout)
     best = algorithms.run("oasis", inst).total_utility
     assert data["status"] == "time_limit" and data["opt"] == pytest.approx(best, rel=1e-9)
+    # Σ f_i(1) where the solve had told no bound yet, else the least it told: valid either way
     trivial = sum(float(inst.utility_table[i].max()) for i in range(inst.num_jobs))
-    assert data["bound"] == pytest.approx(trivial, rel=1e-9) and data["bound"] >= _opt(inst)
+    assert _opt(inst) * (1 - 1e-9) <= data["bound"] <= trivial * (1 + 1e-9)
