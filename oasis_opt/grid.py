@@ -471,7 +471,8 @@ def _trace(entry: Any, base: Path, place: str) -> tuple[str, Any]:
 
 def _tag(v: Any) -> str:
     """A trace option's value in an instance's label: ``60`` for 60.0."""
-    return str(int(v)) if isinstance(v, float) and v.is_integer() and abs(v) < 2**53 else str(v)
+    from .io import plain_number
+    return str(plain_number(v)) if isinstance(v, float) else str(v)
 
 
 #: The most (algorithm, parameters) combinations a grid may list: each is tried on a probe

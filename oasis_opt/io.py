@@ -607,15 +607,15 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
         d: dict[str, Any] = {"name": g.name}
         if g.count is not None:
             d["count"] = g.count
-        d["capacity"] = [_num(c) for c in g.capacity]
+        d["capacity"] = [plain_number(c) for c in g.capacity]
         return d
 
     def job(j: Job) -> dict[str, Any]:
         d: dict[str, Any] = {
             "id": j.id, "arrival": j.arrival, "workload": j.workload,
-            "max_workers": j.max_workers, "ps_ratio": _num(j.ps_ratio),
-            "worker_demand": [_num(x) for x in j.worker_demand],
-            "ps_demand": [_num(x) for x in j.ps_demand],
+            "max_workers": j.max_workers, "ps_ratio": plain_number(j.ps_ratio),
+            "worker_demand": [plain_number(x) for x in j.worker_demand],
+            "ps_demand": [plain_number(x) for x in j.ps_demand],
             "requested_workers": j.requested_workers,
             "utility": j.utility.to_dict(),
         }
@@ -632,8 +632,9 @@ def instance_to_dict(inst: Instance) -> dict[str, Any]:
     }
 
 
-def _num(x: float) -> float | int:
-    """Integral floats are written as ints, so files stay as people write them."""
+def plain_number(x: float) -> float | int:
+    """An integral float below 2⁵³ as the int it stands for (``60`` for 60.0), else the float:
+    files and names stay as people write them."""
     x = float(x)
     return int(x) if x.is_integer() and abs(x) < 2**53 else x
 

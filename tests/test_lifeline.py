@@ -56,6 +56,19 @@ def _hanging_solve(out: Path, *extra: str) -> subprocess.Popen:
         stderr=subprocess.PIPE, text=True)
 
 
+def _hanging_ratio(names: str, cwd: Path | None = None
+                   ) -> tuple[subprocess.CompletedProcess, float]:
+    """``ratio --algorithms NAMES --time-limit LIMIT --json`` with every solver hanging, and
+    its wall seconds."""
+    start = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-c", HANGING, "ratio", str(SMALL), "--algorithms", names,
+         "--time-limit", str(LIMIT), "--json"],
+        env={**os.environ, "OASIS_PORTFOLIO": "0"}, capture_output=True, text=True,
+        timeout=120, cwd=cwd)
+    return run, time.perf_counter() - start
+
+
 def test_a_solver_that_never_returns_still_answers_in_time(tmp_path):
     """small-s1's best online schedule is OASiS's (218.3; the lazy floor's FIFO, RRH and
     Tetris reach 173.8 before the solve): the lifeline runs the rest and writes it. With no
@@ -90,13 +103,7 @@ def test_ratio_with_a_solver_that_never_returns_still_answers_in_time():
     validated schedule, the least bound], OASiS's (run by the lifeline, as the solve's floor
     would) the lower end."""
     inst = load_instance(SMALL)
-    start = time.perf_counter()
-    run = subprocess.run(
-        [sys.executable, "-c", HANGING, "ratio", str(SMALL), "--algorithms", "fifo,rrh",
-         "--time-limit", str(LIMIT), "--json"],
-        env={**os.environ, "OASIS_PORTFOLIO": "0"}, capture_output=True, text=True,
-        timeout=120)
-    seconds = time.perf_counter() - start
+    run, seconds = _hanging_ratio("fifo,rrh")
     assert run.returncode == 0, run.stderr
     assert seconds <= 1.1 * LIMIT + 10
     data = json.loads(run.stdout)
@@ -158,13 +165,7 @@ def test_ratio_whose_algorithms_run_past_the_wake_answers_right_after_them(tmp_p
         "    time.sleep(10.0)\n"
         "    return algorithms.run('oasis', instance)\n")
     inst = load_instance(SMALL)
-    start = time.perf_counter()
-    run = subprocess.run(
-        [sys.executable, "-c", HANGING, "ratio", str(SMALL), "--algorithms", "slowalg:run,fifo",
-         "--time-limit", str(LIMIT), "--json"],
-        env={**os.environ, "OASIS_PORTFOLIO": "0"}, capture_output=True, text=True,
-        timeout=120, cwd=tmp_path)
-    seconds = time.perf_counter() - start
+    run, seconds = _hanging_ratio("slowalg:run,fifo", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert seconds <= 10.0 + 10  # the algorithms' 10 s, then the answer
     data = json.loads(run.stdout)
