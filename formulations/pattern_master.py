@@ -685,8 +685,9 @@ def generate(master: PatternMaster, specs: list, *, deadline: float | None = Non
              max_iterations: int = 10_000, report: Callable[[float], None] | None = None,
              stats: object | None = None) -> tuple[bool, float]:
     """Column generation on the pattern master until pricing finds no column (returns
-    ``(True, LP value)``: the LP is optimal and its value a bound on OPT), the deadline or the
-    round limit. Every round's Lagrangian bound goes to ``report``; ``stats`` (a
+    ``(True, LP value)``: the LP is optimal), the deadline or the round limit. Every round's
+    Lagrangian bound goes to ``report``: the bound on OPT is the least of them, never the LP's
+    value itself, which is optimal only within HiGHS's tolerances; ``stats`` (a
     ``colgen.ColgenStats``) collects LP and pricing seconds and the rounds."""
     import time
 
@@ -719,9 +720,7 @@ def generate(master: PatternMaster, specs: list, *, deadline: float | None = Non
         if len(master.columns) == n0 and np.isfinite(lb):  # every job priced
             if not lp_proven(lp, lb):  # the LP's duals are not its optimum's: no proof
                 break
-            if report is not None:
-                report(lp)
-            return True, lp
+            return True, lp  # the bound stays the Lagrangian ``lb`` reported (``PROOF_TOL``)
         if master.deadline.passed() or (deadline is not None and time.perf_counter() > deadline):
             break
     return False, lp

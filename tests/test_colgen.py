@@ -257,3 +257,39 @@ def test_a_time_limit_does_not_keep_an_exhausted_search_going():
     assert report.status is SolveStatus.FEASIBLE
     assert schedule.extras["mip_status"] == "optimal"
     assert schedule.total_utility == pytest.approx(opt) and report.bound > opt * 1.05
+
+
+def test_the_bound_is_a_lagrangian_one_not_the_lps_own_value(monkeypatch):
+    """The bound is the least Lagrangian bound, valid at any prices, never the restricted
+    LP's own value: that is optimal only within HiGHS's tolerances, and on 3 000 unit jobs
+    (an outside audit's) the LP's 143 442.86162589 was taken as the bound, 2.4e-4 below the
+    143 442.86186582 of FIFO's valid schedule. Here every LP answers 5e-7 (relative) low,
+    within ``PROOF_TOL``, on unit jobs whose LP bound is the optimum, and every schedule of
+    column generation's own is refused (``check``), so that no incumbent props the bound up:
+    the bounds reported must stay at or above the optimum."""
+    from oasis_opt.formulations.pattern_master import PatternMaster
+    inst = instance_from_dict({
+        "format": "oasis-instance/1", "name": "unit-jobs", "horizon": 4, "resources": ["gpu"],
+        "worker_servers": [{"name": "w", "count": 2, "capacity": [4]}],
+        "ps_servers": [{"name": "p", "capacity": [4]}],
+        "jobs": [{"id": f"j{i}", "arrival": i % 3, "workload": 1, "max_workers": 1,
+                  "ps_ratio": 1, "worker_demand": [1], "ps_demand": [1],
+                  "utility": {"kind": "table", "values": [3.0 + i / 7, 1.0]}}
+                 for i in range(5)]})
+    opt = best_utility(inst)
+    assert opt == pytest.approx(sum(3.0 + i / 7 for i in range(5)))  # the LP's value too
+
+    def low(solve_lp):
+        def solved(self, *args, **kwargs):
+            lp, *rest = solve_lp(self, *args, **kwargs)
+            return (lp - 5e-7 * abs(lp), *rest)
+        return solved
+
+    monkeypatch.setattr(colgen._Master, "solve_lp", low(colgen._Master.solve_lp))
+    monkeypatch.setattr(PatternMaster, "solve_lp", low(PatternMaster.solve_lp))
+    bounds: list[float] = []
+    res = colgen.solve(inst, on_progress=lambda _s, _inc, b: bounds.append(b),
+                       mip_time_limit=5.0, check=lambda _schedule: False)
+    assert res.extras["lp_proven"]  # the low LP still counted as proven (PROOF_TOL)
+    assert bounds and min(bounds) >= opt - 1e-9 * opt
+    assert res.bound >= opt - 1e-9 * opt
