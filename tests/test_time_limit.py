@@ -1259,3 +1259,50 @@ def test_an_interrupted_command_ends_the_solvers_others_started():
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(-signal.SIGTERM)
+
+
+def test_a_route_that_ends_early_gives_the_skipped_algorithms_their_run(monkeypatch) -> None:
+    """SPEC §6: the answer is never worse than the best online algorithm's. At trace scale
+    the floor's 2 s went to OASiS, the others were "skipped: time budget", and column
+    generation ended unproven at 4.9 s of 20 with OASiS's 143 442.597 where FIFO's schedule
+    earns 143 442.862 (an outside audit's 3 000 unit jobs). Now the skipped algorithms run
+    in the time the route left (``Floor.second_chance``) and the better one is the answer.
+    Here a slow poor scheduler spends the floor's budget, the good one is skipped, and the
+    route (a stand-in) ends at once unproven with nothing."""
+    from oasis_opt.formulations import colgen_scale
+    from oasis_opt.formulations.result import SolveResult
+
+    from oasis_opt.model import Schedule
+    from oasis_opt.offline.report import finish
+
+    def poor(instance):
+        time.sleep(1.5)
+        return Schedule(instance.name, "poor", 0.0, ())
+
+    def unproven(instance, clock, tracker, mip_gap, floor, *args, **kwargs):
+        raw = SolveResult(SolveStatus.TIME_LIMIT, 0.0, solver="stand-in")
+        return finish(instance, raw, Schedule(instance.name, "colgen", 0.0, ()), tracker,
+                      clock, tracker.bound, "highspy", "colgen", "colgen", None)
+
+    instance = generate("small", seed=0)
+    fifo = algorithms.run("fifo", instance).total_utility
+    algorithms.register("poor", poor)
+
+    def good(instance):
+        s = algorithms.run("fifo", instance)
+        return Schedule(instance.name, "good", s.total_utility, s.jobs)
+
+    algorithms.register("good", good)
+    monkeypatch.setattr(colgen_scale, "SCHEDULE_CELLS", 0)  # the floor's trace-scale share
+    monkeypatch.setattr(offline, "solve_colgen", unproven)
+    try:
+        schedule, report = solve(instance, time_limit=20.0, method="colgen",
+                                 floor=["poor", "good"])
+        assert list(report.floor_runs) == ["poor", "good"]
+        assert report.floor_runs["good"] == pytest.approx(fifo)
+        assert report.objective == pytest.approx(fifo) and report.floor == "good"
+        assert schedule.algorithm == "good" and validate(instance, schedule).feasible
+        assert report.bound >= report.objective and report.status is not SolveStatus.OPTIMAL
+    finally:
+        algorithms.unregister("poor")
+        algorithms.unregister("good")

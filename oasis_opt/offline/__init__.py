@@ -85,6 +85,7 @@ from .floor import (
     FLOOR_TRACE_SHARE,
     FLOOR_WITHOUT_LIMIT,
     Floor,
+    after_route,
     floor_first,
     floor_names,
     floor_time_share,
@@ -276,13 +277,16 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
         return solve_custom(instance, modeler, clock, tracker, mip_gap, options, best,
                             customize)
     if method == "race":  # compact and column generation side by side (route_race.py)
-        return solve_race(instance, clock, tracker, mip_gap, best,
-                          [] if online is None else online.schedules(), prepared)
-    if method == "colgen":
-        return solve_colgen(instance, clock, tracker, mip_gap, best, executor, on_round,
-                            [] if online is None else online.schedules())
-    return solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver, best,
-                         online if lazy else None, prepared)
+        answer = solve_race(instance, clock, tracker, mip_gap, best,
+                            [] if online is None else online.schedules(), prepared)
+    elif method == "colgen":
+        answer = solve_colgen(instance, clock, tracker, mip_gap, best, executor, on_round,
+                              [] if online is None else online.schedules())
+    else:
+        answer = solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver,
+                               best, online if lazy else None, prepared)
+    # the algorithms the floor's budget left out, in the time the route did not use
+    return answer if online is None else after_route(online, *answer, clock, mip_gap)
 
 
 def check_arguments(options: Any = None, **callbacks: Any) -> None:
