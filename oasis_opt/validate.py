@@ -61,8 +61,10 @@ class ValidationReport:
 def _close(a: float, b: float) -> bool:
     """``a`` equals ``b`` up to REL_TOL, relative only: an absolute floor of REL_TOL (it was
     ``max(1, |a|, |b|)``) let a schedule report twice the utility of its instance when
-    utilities are near 1e-9, which the same instance scaled by 1e9 refuses (as ``ratio``)."""
-    return abs(a - b) <= REL_TOL * max(abs(a), abs(b))
+    utilities are near 1e-9, which the same instance scaled by 1e9 refuses (as ``ratio``).
+    An infinity is close to nothing: ``inf − x ≤ REL_TOL·inf`` held, and a scheduler that
+    reported ``inf`` passed the validator with ``ratio``'s OPT/ALG 0 (an outside audit)."""
+    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= REL_TOL * max(abs(a), abs(b))
 
 
 def _is_count(x: object) -> bool:

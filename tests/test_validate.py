@@ -268,3 +268,17 @@ def _crowded(horizon: int, servers: int, jobs: int):
                   tuple(Allocation(t, every, {"p": 1}) for t in range(horizon)))
         for i in range(jobs)))
     return inst, sched
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf])
+def test_an_infinite_reported_utility_breaks_the_utility_rule(tiny, value):
+    """A schedule built in memory may report ±inf (a file cannot: the loader refuses it):
+    ``inf − x ≤ 1e-6·inf`` held, so a scheduler that reported an infinite total passed the
+    validator, and ``ratio`` gave it OPT/ALG 0 (an outside audit)."""
+    s = schedule_from_dict(copy.deepcopy(VALID))
+    rep = validate(tiny, dataclasses.replace(s, total_utility=value))
+    assert [v.place for v in rep.violations] == ["total_utility"]
+    assert rep.total_utility == pytest.approx(35.0)
+    job = dataclasses.replace(s.jobs[1], utility=value)
+    rep = validate(tiny, dataclasses.replace(s, jobs=(s.jobs[0], job)))
+    assert [v.place for v in rep.violations] == ["jobs[1].utility"]
