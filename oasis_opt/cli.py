@@ -817,7 +817,8 @@ def cmd_ratio(args: argparse.Namespace) -> int:
         try:
             report = compare(inst, table, time_limit=args.time_limit, modeler=args.modeler,
                              solver=args.solver, opt_cache=args.opt_cache,
-                             method=args.method, executor=ex, **hooks)
+                             method=args.method, executor=ex,
+                             default_set=args.algorithms is None, **hooks)
         finally:  # returned or failed: the lifeline writes nothing
             if lifeline is not None:
                 lifeline.close()

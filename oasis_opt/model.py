@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -182,17 +183,24 @@ class Instance:
     jobs: tuple[Job, ...]
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the cached indexes are mapping proxies, which do not pickle: made again on use
+        return {k: v for k, v in self.__dict__.items() if not isinstance(v, MappingProxyType)}
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(_freeze(state))
 
     # --- servers -------------------------------------------------------------------------
+    # The names and indexes are read-only like the arrays (a tuple, a mapping proxy), so that
+    # no scheduler changes the instance it is judged by: ``worker_names.reverse()`` in one
+    # passed a schedule over capacity and failed every algorithm run after it (an audit)
     @cached_property
-    def worker_names(self) -> list[str]:
-        return [n for g in self.worker_groups for n in g.names]
+    def worker_names(self) -> tuple[str, ...]:
+        return tuple(n for g in self.worker_groups for n in g.names)
 
     @cached_property
-    def ps_names(self) -> list[str]:
-        return [n for g in self.ps_groups for n in g.names]
+    def ps_names(self) -> tuple[str, ...]:
+        return tuple(n for g in self.ps_groups for n in g.names)
 
     @_array_property
     def worker_capacity(self) -> np.ndarray:
@@ -205,12 +213,12 @@ class Instance:
         return _expand(self.ps_groups, len(self.resources))
 
     @cached_property
-    def worker_index(self) -> dict[str, int]:
-        return {n: i for i, n in enumerate(self.worker_names)}
+    def worker_index(self) -> Mapping[str, int]:
+        return MappingProxyType({n: i for i, n in enumerate(self.worker_names)})
 
     @cached_property
-    def ps_index(self) -> dict[str, int]:
-        return {n: i for i, n in enumerate(self.ps_names)}
+    def ps_index(self) -> Mapping[str, int]:
+        return MappingProxyType({n: i for i, n in enumerate(self.ps_names)})
 
     # --- jobs ----------------------------------------------------------------------------
     @property
@@ -218,8 +226,8 @@ class Instance:
         return len(self.jobs)
 
     @cached_property
-    def job_index(self) -> dict[str, int]:
-        return {j.id: i for i, j in enumerate(self.jobs)}
+    def job_index(self) -> Mapping[str, int]:
+        return MappingProxyType({j.id: i for i, j in enumerate(self.jobs)})
 
     @_array_property
     def arrival(self) -> np.ndarray:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from . import algorithms
-from .errors import InputError
+from .errors import AlgorithmError, InputError
 from .model import REL_TOL, Instance, Schedule
 
 COLUMNS = ["algorithm", "utility", "completed", "opt_over_alg_low", "opt_over_alg", "two_alpha",
@@ -214,15 +214,18 @@ def compare(instance: Instance,
             opt_cache: str | Path | None = None, method: str = "auto",
             executor: Any = None, *, on_progress: Callable[..., None] | None = None,
             on_schedule: Callable[[Schedule], None] | None = None,
-            on_solve: Callable[[Callable[[Any], RatioReport]], None] | None = None
-            ) -> RatioReport:
+            on_solve: Callable[[Callable[[Any], RatioReport]], None] | None = None,
+            default_set: bool = False) -> RatioReport:
     """Run each algorithm, solve the offline optimum once (with ``solver``,
     ``oasis_opt.solvers``; through the cache folder ``opt_cache`` when given,
     ``oasis_opt.optcache``), and compare (module docstring).
 
     ``names``: one algorithm name, a list of names, or ``{name: params}``; default every
     algorithm ``algorithms.names()`` lists that loads (an installed one whose entry point
-    does not is left out, and the notes say so). ``method`` and ``executor`` go to
+    does not, or that needs a parameter, is left out, and the notes say so; so is one that
+    fails when it runs, built-ins apart: another package's broken plug-in stops no other
+    row). ``default_set``: ``names`` is that set as the caller made it (the command line,
+    with ``--param`` values), left out the same way. ``method`` and ``executor`` go to
     ``offline.solve`` (``method="colgen"`` with a time limit: the certified bound at trace
     scale, its pricing on ``executor``).
 
@@ -243,6 +246,7 @@ def compare(instance: Instance,
     offline.check_arguments(on_progress=on_progress, on_schedule=on_schedule,
                             on_solve=on_solve)
     left_out: list[str] = []
+    chosen = names is not None and not default_set
     if names is None:  # every named algorithm that loads (``algorithms.loadable_names``)
         names, left_out = algorithms.loadable_names()
     table = algorithm_table(names)
@@ -258,10 +262,16 @@ def compare(instance: Instance,
     for name in names:
         try:
             schedules[name] = algorithms.run(name, instance, **table[name])
-        except InputError as err:  # a value the algorithm refused: say whose parameter
-            if err.place in table[name]:
+        except (InputError, AlgorithmError) as err:
+            if not chosen and name not in algorithms.REGISTRY:
+                # the default set: another package's plug-in that fails stops no other row
+                left_out.append(f"{name} left out: {err}")
+                continue
+            if isinstance(err, InputError) and err.place in table[name]:
+                # a value the algorithm refused: say whose parameter
                 raise InputError(f"algorithms.{name}.{err.place}", err.message) from None
             raise
+    names = [n for n in names if n in schedules]
     ran = clock.elapsed()
     record: dict[str, float] = {}
     # a schedule stands for its algorithm in the floor only as run with default parameters

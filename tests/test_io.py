@@ -23,8 +23,8 @@ from oasis_opt.model import Schedule
 
 
 def test_tiny_instance_arrays(tiny):
-    assert tiny.worker_names == ["big", "w0", "w1"]
-    assert tiny.ps_names == ["p0"]
+    assert tiny.worker_names == ("big", "w0", "w1")
+    assert tiny.ps_names == ("p0",)
     assert tiny.worker_capacity.shape == (3, 2)
     np.testing.assert_array_equal(tiny.worker_capacity[1], [2, 8])
     assert tiny.worker_demand.shape == (2, 2)

@@ -336,7 +336,7 @@ def test_alibaba_demand_vectors_filters_and_nodes(tmp_path):
     assert inst.workload.tolist() == [math.ceil(1100 / 60), 100 * 8, 9 * 2]
     assert inst.arrival.tolist() == [0, 1, 4]
     # the four GPU nodes, three evenly spaced: k·4 // 3 = 0, 1, 2 → n0, n2, n3
-    assert inst.worker_names == ["n0", "n2", "n3"]
+    assert inst.worker_names == ("n0", "n2", "n3")
     assert inst.worker_capacity.tolist() == [[2, 64, 256], [8, 96, 384], [8, 96, 384]]
     only = import_trace("alibaba", pods, Policy(slot_seconds=60, horizon=200),
                         phases=("Succeeded",))
