@@ -147,8 +147,9 @@ def compare(instance: Instance,
     algorithm). ``time_limit`` bounds the whole
     call, the algorithms included (``ratio.compare``). ``method`` goes to the offline solve;
     ``on_progress`` and ``on_schedule`` hear it as in ``solve`` (every algorithm's schedule is
-    told first), and ``on_solve(report_of)`` is told, as it starts, how to make the report
-    from a solve report of your own. Returns a ``RatioReport`` (``rows``, ``to_records()``,
+    told as it is made), and ``on_solve(report_of)`` is told, before the algorithms run, how
+    to make the report from a solve report of your own (and the algorithms that have run by
+    then). Returns a ``RatioReport`` (``rows``, ``to_records()``,
     ``to_dataframe()``)."""
     from .ratio import compare as _compare
     check_instance(instance)

@@ -801,8 +801,9 @@ def cmd_ratio(args: argparse.Namespace) -> int:
     hooks: dict[str, Any] = {}
     lifeline = None
     if args.time_limit is not None and math.isfinite(args.time_limit) and args.time_limit > 0:
-        # the promise holds where the solve does not return (oasis_opt/lifeline.py); the
-        # lifeline can answer once the algorithms have run (``on_solve``)
+        # the promise holds where the algorithms or the solve do not return in time
+        # (oasis_opt/lifeline.py): ``on_solve`` tells it, before the algorithms run, how to
+        # make the report from what has run by then
         from .lifeline import Lifeline
         lifeline = Lifeline.for_limit(args.time_limit, _started, inst,
                                       algorithms.builtin_names(), None, "ratio").start()

@@ -67,8 +67,8 @@ class Lifeline:
         self.per_allocation = per_allocation
         self.write_cost = 0.0
         self.instance, self.names, self.command = instance, tuple(names), command
-        #: None until the command can answer without the solve (``ratio``: once its
-        #: algorithms have run); a lifeline without one at its wake writes nothing
+        #: None until the command can answer without the solve (``ratio``: from the start,
+        #: ``compare(on_solve=)``); a lifeline without one at its wake waits for it
         self.write = write
         self.schedule: Schedule | None = None
         self.seen: set[str] = set()
@@ -124,9 +124,8 @@ class Lifeline:
     def _wait(self) -> None:
         if not self._sleep_until_wake():
             return
-        # ``ratio`` can answer only once its algorithms have run (they cannot be stopped):
-        # where they ran past the wake, the answer goes out as soon as it can (the lifeline
-        # gave up, and the solve given a second after them took 28.6 s more)
+        # a command that cannot answer yet answers as soon as it can (the lifeline gave up,
+        # and ``ratio``'s solve given a second after its algorithms took 28.6 s more)
         while self.write is None:
             if self.done:
                 return

@@ -238,10 +238,12 @@ def compare(instance: Instance,
     ``time_limit`` itself. Without a limit only the order changes.
 
     ``on_progress`` and ``on_schedule`` hear the solve (``offline.solve``'s, with every
-    algorithm's schedule told to ``on_schedule`` first), and ``on_solve`` is told, as the
-    solve starts, how to make this report of a solve report: the command line's
-    ``--time-limit`` answers from them where the solve does not return
-    (``oasis_opt/lifeline.py``)."""
+    algorithm's schedule told to ``on_schedule`` as it is made), and ``on_solve`` is told,
+    before the algorithms run, how to make this report of a solve report (from the
+    algorithms that have run by then: one still running has no utility, and a note says
+    so): the command line's ``--time-limit`` answers from them where the algorithms or the
+    solve do not return in time (``oasis_opt/lifeline.py``; a user's scheduler that hung
+    kept ``ratio --time-limit 5`` going past 60 s)."""
     offline = _offline()
     offline.check_arguments(on_progress=on_progress, on_schedule=on_schedule,
                             on_solve=on_solve)
@@ -259,6 +261,25 @@ def compare(instance: Instance,
     from .offline.clock import Clock
     clock = Clock(time_limit)
     schedules: dict[str, Any] = {}
+    dropped: list[str] = []  # the default set's plug-ins that failed (``left_out`` says why)
+    ran: float | None = None  # the algorithms' seconds, once they have all run
+    record: dict[str, float] = {}
+
+    def report_of(rep: Any) -> RatioReport:
+        done = dict(schedules)  # (the lifeline's thread may ask while an algorithm runs)
+        shown = [n for n in names if n not in dropped]
+        notes = list(left_out)
+        running = [algorithms.label(n) for n in shown if n not in done]
+        if running:
+            notes.append(f"the time limit came while {', '.join(running)} still ran "
+                         "(an algorithm cannot be interrupted): no utility for "
+                         f"{'it' if len(running) == 1 else 'them'}; OPT is bounded from the "
+                         "schedules made so far")
+        elif time_limit is not None and ran is not None:
+            notes.append(_time_note(time_limit, ran, record.get("seconds")))
+        return _report(instance, shown, done, rep, notes)
+    if on_solve is not None:  # from the start: the algorithms too may run past the limit
+        on_solve(report_of)
     for name in names:
         try:
             schedules[name] = algorithms.run(name, instance, **table[name])
@@ -266,29 +287,20 @@ def compare(instance: Instance,
             if not chosen and name not in algorithms.REGISTRY:
                 # the default set: another package's plug-in that fails stops no other row
                 left_out.append(f"{name} left out: {err}")
+                dropped.append(name)
                 continue
             if isinstance(err, InputError) and err.place in table[name]:
                 # a value the algorithm refused: say whose parameter
                 raise InputError(f"algorithms.{name}.{err.place}", err.message) from None
             raise
-    names = [n for n in names if n in schedules]
+        if on_schedule is not None:
+            on_schedule(schedules[name])
     ran = clock.elapsed()
-    record: dict[str, float] = {}
     # a schedule stands for its algorithm in the floor only as run with default parameters
     handed = {n: s for n, s in schedules.items() if not table[n]} \
         if time_limit is not None else None
     listeners = {k: f for k, f in (("on_progress", on_progress),
                                    ("on_schedule", on_schedule)) if f is not None}
-    if on_schedule is not None:
-        for sched in schedules.values():
-            on_schedule(sched)
-
-    def report_of(rep: Any) -> RatioReport:
-        notes = list(left_out) + ([] if time_limit is None else
-                                  [_time_note(time_limit, ran, record.get("seconds"))])
-        return _report(instance, names, schedules, rep, notes)
-    if on_solve is not None:
-        on_solve(report_of)
     return report_of(_solve(instance, time_limit, modeler, solver, opt_cache, method, executor,
                             clock=clock, floor_schedules=handed, record=record,
                             listeners=listeners))
