@@ -537,7 +537,8 @@ def _check_instance(raw: _InstanceIn) -> Instance:
                                                    f"gives {derived}")
         if workload is None:
             raise InputError(f"{at}.workload", "missing field (give workload or training)")
-        most_ps = math.ceil(j.max_workers / j.ps_ratio - 1e-9)
+        quotient = j.max_workers / j.ps_ratio  # inf for a ratio near 1e-308 (ceil raised)
+        most_ps = math.ceil(quotient - 1e-9) if math.isfinite(quotient) else math.inf
         if most_ps > MAX_PS_PER_SLOT:
             raise InputError(f"{at}.ps_ratio",
                              f"{j.ps_ratio:g} means {most_ps:.6g} PSs in a slot for max_workers "

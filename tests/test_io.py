@@ -107,6 +107,9 @@ BAD_INSTANCES = [
     (("worker_servers", 0, "count"), 10**30, r"^worker_servers\[0\]\.count: 1e\+30 is too large \(limit 1e\+12\)"),
     (("jobs", 0, "workload"), 10**15, r"^jobs\[0\]\.workload: 1e\+15 is too large \(limit 1e\+12\)"),
     (("jobs", 0, "ps_ratio"), 1e-300, r"^jobs\[0\]\.ps_ratio: 1e-300 means 4e\+300 PSs in a slot for max_workers 4"),
+    # max_workers / ps_ratio overflows: "internal error: cannot convert float infinity"
+    (("jobs", 0, "ps_ratio"), 1e-308, r"^jobs\[0\]\.ps_ratio: 1e-308 means inf PSs in a slot"),
+    (("jobs", 0, "ps_ratio"), 5e-324, r"^jobs\[0\]\.ps_ratio: 4.94066e-324 means inf PSs in a slot"),
     (("jobs", 0, "ps_ratio"), 1e300, r"^jobs\[0\]\.ps_ratio: 1e\+300 is too large \(limit 1e\+12\)"),
     (("jobs", 0, "utility", "gamma1"), 1e300, r"^jobs\[0\]\.utility\.gamma1: 1e\+300 is too large \(limit 1e\+15\)"),
     (("jobs", 0, "worker_demand", 0), 1e-300, r"^jobs\[0\]\.worker_demand\[0\]: 1e-300 is too small"),
