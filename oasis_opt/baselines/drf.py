@@ -26,7 +26,7 @@ import numpy as np
 
 from ..limits import on_time
 from ..model import Instance, Schedule
-from .sim import ClusterState, Placement, Policy, simulate
+from .sim import ClusterState, Placement, Policy, check_unit_placements, simulate
 
 
 def cluster_capacity(instance: Instance) -> np.ndarray:
@@ -101,5 +101,7 @@ class DrfPolicy(Policy):
 
 
 def run(instance: Instance) -> Schedule:
-    """DRF schedule of ``instance`` (SPEC §4)."""
+    """DRF schedule of ``instance`` (SPEC §4); refused (``InputError``) where it would place
+    more than ``sim.UNIT_PLACEMENTS`` units one at a time."""
+    check_unit_placements(instance, "drf")
     return simulate(instance, DrfPolicy(instance))

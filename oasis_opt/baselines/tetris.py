@@ -42,7 +42,15 @@ import numpy as np
 from ..errors import InputError
 from ..limits import on_time
 from ..model import Instance, Schedule, ps_needed
-from .sim import ClusterState, Placement, Policy, room_threshold, simulate, units_fit
+from .sim import (
+    ClusterState,
+    Placement,
+    Policy,
+    check_unit_placements,
+    room_threshold,
+    simulate,
+    units_fit,
+)
 
 
 def _inv_sq(cap: np.ndarray) -> np.ndarray:
@@ -155,8 +163,10 @@ class TetrisPolicy(Policy):
 
 def run(instance: Instance, *, remaining_weight: float = 1.0,
         drop_hopeless: bool = True) -> Schedule:
-    """Tetris schedule of ``instance``."""
+    """Tetris schedule of ``instance``; refused (``InputError``) where it would place more
+    than ``sim.UNIT_PLACEMENTS`` units one at a time."""
     if not remaining_weight >= 0:
         raise InputError("remaining_weight", f"must be non-negative, got {remaining_weight}")
+    check_unit_placements(instance, "tetris")
     return simulate(instance, TetrisPolicy(instance, remaining_weight=remaining_weight,
                                            drop_hopeless=drop_hopeless))
