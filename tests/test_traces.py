@@ -751,3 +751,20 @@ def test_a_trace_too_large_for_the_memory_limit_is_refused_before_it_is_parsed(t
     rc, _, err = run_cli(["import", "tiresias", str(trace), "--max-memory", "1G", "-o",
                           str(tmp_path / "i.json")], capfd)
     assert rc == 0, err
+
+
+def test_the_trace_samples_are_found_where_the_package_is_installed(monkeypatch, tmp_path):
+    """A non-editable install ships the samples as package data
+    (``oasis_opt/data/instances/traces``, pyproject's package-data); ``experiment trace``
+    looked for them beside the package's parent folder only, and ended in "cannot read
+    trace" (an outside audit). A checkout reads the repository's folder."""
+    from oasis_opt import io
+    from oasis_opt.traces import experiment
+    assert experiment.samples_root() == io.SOURCE_FOLDER / "traces"
+    assert experiment.resolve("samples:tiresias/60_job.csv").is_file()
+    (tmp_path / "traces" / "tiresias").mkdir(parents=True)
+    monkeypatch.setattr(experiment, "DATA_FOLDER", tmp_path)
+    assert experiment.resolve("samples:tiresias/60_job.csv") == \
+        tmp_path / "traces" / "tiresias" / "60_job.csv"
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"oasis_opt.data.instances" = ["*.json", "traces/**/*"]' in pyproject

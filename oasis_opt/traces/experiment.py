@@ -38,12 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io import DATA_FOLDER, SOURCE_FOLDER
 from ..model import Schedule
 from ..ratio import ratio
 from ..tasks import COLUMNS, Task
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "instances" / "traces"
 LOADS = (1.0, 2.0)
 #: The load of the research-scale slices: the importer's default (contended).
 SCALE_LOAD = 1.5
@@ -100,9 +100,18 @@ def shared_root() -> Path:
     return Path(os.environ.get("OASIS_TRACES") or ROOT.parent / "shared" / "traces")
 
 
+def samples_root() -> Path:
+    """The trace samples: installed with the package (``oasis_opt/data/instances/traces``),
+    or the repository's ``instances/traces`` (a checkout, an editable install). A
+    non-editable install had none, and ``experiment trace`` ended in "cannot read trace"
+    (an outside audit)."""
+    installed = DATA_FOLDER / "traces"
+    return installed if installed.is_dir() else SOURCE_FOLDER / "traces"
+
+
 def resolve(path: str) -> Path:
     root, rel = path.split(":", 1)
-    return (SAMPLES if root == "samples" else shared_root()) / rel
+    return (samples_root() if root == "samples" else shared_root()) / rel
 
 
 def parse_scale(scale: str | int | Sequence[str | int] | None) -> tuple[int | str, ...]:
