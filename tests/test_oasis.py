@@ -215,6 +215,20 @@ def test_bad_scales_raise_input_error(kw) -> None:
         oasis.run(blocked_instance(), **kw)
 
 
+@pytest.mark.parametrize("algorithm", ["oasis", "oasis-adaptive"])
+def test_a_scale_that_takes_the_dual_cost_out_of_range_is_refused(algorithm) -> None:
+    """``--l-scale 1e308`` kept every price bound finite, but Σ p·C over the horizon
+    overflowed: exit 0 with D0, D_final and D_cert null, where SPEC §3 promises D_cert ≥ OPT
+    (an outside audit). Refused, naming the scale; 1e300 still runs."""
+    from oasis_opt import algorithms
+    inst = generate("small", seed=2)
+    with pytest.raises(InputError, match=r"1e\+308 takes the dual cost") as err:
+        algorithms.run(algorithm, inst, l_scale=1e308)
+    assert err.value.place == "l_scale"
+    s = algorithms.run(algorithm, inst, l_scale=1e300)
+    assert s.extras["D_cert"] is not None and math.isfinite(s.extras["D_cert"])
+
+
 def test_certificate_can_be_skipped() -> None:
     inst = generate("small", seed=2)
     s = oasis.run(inst, certificate=False)

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..limits import OutOfTime, on_time
 from ..model import Instance, Schedule, SlotCounts
 from . import prices as pr
@@ -77,7 +78,18 @@ def run(
     d_after: dict[str, float] = {}
     failures: list[dict[str, Any]] = []
     decision_s: list[float] = []
-    price_cost = wstate.dual_cost() + pstate.dual_cost()
+    def dual_cost() -> float:
+        """``Σ p·C`` over the horizon (D0 at the start), refused where it is no finite double:
+        ``--l-scale 1e308`` kept every bound finite and gave D0, D_final and D_cert null."""
+        cost = wstate.dual_cost() + pstate.dual_cost()
+        if not math.isfinite(cost):
+            name, x = ("l_scale", l_scale) if l_scale != 1.0 else ("bounds", None)
+            raise InputError(name, f"{'' if x is None else repr(float(x)) + ' '}takes the dual "
+                                   "cost Σ p·C over the horizon (the certificate's D) out of a "
+                                   "double's range")
+        return cost
+
+    price_cost = dual_cost()
     D0 = price_cost
     u_sum = 0.0
     P = 0.0
@@ -105,7 +117,7 @@ def run(
             alpha = b.alpha
             wstate.rebound(b.U_w, b.L_w)
             pstate.rebound(b.U_ps, b.L_ps)
-            price_cost = wstate.dual_cost() + pstate.dual_cost()
+            price_cost = dual_cost()
             bound_updates += 1
             unit = None
         if spec.workload == 1:
@@ -126,7 +138,7 @@ def run(
             u_sum += best.payoff
             dP = _earned(spec, best.worker_counts)
             P += dP
-            price_cost = wstate.dual_cost() + pstate.dual_cost()
+            price_cost = dual_cost()
         decision_s.append(time.perf_counter() - start)
         # SPEC §5: ≤ 0 for a rejected job; a payoff within the admission tolerance is 0.
         payoff[job.id] = (best.payoff if admitted else min(best.payoff, 0.0)) if best.fits \
