@@ -270,7 +270,8 @@ def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
         work = done[-1] if done.size else 0.0
         if jr.completion_slot != slot:
             v.append(Violation("completion", f"{at}.completion_slot",
-                               f"job {jr.id!r} reports completion slot {jr.completion_slot}, "
+                               f"job {jr.id!r} reports completion slot "
+                               f"{'null' if jr.completion_slot is None else jr.completion_slot}, "
                                f"but its work ({work:.0f} of {job.workload}) "
                                + (f"first reaches the workload in slot {slot}" if slot is not None
                                   else "never reaches the workload")))

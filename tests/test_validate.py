@@ -282,3 +282,11 @@ def test_an_infinite_reported_utility_breaks_the_utility_rule(tiny, value):
     job = dataclasses.replace(s.jobs[1], utility=value)
     rep = validate(tiny, dataclasses.replace(s, jobs=(s.jobs[0], job)))
     assert [v.place for v in rep.violations] == ["jobs[1].utility"]
+
+
+def test_a_missing_completion_slot_is_said_as_the_file_writes_it(tiny):
+    """``"completed": true, "completion_slot": null``: the message said "completion slot
+    None", Python's word, not the file's (an outside audit)."""
+    rep = _check(tiny, _broken(lambda d: _j(d, 0).update(completion_slot=None)))
+    (v,) = [v for v in rep.violations if v.place == "jobs[0].completion_slot"]
+    assert "reports completion slot null, but its work" in v.message
