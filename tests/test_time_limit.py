@@ -1261,14 +1261,19 @@ def test_an_interrupted_command_ends_the_solvers_others_started():
     assert done.stdout.strip() == str(-signal.SIGTERM)
 
 
-def test_a_route_that_ends_early_gives_the_skipped_algorithms_their_run(monkeypatch) -> None:
+@pytest.mark.parametrize("late", [False, True], ids=["early", "past-the-limit"])
+def test_a_route_that_ends_early_gives_the_skipped_algorithms_their_run(monkeypatch,
+                                                                         late) -> None:
     """SPEC §6: the answer is never worse than the best online algorithm's. At trace scale
     the floor's 2 s went to OASiS, the others were "skipped: time budget", and column
     generation ended unproven at 4.9 s of 20 with OASiS's 143 442.597 where FIFO's schedule
     earns 143 442.862 (an outside audit's 3 000 unit jobs). Now the skipped algorithms run
     in the time the route left (``Floor.second_chance``) and the better one is the answer.
     Here a slow poor scheduler spends the floor's budget, the good one is skipped, and the
-    route (a stand-in) ends at once unproven with nothing."""
+    route (a stand-in) ends unproven with nothing: at once, or half a second past the limit
+    (the second chance runs until ``1.1·S + 4`` s, within SPEC §6's promise and before the
+    command line's last resort wakes: an instance of 2 000 000 slots at ``--time-limit 5``
+    left RRH's better schedule, 8 s long, unrun)."""
     from oasis_opt.formulations import colgen_scale
     from oasis_opt.formulations.result import SolveResult
 
@@ -1286,6 +1291,12 @@ def test_a_route_that_ends_early_gives_the_skipped_algorithms_their_run(monkeypa
 
     instance = generate("small", seed=0)
     fifo = algorithms.run("fifo", instance).total_utility
+    if late:  # the route ends past the limit: the second chance runs within 1.1·S + 4 s
+        route = unproven
+
+        def unproven(instance, clock, tracker, mip_gap, floor, *args, **kwargs):
+            time.sleep(max(0.0, clock.remaining() + 0.5))
+            return route(instance, clock, tracker, mip_gap, floor)
     algorithms.register("poor", poor)
 
     def good(instance):
@@ -1296,8 +1307,11 @@ def test_a_route_that_ends_early_gives_the_skipped_algorithms_their_run(monkeypa
     monkeypatch.setattr(colgen_scale, "SCHEDULE_CELLS", 0)  # the floor's trace-scale share
     monkeypatch.setattr(offline, "solve_colgen", unproven)
     try:
-        schedule, report = solve(instance, time_limit=20.0, method="colgen",
+        start = time.perf_counter()
+        schedule, report = solve(instance, time_limit=2.0 if late else 20.0, method="colgen",
                                  floor=["poor", "good"])
+        if late:
+            assert time.perf_counter() - start <= 1.1 * 2.0 + offline.floor.SECOND_CHANCE_SECONDS
         assert list(report.floor_runs) == ["poor", "good"]
         assert report.floor_runs["good"] == pytest.approx(fifo)
         assert report.objective == pytest.approx(fifo) and report.floor == "good"
