@@ -88,6 +88,9 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                 medium if medium in BUILD_SECONDS_PER_NNZ else "pyomo"] > 0.5 * left:
             # even the cheapest build would not leave HiGHS time: the floor is the answer
             raw = SolveResult(SolveStatus.TIME_LIMIT, solver="skipped")
+        elif stop is None and (probed := plain_probe(prep, modeler, options, medium, solver,
+                                                     solving, tracker, mip_gap, floor)):
+            raw, prep = probed  # PLAIN proved the optimum within ``PROBE_SECONDS``
         elif solver != "highs":
             from .. import solvers
             raw = solvers.solve(solver, prep, backends.highs_budget(solving, prep), mip_gap,
@@ -174,6 +177,51 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                   extras={"solver": solver, "packing": prep.packing})
     return finish(instance, raw, schedule, tracker, clock, prep.upper_bound(),
                   medium if solver == "highs" else modeler, "compact", route, chosen)
+
+
+#: Seconds the default route first gives the plain model (``common.PLAIN``, the comparator's
+#: rows) where it planned another (patterns, the server model with its cuts) on a pool whose
+#: PS rows bind: on easy instances the planned model's extra rows and patterns cost more than
+#: the whole plain solve. Measured on 48 instances of a generator the route was never fitted
+#: on (12–16 jobs and slots, two or three server shapes, 2–4 resources; docs/offline-journal.md,
+#: round 40): the planned model took 0.3–2.3 s where PLAIN proves in 0.05–0.25 s (fresh-101:
+#: 2.32 s with patterns, 0.14 s PLAIN, the comparator 0.16 s). Unproven by then, the planned
+#: route runs as before, this much later.
+PROBE_SECONDS = 0.3
+#: Whether the probe runs (``plain_probe``).
+PLAIN_PROBE = True
+
+
+def plain_probe(prep: Any, modeler: str, options: Any, medium: str, solver: str,
+                clock: Clock, tracker: Tracker, mip_gap: float, floor: Schedule | None
+                ) -> tuple[SolveResult, Any] | None:
+    """``(result, PLAIN's prep)`` where the plain model, solved first for ``PROBE_SECONDS``
+    in this process, proves the optimum; None where it does not or is not tried: the default
+    route only (no ``options``, highspy, HiGHS), a planned model other than PLAIN and not of
+    continuous workers (``Prep.flow_workers``: the trace imports, where patterns win by far),
+    PLAIN small enough to keep the deadline in-process
+    (``plan.GUARD_MIN_NONZEROS``) and at least twice the probe's time left. The probe's
+    incumbents and bound reach ``tracker`` only with its proof."""
+    from ..formulations.common import PLAIN, prepare
+    from .plan import GUARD_MIN_NONZEROS
+    if not (PLAIN_PROBE and modeler == "auto" and options is None and medium == "highspy"
+            and solver == "highs") or prep.options == PLAIN or prep.flow_workers:
+        return None
+    # HiGHS's own run gets about PROBE_SECONDS of the window: ``backends.highs_budget``
+    # keeps 0.3 s and 5 % of it for extraction and validation
+    window = (PROBE_SECONDS + 0.3) / 0.95
+    left = clock.remaining()
+    if left is not None and left < 2 * window:
+        return None
+    plain = prepare(prep.instance, PLAIN)
+    if plain.model_size()["nonzeros"] >= GUARD_MIN_NONZEROS:
+        return None
+    raw = backends.solve_highspy(plain, clock.within(window), Tracker(clock, None), mip_gap,
+                                 start=floor)
+    if raw.status is not SolveStatus.OPTIMAL:
+        return None
+    tracker.update(incumbent=raw.objective, bound=raw.bound)
+    return raw, plain
 
 
 def check_index_sets(instance: Instance) -> int:
