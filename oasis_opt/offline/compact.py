@@ -182,11 +182,11 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
 #: Seconds of HiGHS the default route first gives the plain model (``common.PLAIN``, the
 #: comparator's rows) where it planned another (patterns, the server model with its cuts; not
 #: the continuous workers of the trace imports): on easy instances the planned model's extra
-#: rows and patterns cost more than the whole plain solve. Measured on 48 instances of a generator the route was never fitted
-#: on (12–16 jobs and slots, two or three server shapes, 2–4 resources; docs/offline-journal.md,
-#: round 40): the planned model took 0.3–2.3 s where PLAIN proves in 0.05–0.25 s (fresh-101:
-#: 2.32 s with patterns, 0.14 s PLAIN, the comparator 0.16 s). Unproven by then, the planned
-#: route runs as before, this much later.
+#: rows and patterns cost more than the whole plain solve. Measured on 48 instances of a
+#: generator the route was never fitted on (12–16 jobs and slots, two or three server shapes,
+#: 2–4 resources; docs/offline-journal.md, round 40): the planned model took 0.3–2.3 s where
+#: PLAIN proves in 0.05–0.25 s (fresh-101: 2.32 s with patterns, 0.14 s PLAIN, the comparator
+#: 0.16 s). Unproven by then, the planned route runs as before, this much later.
 PROBE_SECONDS = 0.3
 #: Whether the probe runs (``plain_probe``).
 PLAIN_PROBE = True

@@ -59,6 +59,13 @@ FLOOR_TRACE_SHARE = 0.1
 #: ... but never less than this many seconds: SPEC §6 allows 10 s past the limit, and a short
 #: limit on a small instance keeps every algorithm's schedule (all take well under a second).
 FLOOR_MIN_SECONDS = 2.0
+#: The seconds of the floor of a solve without a time limit (the lazy floor,
+#: ``FLOOR_WITHOUT_LIMIT``: a MIP start and the loose rule's input, never the answer, which is
+#: the proven optimum), its runs stopped there like a time-limited floor's. On the instances
+#: the package is measured on the floor takes well under a second; one job of 10⁶ workers of
+#: 10⁻⁹ GPU kept the plain ``solve`` 12.7 s in Tetris's one-at-a-time placements where the
+#: solve alone takes 0.27 s (an outside audit), and DRF and Tetris take up to 2·10⁷ of them.
+FLOOR_UNTIMED_SECONDS = 5.0
 #: The lazy floor's first algorithms (issue 22, round 7). Over the benchmark's 59 instances
 #: (seven generated families seeds 0–5, three trace slices, the fourteen hard-mix ones) Tetris
 #: gave the floor on 32 and RRH on 14, together in about a fifth of the six's time; where RRH
@@ -211,8 +218,8 @@ class Floor:
                                                                  if n not in names)])}
         self.order = [n for n in first if n in names] + sorted(
             (n for n in names if n not in first), key=self._cost_rank)
-        self.budget = None if clock is None or clock.limit is None else \
-            max(share * clock.limit, FLOOR_MIN_SECONDS)
+        self.budget = None if clock is None else FLOOR_UNTIMED_SECONDS \
+            if clock.limit is None else max(share * clock.limit, FLOOR_MIN_SECONDS)
         self.ran: list[tuple[str, Schedule]] = []
         self.offered = 0  # how many of ``ran`` the tracker was offered (``Tracker.offer``)
         self.spent = 0.0  # seconds the floor's runs have taken
@@ -317,8 +324,8 @@ class Floor:
         the floor's budget's end (``left`` seconds from ``start``, on the clock), or half of
         the call's time left where that is later. The estimates decide which runs start (at
         trace scale they let OASiS, Tetris and RRH all finish); this only keeps a run that
-        places a million workers one by one from taking the whole limit. None without a time
-        limit."""
+        places a million workers one by one from taking the whole limit. None without a
+        budget (no clock); without a time limit, the budget's end (``FLOOR_UNTIMED_SECONDS``)."""
         if self.clock is None or left is None:
             return None
         at = self.clock.start + start + left
