@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..limits import OutOfTime, on_time
 from ..model import CAP_TOL, FIT_EPS, Instance, Schedule, SlotCounts, ps_needed
 
@@ -65,24 +66,21 @@ class SchedulingError(RuntimeError):
 UNIT_PLACEMENTS = 20_000_000
 
 
-def unit_placements(instance: Instance) -> int:
-    """``Σ_i V_i + Σ_i ⌈V_i/γ_i⌉``: about the most units a one-at-a-time policy places (a
-    slot's PSs round up once more per slot the job runs)."""
-    if not instance.num_jobs:
-        return 0
-    work = instance.workload.astype(float)
-    return int(work.sum() + np.ceil(work / instance.ps_ratio - 1e-9).sum())
+def unit_placements(instance: Instance) -> np.ndarray:
+    """Per job ``V_i + ⌈V_i/γ_i⌉`` (``ps_needed``): about the most units a one-at-a-time
+    policy places for it (a slot's PSs round up once more per slot the job runs)."""
+    return instance.workload + ps_needed(instance.workload, instance.ps_ratio)
 
 
 def check_unit_placements(instance: Instance, algorithm: str) -> None:
-    """Refuse (``InputError`` at the largest job's workload, SPEC §5) an instance on which
-    ``algorithm``, placing one unit at a time, would place more than ``UNIT_PLACEMENTS``."""
-    from ..errors import InputError
-    units = unit_placements(instance)
+    """Refuse (``InputError`` at the job that asks for the most, SPEC §5) an instance on
+    which ``algorithm``, placing one unit at a time, would place more than
+    ``UNIT_PLACEMENTS`` in all."""
+    per_job = unit_placements(instance)
+    units = int(per_job.sum())
     if units <= UNIT_PLACEMENTS:
         return
-    i = int(np.argmax(instance.workload / np.minimum(1.0, instance.ps_ratio)))
-    raise InputError(f"jobs[{i}].workload",
+    raise InputError(f"jobs[{int(np.argmax(per_job))}].workload",
                      f"{algorithm} places one worker (or PS) at a time, and these workloads "
                      f"ask for up to {units:.3g} placements (limit {UNIT_PLACEMENTS:.3g})")
 

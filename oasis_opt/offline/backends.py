@@ -38,7 +38,18 @@ def highs_budget(clock: Clock, prep: Any) -> float | None:
     # whole workers from continuous ones: a transportation MILP over the y cells
     flow = 0.2 + 2e-5 * len(prep.y_index) if prep.flow_workers else 0.0
     # HiGHS finishes its current step after the limit (seen: 7 % late on a loaded machine)
-    return max(0.05, 0.95 * left - 0.3 - 5e-6 * cells - flow)
+    return max(0.05, HIGHS_SHARE * left - HIGHS_RESERVE - 5e-6 * cells - flow)
+
+
+#: ``highs_budget``: HiGHS's share of the time left, less a reserve (seconds).
+HIGHS_SHARE = 0.95
+HIGHS_RESERVE = 0.3
+
+
+def window_for(seconds: float) -> float:
+    """The time left in which ``highs_budget`` gives HiGHS about ``seconds`` (a small model:
+    its cells' reserve aside); ``compact.plain_probe``'s window."""
+    return (seconds + HIGHS_RESERVE) / HIGHS_SHARE
 
 
 # --- the three media of the compact MILP ---------------------------------------------------

@@ -207,9 +207,7 @@ def plain_probe(prep: Any, modeler: str, options: Any, medium: str, solver: str,
     if not (PLAIN_PROBE and modeler == "auto" and options is None and medium == "highspy"
             and solver == "highs") or prep.options == PLAIN or prep.flow_workers:
         return None
-    # HiGHS's own run gets about PROBE_SECONDS of the window: ``backends.highs_budget``
-    # keeps 0.3 s and 5 % of it for extraction and validation
-    window = (PROBE_SECONDS + 0.3) / 0.95
+    window = backends.window_for(PROBE_SECONDS)  # (highs_budget keeps a reserve out of it)
     left = clock.remaining()
     if left is not None and left < 2 * window:
         return None
