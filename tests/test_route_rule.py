@@ -7,6 +7,7 @@ brute force's)."""
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 
 import pytest
@@ -648,3 +649,75 @@ def test_the_default_route_tries_the_plain_model_first(monkeypatch):
     monkeypatch.setattr(compact, "PLAIN_PROBE", True)
     _, given = solve(inst, options=Options())
     assert "plain" not in given.route
+
+
+def test_a_race_at_home_probes_the_plain_model_in_its_waiting_partner(monkeypatch):
+    """Where the planned model races with its first racer at home (``plan.race_at_home``),
+    the plain probe runs beside it, not before the race: in the partner's process while it
+    waits (``race.solve_portfolio``'s ``probe``; patterns, hard-s5), or as the partner,
+    started at once, where that is PLAIN at seed 0 (the server model, ps-light-s9). Given
+    all the time it needs, the probe's proof is the answer (PLAIN's rows; with patterns the
+    race's one racer: the partner never started); a probe that proves nothing leaves the
+    race to the planned model and its partner. The optimum of the Pyomo modeller's default
+    model and a valid schedule every time; a probe is refused outside a race at home."""
+    from oasis_opt.formulations.common import prepare
+    from oasis_opt.formulations.result import SolveResult
+
+    from oasis_opt.offline import backends, compact, race
+    from oasis_opt.offline.clock import Clock, Tracker
+    from oasis_opt.offline.plan import portfolio_wanted, race_at_home
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")
+    in_process = []
+    monkeypatch.setattr(compact, "plain_probe", lambda *a: in_process.append(a))
+    monkeypatch.setattr(compact, "PROBE_SECONDS", 20.0)  # (the limit keeps twice its window)
+    solve_highspy, solve_portfolio = backends.solve_highspy, race.solve_portfolio
+    calls = []
+
+    def recorded(*args, **kwargs):
+        calls.append((args[6], kwargs.get("probe")))  # (delays, probe)
+        return solve_portfolio(*args, **kwargs)
+    monkeypatch.setattr(race, "solve_portfolio", recorded)
+
+    def home_racer_waits(prep, *args, halt=None, **kwargs):
+        # the planned model at home starts only once another racer has proven (its HiGHS
+        # then stops at once): the probe must win
+        if prep.options != PLAIN and halt is not None:
+            until = time.monotonic() + 30.0
+            while not halt() and time.monotonic() < until:
+                time.sleep(0.01)
+        return solve_highspy(prep, *args, halt=halt, **kwargs)
+
+    def probe_ends_unproven(prep, *args, **kwargs):
+        if prep.options == PLAIN:  # the probe's run, in the partner's process
+            return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
+        return solve_highspy(prep, *args, **kwargs)
+    for preset, seed, packing in (("hard", 5, "pattern"), ("ps-light", 9, "server")):
+        inst = generate(preset, seed=seed)  # PLAIN proves each in 0.6 s and 1.5 s
+        _, ref = solve(inst, modeler="pyomo", options=Options())
+        assert ref.status is SolveStatus.OPTIMAL
+        prep = compact.route_prep(inst, None, None)
+        assert prep.packing == packing and prep.options != PLAIN and race_at_home(prep)
+        assert portfolio_wanted(prep, "auto", None, "highspy", 60.0)
+        monkeypatch.setattr(backends, "solve_highspy", home_racer_waits)
+        calls.clear()
+        schedule, report = solve(inst, time_limit=60)
+        assert report.status is SolveStatus.OPTIMAL and report.route.startswith(
+            "compact/highspy/plain"), report.route
+        assert report.objective == pytest.approx(ref.objective, rel=1e-6)
+        assert validate(inst, schedule).feasible and not in_process
+        (delays, probe), = calls
+        if packing == "server":  # the partner is PLAIN: at once, no probe
+            assert delays == [0.0, 0.0] and probe is None
+            continue
+        assert delays == [0.0, compact.RACE_DELAY] and probe is not None
+        assert report.route == "compact/highspy/plain"
+        monkeypatch.setattr(backends, "solve_highspy", probe_ends_unproven)
+        schedule, report = solve(inst, time_limit=60)
+        assert report.status is SolveStatus.OPTIMAL and "plain" not in report.route
+        assert report.objective == pytest.approx(ref.objective, rel=1e-6)
+        assert validate(inst, schedule).feasible and not in_process
+    monkeypatch.setattr(backends, "solve_highspy", solve_highspy)
+    clock = Clock(60.0)
+    with pytest.raises(ValueError, match="held partner"):
+        solve_portfolio([prep, prep], [0, 1], clock, Tracker(clock, None), 0.0, None,
+                        probe=(prepare(inst, PLAIN), 1.0))

@@ -84,12 +84,20 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                          f"{size['nonzeros']} nonzeros)")
         tracker.update(bound=prep.upper_bound())
         left = solving.remaining()
-        if left is not None and size["nonzeros"] * BUILD_SECONDS_PER_NNZ[
-                medium if medium in BUILD_SECONDS_PER_NNZ else "pyomo"] > 0.5 * left:
+        skipped = left is not None and size["nonzeros"] * BUILD_SECONDS_PER_NNZ[
+            medium if medium in BUILD_SECONDS_PER_NNZ else "pyomo"] > 0.5 * left
+        plain = None if skipped or stop is not None else probe_model(
+            prep, modeler, options, medium, solver, solving)
+        # racing at home, the probe runs beside the first racer in the partner's wait
+        # (``probe_model``), else first
+        racing = PROBE_BESIDE and RACE_DELAY > 0 and plain is not None and \
+            race_at_home(prep) and portfolio_wanted(prep, modeler, options, medium,
+                                                    solving.remaining())
+        if skipped:
             # even the cheapest build would not leave HiGHS time: the floor is the answer
             raw = SolveResult(SolveStatus.TIME_LIMIT, solver="skipped")
-        elif stop is None and (probed := plain_probe(prep, modeler, options, medium, solver,
-                                                     solving, tracker, mip_gap, floor)):
+        elif plain is not None and not racing and (
+                probed := plain_probe(plain, solving, tracker, mip_gap, floor)):
             raw, prep = probed  # PLAIN proved the optimum within ``PROBE_SECONDS``
         elif solver != "highs":
             from .. import solvers
@@ -100,16 +108,21 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         elif stop is not None and medium == "highspy" and race.can_fork():
             raw = race.solve_portfolio([prep], [0], solving, tracker, mip_gap, floor,
                                        stop=stop)
-        elif portfolio_wanted(prep, modeler, options, medium, solving.remaining()):
+        elif racing or portfolio_wanted(prep, modeler, options, medium, solving.remaining()):
             pairs = racers(prep)
             # the seed partner is the planned model itself; another is prepared in its
             # racer's process once it starts (and here only if it wins)
             variants = [prep] + [prep if o == prep.options else partial(prepare, instance, o)
                                  for o, _ in pairs[1:]]
-            raw = race.solve_portfolio(variants, [s for _, s in pairs], solving, tracker,
-                                       mip_gap, floor, [0.0] + [RACE_DELAY] * (len(pairs) - 1),
-                                       share=SHARE_INCUMBENTS, home=race_at_home(prep))
-            prep = race.prepared(variants[raw.extras["racer"]])
+            # where the partner is the probe's model (PLAIN at seed 0, beside the server
+            # model), it starts at once instead of after a probe of its own model
+            at_once = racing and pairs[1] == (PLAIN, 0)
+            raw = race.solve_portfolio(
+                variants, [s for _, s in pairs], solving, tracker, mip_gap, floor,
+                [0.0] + [0.0 if at_once else RACE_DELAY] * (len(pairs) - 1),
+                share=SHARE_INCUMBENTS, home=race_at_home(prep),
+                probe=(plain, PROBE_SECONDS) if racing and not at_once else None)
+            prep = race.prepared((variants + [plain])[raw.extras["racer"]])
         elif guard_wanted(prep, medium, solving.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its
             # interrupt callbacks are not called in every phase of the root), its last
@@ -190,30 +203,43 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
 PROBE_SECONDS = 0.3
 #: Whether the probe runs (``plain_probe``).
 PLAIN_PROBE = True
+#: Whether a race at home takes the probe beside its first racer (``probe_model``), not
+#: before the race in this process.
+PROBE_BESIDE = True
 
 
-def plain_probe(prep: Any, modeler: str, options: Any, medium: str, solver: str,
-                clock: Clock, tracker: Tracker, mip_gap: float, floor: Schedule | None
-                ) -> tuple[SolveResult, Any] | None:
-    """``(result, PLAIN's prep)`` where the plain model, solved first for ``PROBE_SECONDS``
-    in this process, proves the optimum; None where it does not or is not tried: the default
-    route only (no ``options``, highspy, HiGHS), a planned model other than PLAIN and not of
-    continuous workers (``Prep.flow_workers``: the trace imports, where patterns win by far),
-    PLAIN small enough to keep the deadline in-process
-    (``plan.GUARD_MIN_NONZEROS``) and at least twice the probe's time left. The probe's
-    incumbents and bound reach ``tracker`` only with its proof."""
+def probe_model(prep: Any, modeler: str, options: Any, medium: str, solver: str,
+                clock: Clock) -> Any:
+    """PLAIN's prep where the default route probes it (``plain_probe``) before the planned
+    model ``prep``, else None: the default route only (no ``options``, highspy, HiGHS), a
+    planned model other than PLAIN and not of continuous workers (``Prep.flow_workers``: the
+    trace imports, where patterns win by far), PLAIN small enough to keep the deadline
+    in-process (``plan.GUARD_MIN_NONZEROS``) and at least twice the probe's time left.
+
+    Where the planned model races with its first racer at home (``plan.race_at_home``), the
+    probe runs beside it on the core the partner's wait (``RACE_DELAY``) leaves idle, where
+    it costs no time if it does not prove (issue 22, round 41): in the partner's process
+    before the partner (``race.solve_portfolio``'s ``probe``), or, where the partner is
+    PLAIN at seed 0 itself (beside the server model, ``plan.racers``), as the partner,
+    started at once."""
     from ..formulations.common import PLAIN, prepare
     from .plan import GUARD_MIN_NONZEROS
     if not (PLAIN_PROBE and modeler == "auto" and options is None and medium == "highspy"
             and solver == "highs") or prep.options == PLAIN or prep.flow_workers:
         return None
-    window = backends.window_for(PROBE_SECONDS)  # (highs_budget keeps a reserve out of it)
     left = clock.remaining()
-    if left is not None and left < 2 * window:
+    if left is not None and left < 2 * backends.window_for(PROBE_SECONDS):
         return None
     plain = prepare(prep.instance, PLAIN)
-    if plain.model_size()["nonzeros"] >= GUARD_MIN_NONZEROS:
-        return None
+    return plain if plain.model_size()["nonzeros"] < GUARD_MIN_NONZEROS else None
+
+
+def plain_probe(plain: Any, clock: Clock, tracker: Tracker, mip_gap: float,
+                floor: Schedule | None) -> tuple[SolveResult, Any] | None:
+    """``(result, plain)`` where the plain model ``plain`` (``probe_model``), solved first
+    for ``PROBE_SECONDS`` in this process, proves the optimum; else None. The probe's
+    incumbents and bound reach ``tracker`` only with its proof."""
+    window = backends.window_for(PROBE_SECONDS)  # (highs_budget keeps a reserve out of it)
     raw = backends.solve_highspy(plain, clock.within(window), Tracker(clock, None), mip_gap,
                                  start=floor)
     if raw.status is not SolveStatus.OPTIMAL:

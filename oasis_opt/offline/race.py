@@ -85,7 +85,8 @@ class _Board:
 
 def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip_gap: float,
                       start: Schedule | None, conn: Any, inbox: Any = None,
-                      hold: tuple[Any, float] | None = None) -> None:
+                      hold: tuple[Any, float] | None = None,
+                      probe: tuple[Any, float] | None = None) -> None:
     """One racer (a forked child: ``prep`` is inherited, not pickled): build and solve its
     variant; send ``("progress", incumbent, bound)`` on every improvement, ``("incumbent",
     result)`` with every improving incumbent (a ``SolveResult`` stopped on the limit, so that
@@ -95,12 +96,21 @@ def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip
     ``hold``: (connection, seconds): the racer waits that long before it starts (sending
     ``("started",)`` then), sooner on ``"go"`` from the parent, and ends without a word on
     anything else or once the parent closes the connection (a partner of the racer that runs
-    in the parent, ``solve_portfolio(home=True)``)."""
+    in the parent, ``solve_portfolio(home=True)``). ``probe``: (model, seconds): while held,
+    the racer first solves that model (or what the function returns) for that many seconds
+    of HiGHS; where it proves the optimum it sends ``("probed", result)`` and ends, else it
+    is held for what is left of its wait."""
     die_with_parent()
     try:
         if hold is not None:
             waited = time.perf_counter()
             control, seconds = hold
+            if probe is not None:
+                proof = _probe(probe, time_limit, mip_gap, start)
+                if proof is not None:
+                    conn.send(("probed", proof))
+                    return
+                seconds = max(0.0, seconds - (time.perf_counter() - waited))
             if control.poll(seconds):
                 try:
                     if control.recv() != "go":
@@ -126,12 +136,25 @@ def _portfolio_worker(prep: Any, random_seed: int, time_limit: float | None, mip
         conn.close()
 
 
+def _probe(probe: tuple[Any, float], time_limit: float | None, mip_gap: float,
+           start: Schedule | None) -> SolveResult | None:
+    """``_portfolio_worker``'s probe: the model solved for its seconds of HiGHS (within
+    ``time_limit``), its result where it proves the optimum, else None."""
+    variant, seconds = probe
+    window = backends.window_for(seconds)
+    clock = Clock(window if time_limit is None else min(window, time_limit))
+    result = backends.solve_highspy(prepared(variant), clock, Tracker(clock, None), mip_gap,
+                                    start=start)
+    return result if result.status is SolveStatus.OPTIMAL else None
+
+
 class _Standings:
     """What the racers of one race have said (``_portfolio_worker``'s messages): each one's
     end (result or error), best incumbent and least bound, and the answer made of them."""
 
     def __init__(self, preps: list[Any], tracker: Tracker, board: _Board | None) -> None:
         self.preps, self.tracker, self.board = preps, tracker, board
+        self.probe = len(preps)  # the index a held racer's probe proves under (``probed``)
         self.done: dict[int, SolveResult] = {}
         self.errors: dict[int, str] = {}
         self.found: dict[int, SolveResult] = {}  # best incumbent of each
@@ -164,6 +187,8 @@ class _Standings:
             return False
         if kind == "done":
             self.done[k] = msg[1]
+        elif kind == "probed":  # the racer's probe proved the optimum; the racer ended
+            self.done[self.probe] = msg[1]
         else:
             self.errors[k] = msg[1]
         return True
@@ -233,7 +258,8 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
                     mip_gap: float, start: Schedule | None,
                     delays: list[float] | None = None, share: bool = False,
                     stop: Callable[[], bool] | None = None,
-                    home: bool = False) -> SolveResult:
+                    home: bool = False, probe: tuple[Any, float] | None = None
+                    ) -> SolveResult:
     """Race the variants in child processes; the first proof wins and the others are
     stopped. Racer k starts ``delays[k]`` seconds after the first (default: all at once),
     and only if no racer has proven the optimum by then: a model that proves before the
@@ -251,7 +277,11 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     a model that proves within the delay the race costs one idle fork instead of a whole
     solve in a child (its first HiGHS run, its model built again, every incumbent sent back):
     for models small enough that HiGHS's callbacks keep the deadline
-    (``plan.GUARD_MIN_NONZEROS``). Not with ``share`` or ``stop``.
+    (``plan.GUARD_MIN_NONZEROS``). Not with ``share`` or ``stop``. ``probe`` (model or
+    function, seconds; with ``home`` only): the second racer, while it is held, first
+    solves that model for that many seconds of HiGHS on the core the wait leaves idle
+    (``compact.plain_probe``'s PLAIN); its proof wins as a racer's does, with
+    ``extras["racer"]`` = ``len(preps)`` (the probe's model is not one of ``preps``).
 
     ``share`` (issue 22 round 10): every improving incumbent that beats all racers' so far
     becomes a schedule (``report.extract`` on its racer's model) that the other racers hand
@@ -271,11 +301,13 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     waits = list(delays) if delays is not None else [0.0] * len(preps)
     if len(waits) != len(preps) or len(seeds) != len(preps):
         raise ValueError("one seed and one delay per racer")
+    if probe is not None and not (home and len(preps) > 1):
+        raise ValueError("a probe runs in the held partner of a racer at home")
     if home:
         if share or stop is not None:
             raise ValueError("a race with a racer at home neither shares nor stops")
         return _race_at_home(ctx, preps, seeds, clock, tracker, mip_gap, start, waits,
-                             budget)
+                             budget, probe)
     procs: list[Any] = []
     conns: dict[Any, int] = {}
     t0 = time.perf_counter()
@@ -335,8 +367,10 @@ HOME_POLL = 0.01
 
 def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
                   tracker: Tracker, mip_gap: float, start: Schedule | None,
-                  waits: list[float], budget: float | None) -> SolveResult:
-    """``solve_portfolio(home=True)``: racer 0 here, the others forked now and held."""
+                  waits: list[float], budget: float | None,
+                  probe: tuple[Any, float] | None = None) -> SolveResult:
+    """``solve_portfolio(home=True)``: racer 0 here, the others forked now and held (racer
+    1 probing first, ``probe``)."""
     from multiprocessing.connection import wait
 
     procs: list[Any] = []
@@ -359,7 +393,8 @@ def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
             recv, send = ctx.Pipe(duplex=False)
             held, control = ctx.Pipe(duplex=False)
             p = ctx.Process(target=_portfolio_worker, daemon=True, args=(
-                preps[k], seeds[k], budget, mip_gap, start, send, None, (held, waits[k])))
+                preps[k], seeds[k], budget, mip_gap, start, send, None, (held, waits[k]),
+                probe if k == 1 else None))
             p.start()
             send.close()
             held.close()
