@@ -1306,6 +1306,8 @@ def _as_flag(err: InputError, command: str, params: Sequence[Any] = ()) -> str:
 EMPTY_MEANS = frozenset({"floor", "algorithms"})
 #: options that name a file or folder to write: "-" is no standard output there
 OUTPUT_DESTS = frozenset({"output", "plot", "trajectory", "out", "opt_cache"})
+#: the output options that name a file (or a file's prefix) unless their metavar is DIR
+FILE_DESTS = frozenset({"output", "plot", "trajectory"})
 #: options and arguments that name a file or folder
 PATH_DESTS = OUTPUT_DESTS | {"instance", "schedule", "trace", "config", "space", "throughputs",
                              "cluster_spec", "apps", "nodes"}
@@ -1340,6 +1342,10 @@ def _check_paths(args: argparse.Namespace) -> None:
         if value == "-" and action.dest in OUTPUT_DESTS:
             raise InputError(place, "'-' is not standard output here; name a path (./- for "
                                     "one named '-')")
+        if action.dest in FILE_DESTS and action.metavar != "DIR" and \
+                getattr(args, "family", None) is None:  # ``adversary --family -o DIR``
+            from .io import check_folder
+            check_folder(value, place)  # a file's folder is not made: a typo is refused
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -831,6 +831,26 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
     return path
 
 
+def check_folder(path: str | Path, place: str | None = None) -> None:
+    """Refuse an output file whose folder does not exist (``InputError(place or path, "cannot
+    write …: the folder '…' does not exist")``), as the shell's ``>`` does: the command
+    line's ``-o FILE`` options, where a typo made a new tree of folders without a word.
+    (:func:`atomic_output` makes missing folders: the package's own writers, a results
+    folder's files, rely on it.) What else is wrong with the path (a file where a folder
+    goes, a name the system refuses) is :func:`check_output`'s to say."""
+    try:
+        path = Path(path)
+        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        folder = target.parent
+        if folder.exists():
+            return
+        nearest = next((p for p in folder.parents if p.exists()), None)
+    except (OSError, ValueError):
+        return
+    if nearest is not None and nearest.is_dir():
+        raise _cannot_write(path, place, f"the folder {str(folder)!r} does not exist")
+
+
 def _through_links(path: Path, place: str | None) -> Path:
     """Where a symbolic link leads (made where it dangles), as the shell's ``>`` writes:
     the rename of an atomic write replaced the link itself, and a loop of links too
