@@ -35,11 +35,13 @@ the result exactly.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import math
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -407,14 +409,17 @@ def score_ratio(opt: float, alg: float) -> tuple[str, float | None]:
     return "ok", opt / alg
 
 
-def evaluate(c: Candidate) -> Outcome:
-    """Proven OPT by the exact solver, then the algorithm (validated) on the same instance."""
+def evaluate(c: Candidate, on_stage: Callable[[str], None] | None = None) -> Outcome:
+    """Proven OPT by the exact solver, then the algorithm (validated) on the same instance;
+    ``on_stage`` hears ``"solve"`` and ``"algorithm"`` as each starts (``SearchWatch``)."""
     from . import algorithms
     from .formulations.common import Options
     from .io import instance_from_dict
     from .offline import SolveStatus, solve
     from .validate import validate
     inst = instance_from_dict(c.instance)
+    if on_stage is not None:
+        on_stage("solve")
     # One variable per server: as fast as the pattern packing on these sizes, and immune to
     # its enumeration of single-server patterns, which explodes on large capacities.
     opt_sched, rep = solve(inst, time_limit=c.time_limit, options=Options(packing="server"))
@@ -429,6 +434,8 @@ def evaluate(c: Candidate) -> Outcome:
         return Outcome(c.index, c.phase, "unsolved", None, None, None)
     else:
         opt = float(rep.objective)
+    if on_stage is not None:
+        on_stage("algorithm")
     sched = algorithms.run(c.algorithm, inst, **dict(c.params))
     alg = float(sched.total_utility)
     status, ratio = score_ratio(opt, alg)
@@ -439,19 +446,31 @@ def evaluate(c: Candidate) -> Outcome:
 
 
 def _evaluate_all(cands: Sequence[Candidate], executor: Executor | None,
-                  bar: Any) -> list[Outcome]:
-    """Every candidate's outcome, in candidate order whatever the executor."""
+                  bar: Any, watch: SearchWatch | None = None) -> list[Outcome]:
+    """Every candidate's outcome, in candidate order whatever the executor. ``cands`` is a
+    round's search candidates, then as many random ones; in this process they run in pairs
+    (search k, random k), so that the pairs done are a shorter search's round
+    (``SearchWatch``)."""
+    results: list[Outcome | None] = [None] * len(cands)
     if executor is None:
-        out = []
-        for c in cands:
-            out.append(evaluate(c))
+        n = len(cands) // 2
+        for k in (q for pair in zip(range(n), range(n, 2 * n), strict=True) for q in pair):
+            c = cands[k]
+            if watch is not None:
+                watch.now(f"{c.phase} candidate {c.index}", c.instance)  # as in the trajectory
+            results[k] = evaluate(c, None if watch is None else watch.stage)
+            if watch is not None:
+                watch.told(k, results[k])
             bar.advance()
-        return out
+        return [r for r in results if r is not None]
     from concurrent.futures import as_completed
     futures = {executor.submit(evaluate, c): k for k, c in enumerate(cands)}
-    results: list[Outcome | None] = [None] * len(cands)
+    if watch is not None:
+        watch.now("the candidates of a round (in the executor's workers)", None, "")
     for fut in as_completed(futures):
         results[futures[fut]] = fut.result()
+        if watch is not None:
+            watch.told(futures[fut], results[futures[fut]])
         bar.advance()
     return [r for r in results if r is not None]
 
@@ -529,7 +548,8 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
            budget: float | None = None, seed: int = 0, executor: Executor | None = None,
            progress: bool = False, batch: int = 8, patience: int = 4,
            time_limit: float = 10.0, params: Mapping[str, Any] | None = None,
-           certified: bool = False, seed_family: str | None = None) -> AdversaryResult:
+           certified: bool = False, seed_family: str | None = None,
+           watch: SearchWatch | None = None) -> AdversaryResult:
     """Search ``space`` for an instance of large OPT/ALG (module docstring).
 
     Args:
@@ -548,6 +568,7 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
             end.
         seed_family: the first restart starts from members of this family (``family_seed``)
             instead of random instances.
+        watch: told what the search does, for another thread (``SearchWatch``).
     """
     from . import algorithms
     from .progress import progress_bar
@@ -575,36 +596,40 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
     # after them (on Dask with a worker's traceback). Its own stream: the search is unchanged.
     from .io import instance_from_dict
     probe = random_instance(np.random.default_rng([seed, PROBE_STREAM]), space)
+    if watch is not None:
+        watch.now("the instance the search tries it on first", probe, "algorithm")
     algorithms.run(algorithm, instance_from_dict(probe), **(params or {}))
     pitems = tuple(sorted((params or {}).items()))
     rng_s = np.random.default_rng([seed, SEARCH_STREAM])
     rng_r = np.random.default_rng([seed, RANDOM_STREAM])
     start = time.perf_counter()
 
-    done = 0
-    rounds = restarts = stale = 0
     current: dict[str, Any] | None = None
     current_out: Outcome | None = None
     current_score = -math.inf
-    best: tuple[Outcome, dict[str, Any]] | None = None
-    best_random: float = -math.inf
-    random_upper: float | None = None
-    best_search: float = -math.inf
-    counts: dict[str, dict[str, int]] = {"search": {}, "random": {}}
-    rows: list[TrajectoryRow] = []
+    stale = restarts = 0
+    tally = _Tally()
     total = 2 * evaluations if evaluations is not None else 0
+
+    def result_of(t: _Tally) -> AdversaryResult:
+        return t.result(algorithm, seed, space, time.perf_counter() - start, certified,
+                        seed_family, params)
+    if watch is not None:
+        watch.begin(tally, result_of)
 
     with progress_bar(progress, total, f"adversary {algorithm}") as bar:
         while True:
-            if evaluations is not None and done >= evaluations:
+            if evaluations is not None and tally.done >= evaluations:
                 break
             if budget is not None and time.perf_counter() - start >= budget:
                 break
+            done = tally.done
             n = batch if evaluations is None else min(batch, evaluations - done)
             fresh = current is None or stale >= patience
             if fresh:
                 restarts += 1
                 stale = 0
+                best = tally.best
                 if restarts % 2 == 0 and best is not None and math.isfinite(best[0].score):
                     # every second restart kicks the best instance so far (iterated local
                     # search): 4–6 moves away, far enough to leave its basin
@@ -621,50 +646,162 @@ def search(algorithm: str, *, space: SearchSpace | None = None, evaluations: int
                      for k, d in enumerate(cand)]
             tasks += [Candidate(done + k, "random", d, algorithm, pitems, time_limit,
                                 certified) for k, d in enumerate(control)]
-            outs = _evaluate_all(tasks, executor, bar)
-            s_out, r_out = outs[:n], outs[n:]
-            for o in outs:
-                c = counts[o.phase]
-                c[o.status] = c.get(o.status, 0) + 1
-            for o in r_out:
-                if o.score > best_random:
-                    random_upper = o.upper / o.alg if o.upper and o.alg else None
-                best_random = max(best_random, o.score)
-                rows.append(TrajectoryRow(o.index, "random", 0, rounds, o.status, o.ratio,
-                                          o.opt, o.alg, best_random))
-            for o in s_out:
-                best_search = max(best_search, o.score)
-                rows.append(TrajectoryRow(o.index, "search", restarts, rounds, o.status,
-                                          o.ratio, o.opt, o.alg, best_search))
-            # the round's best (ties: the first), then the search's own step
-            k = max(range(n), key=lambda q: (s_out[q].score, -q))
-            top = s_out[k]
-            if best is None or top.score > best[0].score:
-                best = (top, cand[k])
+            if watch is not None:
+                watch.round(cand, restarts)
+            outs = _evaluate_all(tasks, executor, bar, watch)
+            with watch.lock if watch is not None else contextlib.nullcontext():
+                k = tally.add_round(cand, outs[:n], outs[n:], restarts)
+                if watch is not None:
+                    watch.round(None, restarts)
+            top = outs[k]
             if fresh or top.score > current_score:
                 current, current_out, current_score = cand[k], top, top.score
             else:
                 stale += 1
                 if top.score == current_score and math.isfinite(top.score):
                     current, current_out = cand[k], top  # a plateau move: same ratio
-            done += n
-            rounds += 1
 
-    seconds = time.perf_counter() - start
-    finite = best is not None and math.isfinite(best[0].score)
-    worst = best[1] if finite and best is not None else None
-    if worst is not None:
-        worst = dict(worst, name=f"adversary-{algorithm}-s{seed}")
-    o = best[0] if finite and best is not None else None
-    return AdversaryResult(
-        algorithm=algorithm, seed=seed, space=space, evaluations=done,
-        ratio=o.ratio if o else None, opt=o.opt if o else None, alg=o.alg if o else None,
-        random_ratio=best_random if math.isfinite(best_random) else None,
-        instance=worst, restarts=restarts, rounds=rounds, seconds=seconds, counts=counts,
-        trajectory=tuple(rows), certified=certified, seed_family=seed_family,
-        upper_ratio=(o.upper / o.alg if o and o.upper is not None and o.alg else None),
-        random_upper_ratio=random_upper if math.isfinite(best_random) else None,
-        params=dict(params or {}))
+    return result_of(tally)
+
+
+@dataclass
+class _Tally:
+    """What decides ``search``'s result: the evaluations and rounds done, the restarts, the
+    best search candidate (outcome, instance) and random ratio, the counts and the
+    trajectory."""
+
+    done: int = 0
+    rounds: int = 0
+    restarts: int = 0
+    best: tuple[Outcome, dict[str, Any]] | None = None
+    best_random: float = -math.inf
+    random_upper: float | None = None
+    best_search: float = -math.inf
+    counts: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {"search": {}, "random": {}})
+    rows: list[TrajectoryRow] = field(default_factory=list)
+
+    def add_round(self, cand: Sequence[dict[str, Any]], s_out: Sequence[Outcome],
+                  r_out: Sequence[Outcome], restarts: int) -> int:
+        """Count a round of ``len(s_out)`` search candidates ``cand`` and as many random
+        ones, in the search's restart ``restarts``; the position of its best search
+        candidate (ties: the first)."""
+        self.restarts = restarts
+        for o in (*s_out, *r_out):
+            c = self.counts[o.phase]
+            c[o.status] = c.get(o.status, 0) + 1
+        for o in r_out:
+            if o.score > self.best_random:
+                self.random_upper = o.upper / o.alg if o.upper and o.alg else None
+            self.best_random = max(self.best_random, o.score)
+            self.rows.append(TrajectoryRow(o.index, "random", 0, self.rounds, o.status,
+                                           o.ratio, o.opt, o.alg, self.best_random))
+        for o in s_out:
+            self.best_search = max(self.best_search, o.score)
+            self.rows.append(TrajectoryRow(o.index, "search", self.restarts, self.rounds,
+                                           o.status, o.ratio, o.opt, o.alg, self.best_search))
+        k = max(range(len(s_out)), key=lambda q: (s_out[q].score, -q))
+        if self.best is None or s_out[k].score > self.best[0].score:
+            self.best = (s_out[k], dict(cand[k]))
+        self.done += len(s_out)
+        self.rounds += 1
+        return k
+
+    def copy(self) -> _Tally:
+        return _Tally(self.done, self.rounds, self.restarts, self.best, self.best_random,
+                      self.random_upper, self.best_search,
+                      {p: dict(c) for p, c in self.counts.items()}, list(self.rows))
+
+    def result(self, algorithm: str, seed: int, space: SearchSpace, seconds: float,
+               certified: bool, seed_family: str | None,
+               params: Mapping[str, Any] | None) -> AdversaryResult:
+        best = self.best
+        finite = best is not None and math.isfinite(best[0].score)
+        worst = best[1] if finite and best is not None else None
+        if worst is not None:
+            worst = dict(worst, name=f"adversary-{algorithm}-s{seed}")
+        o = best[0] if finite and best is not None else None
+        random_ok = math.isfinite(self.best_random)
+        return AdversaryResult(
+            algorithm=algorithm, seed=seed, space=space, evaluations=self.done,
+            ratio=o.ratio if o else None, opt=o.opt if o else None, alg=o.alg if o else None,
+            random_ratio=self.best_random if random_ok else None,
+            instance=worst, restarts=self.restarts, rounds=self.rounds, seconds=seconds,
+            counts={p: dict(c) for p, c in self.counts.items()},
+            trajectory=tuple(self.rows), certified=certified, seed_family=seed_family,
+            upper_ratio=(o.upper / o.alg if o and o.upper is not None and o.alg else None),
+            random_upper_ratio=self.random_upper if random_ok else None,
+            params=dict(params or {}))
+
+
+class SearchWatch:
+    """A running ``search`` as another thread sees it (the command line's last resort,
+    ``oasis-opt adversary --budget``): ``snapshot()`` is the result of every evaluation done
+    so far — the rounds done, and the (search k, random k) pairs done of the round under way
+    (in this process they run in pairs), which is the result of a search of that many
+    evaluations — with what runs now (``running``: "algorithm 'x' still ran on search
+    candidate 9") and the instance it runs on. The search tells it; ``lock`` is held while
+    a round is counted."""
+
+    def __init__(self, algorithm: str) -> None:
+        self.algorithm = algorithm
+        self.lock = threading.Lock()
+        self.what = "the search's start"
+        self.instance: dict[str, Any] | None = None
+        self.doing = ""
+        self._tally: _Tally | None = None
+        self._result: Callable[[_Tally], AdversaryResult] | None = None
+        self._cand: Sequence[dict[str, Any]] | None = None
+        self._restarts = 0
+        self._outs: dict[int, Outcome] = {}
+
+    def begin(self, tally: _Tally, result: Callable[[_Tally], AdversaryResult]) -> None:
+        with self.lock:
+            self._tally, self._result = tally, result
+
+    def now(self, what: str, instance: dict[str, Any] | None, doing: str = "solve") -> None:
+        """``what`` runs now (on ``instance``), starting with ``doing``."""
+        self.what, self.instance, self.doing = what, instance, doing
+
+    def stage(self, doing: str) -> None:
+        """``evaluate``'s ``on_stage``: the candidate's solve or algorithm starts."""
+        self.doing = doing
+
+    def round(self, cand: Sequence[dict[str, Any]] | None, restarts: int) -> None:
+        """A round of search candidates ``cand`` starts in restart ``restarts`` (None: it
+        was counted)."""
+        self._outs = {}
+        self._cand, self._restarts = cand, restarts
+
+    def told(self, k: int, outcome: Outcome) -> None:
+        """Task ``k`` of the round under way (search candidates first) is done."""
+        self._outs[k] = outcome
+
+    @property
+    def running(self) -> str:
+        """What runs now, in words: "algorithm 'x' still ran on search candidate 9 (an
+        algorithm cannot be interrupted)"."""
+        if self.doing == "algorithm":
+            return f"algorithm {self.algorithm!r} still ran on {self.what} (an algorithm " \
+                "cannot be interrupted)"
+        if self.doing == "solve":
+            return f"the exact solve of {self.what} still ran"
+        return f"{self.what} still ran"
+
+    def snapshot(self) -> AdversaryResult | None:
+        """The result of the evaluations done so far (None before the search starts)."""
+        with self.lock:
+            if self._tally is None or self._result is None:
+                return None
+            tally = self._tally.copy()
+            cand, outs, restarts = self._cand, dict(self._outs), self._restarts
+        if cand:  # the pairs done of the round under way
+            n = len(cand)
+            m = next((k for k in range(n) if k not in outs or n + k not in outs), n)
+            if m:
+                tally.add_round(cand[:m], [outs[k] for k in range(m)],
+                                [outs[n + k] for k in range(m)], restarts)
+        return self._result(tally)
 
 
 # --- outputs -----------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import AlgorithmError, InputError, PluginWarning, elide, one_line
+from .errors import AlgorithmError, InputError, PluginWarning, elide, keywords_checked, one_line
 from .limits import OutOfTime
 from .model import Instance, Schedule, check_instance
 from .validate import validate
@@ -72,6 +72,7 @@ class InvalidScheduleError(AlgorithmError):
 # --- names -------------------------------------------------------------------------------
 
 
+@keywords_checked
 def register(name: str, fn: Callable[..., Schedule], *, replace: bool = False) -> None:
     """Make ``fn(instance, **params) -> Schedule`` available as ``name`` in this process (and
     in the worker processes and Dask workers that the sweep executors start afterwards).
@@ -91,6 +92,7 @@ def register(name: str, fn: Callable[..., Schedule], *, replace: bool = False) -
     _REGISTERED[name] = fn
 
 
+@keywords_checked
 def unregister(name: str) -> None:
     """Forget a name added with ``register`` (no error if it is not there); a built-in name
     is refused (``InputError``): it was a silent no-op, and the built-in stayed."""

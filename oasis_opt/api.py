@@ -8,12 +8,21 @@ modules (solvers, plotting, traces) are imported when a function first needs the
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, expect_executor, expect_integer, expect_number, expect_path
+from .errors import (
+    InputError,
+    expect_executor,
+    expect_integer,
+    expect_number,
+    expect_path,
+    keywords_checked,
+    refuse_unknown_keywords,
+)
 from .model import Instance, Schedule, check_instance
 
 
@@ -74,6 +83,7 @@ class Solution:
         return dataframe(self.to_records())
 
 
+@keywords_checked
 def generate(preset: str, *, seed: int = 0, jobs: int | None = None,
              horizon: int | None = None, servers: int | None = None, name: str | None = None,
              max_share: float | None = None) -> Instance:
@@ -100,8 +110,12 @@ def solve(instance: Instance, *, time_limit: float | None = None, mip_gap: float
     components (docs/offline.md "Your own constraints"); ``opt_cache`` (a folder) reuses a
     result solved before with the same instance and settings. ``on_progress(seconds,
     incumbent, bound)`` is called as either side improves. Other keywords go to
-    ``offline.solve`` unchanged."""
+    ``offline.solve`` unchanged; one it does not take either is an ``InputError`` naming it."""
     from . import optcache
+    from .offline import solve as offline_solve
+    own = [k for k, p in inspect.signature(solve).parameters.items() if p.kind != p.VAR_KEYWORD]
+    passed = [k for k in inspect.signature(offline_solve).parameters if k not in own]
+    refuse_unknown_keywords("solve", options, own + passed)
     check_instance(instance)
     _check_kinds(paths={"opt_cache": opt_cache})
     if customize is not None:
@@ -133,6 +147,7 @@ def run(instance: Instance, algorithm: _Algorithm, **params: Any
     return algorithms.run(algorithm, instance, **params)
 
 
+@keywords_checked
 def compare(instance: Instance,
             algorithms: _Algorithm | Sequence[_Algorithm]
             | Mapping[_Algorithm, Mapping[str, Any] | None] | None = None, *,
@@ -187,6 +202,7 @@ def import_trace(format: str, path: str | Path, *, jobs: int | str | None = 40, 
     return _import(format, path, policy, **rest).instance
 
 
+@keywords_checked
 def adversary(algorithm: str, *, jobs: int = 4, horizon: int = 6, worker_servers: int = 2,
               ps_servers: int = 1, max_share: float | None = None,
               evaluations: int | None = None, budget: float | None = None, seed: int = 0,
@@ -207,6 +223,7 @@ def adversary(algorithm: str, *, jobs: int = 4, horizon: int = 6, worker_servers
                   executor=executor, progress=progress, time_limit=time_limit, params=params)
 
 
+@keywords_checked
 def sweep(grid: Mapping[str, Any] | str | Path | Any, *, out: str | Path | None = None,
           workers: int | None = 0, dask: str | None = None, progress: bool = False,
           base: str | Path = ".", opt_cache: str | Path | None = None) -> Any:
@@ -237,6 +254,7 @@ def sweep(grid: Mapping[str, Any] | str | Path | Any, *, out: str | Path | None 
     return result
 
 
+@keywords_checked
 def verify(space: Mapping[str, Any] | str | Path, algorithm: str, *, out: str | Path,
            params: Mapping[str, Any] | None = None, max_instances: int | None = None,
            max_share: float | None = None, time_limit: float | None = None,

@@ -384,7 +384,11 @@ def build_parser() -> argparse.ArgumentParser:
                                      "many); the result is determined by --seed and N "
                                      "(default 200 without --budget)")
     a.add_argument("--budget", type=seconds_type("--budget"), default=None, metavar="S",
-                   help="wall seconds; stops between rounds and reports the evaluations done")
+                   help="wall seconds; stops between rounds and reports the evaluations "
+                        "done. The command answers by 1.1·S + 10 s whatever still runs (a "
+                        "scheduler that never returns): with the evaluations done by then "
+                        "and a note naming what still ran, or, with none done, exit 1 and "
+                        "the instance it ran on in WORST-failed.json")
     a.add_argument("--seed", type=_integer("--seed"), default=0, metavar="K",
                    help="random seed (default 0)")
     a.add_argument("--time-limit", type=seconds_type("--time-limit"), default=10.0, metavar="S",
@@ -957,8 +961,8 @@ def _refuse_given(args: argparse.Namespace, dests: Sequence[str], why: str) -> N
 def cmd_adversary(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .adversary_search import SearchSpace, describe, search, trajectory_csv, trajectory_figure
-    from .io import check_output, instance_from_dict, save_instance, write_text_atomic
+    from .adversary_search import SearchSpace, search
+    from .io import check_output
     from .tasks import make_executor
     family = args.family is not None
     _refuse_given(args, SEARCH_ONLY if family else FAMILY_ONLY,
@@ -984,19 +988,78 @@ def cmd_adversary(args: argparse.Namespace) -> int:
                         worker_servers=args.worker_servers, ps_servers=args.ps_servers,
                         max_share=args.max_share)
     space.check(args.certified)
-    with make_executor(args.workers, args.dask) as ex, \
-            _keep_failed(out.with_name(f"{out.stem}-failed.json")):
-        res = search(args.algorithm, space=space, evaluations=args.evaluations,
-                     budget=args.budget, seed=args.seed, executor=ex,
-                     progress=_progress_wanted(args), time_limit=args.time_limit,
-                     params=params, certified=args.certified,
-                     seed_family=args.seed_family)
+    failed = out.with_name(f"{out.stem}-failed.json")
+    watch = resort = None
+    if args.budget is not None:
+        # the candidates run a user's scheduler in this process, and nothing can stop one
+        # that never returns: by the budget's promise the command answers from the
+        # evaluations done (``lifeline.LastResort``)
+        from .adversary_search import SearchWatch
+        from .lifeline import LastResort
+        watch = SearchWatch(args.algorithm)
+        seen = watch
+        resort = LastResort.for_budget(
+            args.budget, _started,
+            lambda: _adversary_late(args, seen, out, prefix, failed), "adversary").start()
+    try:
+        with make_executor(args.workers, args.dask) as ex, _keep_failed(failed):
+            res = search(args.algorithm, space=space, evaluations=args.evaluations,
+                         budget=args.budget, seed=args.seed, executor=ex,
+                         progress=_progress_wanted(args), time_limit=args.time_limit,
+                         params=params, certified=args.certified,
+                         seed_family=args.seed_family, watch=watch)
+    finally:  # returned or failed: the last resort answers nothing
+        if resort is not None:
+            resort.close()
+    _adversary_output(args, res, out, prefix)
+    return 0
+
+
+def _adversary_late(args: argparse.Namespace, watch: Any, out: Any, prefix: Any,
+                    failed: Any) -> int:
+    """``adversary --budget``'s answer where the search has not returned by the promise:
+    the result of the evaluations done, with a note naming what still ran (exit 0); none
+    done, one line saying so and the instance it ran on kept in ``failed`` (exit 1)."""
+    res = watch.snapshot()
+    if res is None or res.evaluations == 0:
+        kept = ""
+        if watch.instance is not None:
+            from .io import instance_from_dict, save_instance
+            with contextlib.suppress(OSError, InputError):
+                save_instance(instance_from_dict(watch.instance), failed)
+                kept = f"; the instance it ran on is in {str(failed)!r}"
+        kind = {"algorithm": "algorithm error", "solve": "solver error"}.get(watch.doing,
+                                                                               "error")
+        from .errors import MAX_MESSAGE, elide
+        text = f"nothing was evaluated within --budget {args.budget:g}: {watch.running}{kept}"
+        print(f"oasis-opt adversary: {kind}: {one_line(elide(text, MAX_MESSAGE))}",
+              file=sys.stderr)
+        return 1
+    _adversary_output(args, res, out, prefix, f"the budget ended while {watch.running}: the "
+                                              f"answer is that of the {res.evaluations} "
+                                              "evaluations done")
+    if _json_out is not None:
+        _json_out.flush()
+    sys.stdout.flush()
+    return 0
+
+
+def _adversary_output(args: argparse.Namespace, res: Any, out: Any, prefix: Any,
+                      late: str | None = None) -> None:
+    """``adversary``'s files and report (the search's answer or the last resort's, whose
+    note ``late`` says what still ran)."""
+    from .adversary_search import describe, trajectory_csv, trajectory_figure
+    from .io import instance_from_dict, save_instance, write_text_atomic
     data = res.summary()
+    notes = [] if late is None else [late]
     if res.instance is not None:
         save_instance(instance_from_dict(res.instance), out)
         data.update(output=str(out), **describe(res.instance))
     else:
-        data.update(output=None, note="no candidate had a finite ratio (OPT and ALG both > 0)")
+        notes.insert(0, "no candidate had a finite ratio (OPT and ALG both > 0)")
+        data.update(output=None)
+    if notes:
+        data.update(note="; ".join(notes))
     write_text_atomic(f"{prefix}.csv", trajectory_csv(res))
     trajectory_figure(res, f"{prefix}.png")
     data.update(trajectory_csv=f"{prefix}.csv", trajectory_png=f"{prefix}.png")
@@ -1016,8 +1079,9 @@ def cmd_adversary(args: argparse.Namespace) -> int:
         if zeros:
             print(f"  ALG = 0 < OPT (ratio unbounded) on {zeros} search candidates "
                   "(not scored)")
+        if late is not None:
+            print(f"  note: {late}")
     _emit(args, data, human)
-    return 0
 
 
 @contextlib.contextmanager
@@ -1242,6 +1306,8 @@ def _as_flag(err: InputError, command: str, params: Sequence[Any] = ()) -> str:
 EMPTY_MEANS = frozenset({"floor", "algorithms"})
 #: options that name a file or folder to write: "-" is no standard output there
 OUTPUT_DESTS = frozenset({"output", "plot", "trajectory", "out", "opt_cache"})
+#: the output options that name a file (or a file's prefix) unless their metavar is DIR
+FILE_DESTS = frozenset({"output", "plot", "trajectory"})
 #: options and arguments that name a file or folder
 PATH_DESTS = OUTPUT_DESTS | {"instance", "schedule", "trace", "config", "space", "throughputs",
                              "cluster_spec", "apps", "nodes"}
@@ -1276,6 +1342,10 @@ def _check_paths(args: argparse.Namespace) -> None:
         if value == "-" and action.dest in OUTPUT_DESTS:
             raise InputError(place, "'-' is not standard output here; name a path (./- for "
                                     "one named '-')")
+        if action.dest in FILE_DESTS and action.metavar != "DIR" and \
+                getattr(args, "family", None) is None:  # ``adversary --family -o DIR``
+            from .io import check_folder
+            check_folder(value, place)  # a file's folder is not made: a typo is refused
 
 
 def main(argv: Sequence[str] | None = None) -> int:

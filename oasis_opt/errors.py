@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 import os
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar, cast
 
 
 class InputError(ValueError):
@@ -126,6 +128,35 @@ def expect_integer(place: str, value: Any) -> None:
     """Refuse a value that is not an integer (1.5, "3", True)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise InputError(place, f"must be an integer, got {_kind(value)}")
+
+
+def refuse_unknown_keywords(function: str, given: Iterable[str], known: Sequence[str]) -> None:
+    """Refuse the first keyword of ``given`` that is not in ``known``: ``InputError`` at that
+    keyword, "not a parameter of FUNCTION (it takes …)" with every keyword ``known``."""
+    for key in given:
+        if key not in known:
+            raise InputError(key, f"not a parameter of {function} (it takes "
+                                  f"{', '.join(known) or 'none'})")
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def keywords_checked(fn: _F) -> _F:
+    """``fn``, refusing a keyword it does not take with ``refuse_unknown_keywords`` before it
+    runs (Python's "got an unexpected keyword argument" is a ``TypeError`` that lists none of
+    the keywords). The signature that ``inspect`` and ``help`` show stays ``fn``'s; a function
+    with ``**kwargs`` checks those itself."""
+    params = inspect.signature(fn).parameters.values()
+    known = tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            refuse_unknown_keywords(fn.__name__, kwargs, known)
+        return fn(*args, **kwargs)
+
+    return cast(_F, checked)
 
 
 class SolverError(RuntimeError):

@@ -25,7 +25,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, Vali
 from pydantic_core import PydanticCustomError
 
 from . import utility as U
-from .errors import InputError, expect_path, lone_surrogate
+from .errors import InputError, expect_path, keywords_checked, lone_surrogate
 from .model import (
     MAX_COUNT,
     Allocation,
@@ -640,6 +640,7 @@ def plain_number(x: float) -> float | int:
     return int(x) if x.is_integer() and abs(x) < 2**53 else x
 
 
+@keywords_checked
 def load_instance(path: str | Path) -> Instance:
     """Read and check an instance file (SPEC §5); ``InputError`` naming the place if bad."""
     expect_path("path", path)
@@ -662,6 +663,7 @@ def in_file(path: str | Path, fields: bool = False) -> Iterator[None]:
         raise InputError(f"{path}: {err.place}", err.message) from None
 
 
+@keywords_checked
 def save_instance(inst: Instance, path: str | Path) -> None:
     """Write an instance file atomically (a reader never sees half a file)."""
     check_instance(inst)
@@ -708,6 +710,7 @@ def schedule_to_dict(s: Schedule) -> dict[str, Any]:
     }
 
 
+@keywords_checked
 def load_schedule(path: str | Path) -> Schedule:
     """Read a schedule file (SPEC §5); check it against its instance with ``validate``."""
     expect_path("path", path)
@@ -715,6 +718,7 @@ def load_schedule(path: str | Path) -> Schedule:
         return schedule_from_dict(read_json(path, "schedule"))
 
 
+@keywords_checked
 def save_schedule(s: Schedule, path: str | Path) -> None:
     """Write a schedule file atomically; one that ``load_schedule`` would refuse (a job id
     that is no string, a utility of NaN written as null) or that is no schedule (``jobs``
@@ -827,6 +831,26 @@ def check_output(path: str | Path, place: str | None = None) -> Path:
     return path
 
 
+def check_folder(path: str | Path, place: str | None = None) -> None:
+    """Refuse an output file whose folder does not exist (``InputError(place or path, "cannot
+    write …: the folder '…' does not exist")``), as the shell's ``>`` does: the command
+    line's ``-o FILE`` options, where a typo made a new tree of folders without a word.
+    (:func:`atomic_output` makes missing folders: the package's own writers, a results
+    folder's files, rely on it.) What else is wrong with the path (a file where a folder
+    goes, a name the system refuses) is :func:`check_output`'s to say."""
+    try:
+        path = Path(path)
+        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        folder = target.parent
+        if folder.exists():
+            return
+        nearest = next((p for p in folder.parents if p.exists()), None)
+    except (OSError, ValueError):
+        return
+    if nearest is not None and nearest.is_dir():
+        raise _cannot_write(path, place, f"the folder {str(folder)!r} does not exist")
+
+
 def _through_links(path: Path, place: str | None) -> Path:
     """Where a symbolic link leads (made where it dangles), as the shell's ``>`` writes:
     the rename of an atomic write replaced the link itself, and a loop of links too
@@ -927,6 +951,7 @@ DATA_FOLDER = Path(__file__).resolve().parent / "data" / "instances"
 SOURCE_FOLDER = Path(__file__).resolve().parent.parent / "instances"
 
 
+@keywords_checked
 def shipped_folder() -> Path:
     """The folder of the shipped instances (``small-s0.json`` …, ``manifest.json``): package
     data when installed, the repository's ``instances/`` in a checkout."""

@@ -171,6 +171,56 @@ class Lifeline:
                 self.on_schedule(schedule)
 
 
+class LastResort:
+    """A thread that, unless ``close()`` came first, calls ``answer()`` at the instant ``at``
+    (``time.perf_counter``) and ends the process with the status it returns (1 and one line
+    on stderr if it raises): the promise of a command whose work runs in this process and
+    may never return — ``oasis-opt adversary --budget S``, whose candidates run a user's
+    scheduler (``Lifeline`` is ``solve``'s and ``ratio``'s, which also run the floor)."""
+
+    def __init__(self, at: float, answer: Callable[[], int], command: str) -> None:
+        self.at, self.answer, self.command = at, answer, command
+        self.lock = threading.Lock()
+        self.done = False
+        self.thread = threading.Thread(target=self._wait, name="oasis-last-resort",
+                                       daemon=True)
+
+    @classmethod
+    def for_budget(cls, budget: float, start: float, answer: Callable[[], int],
+                   command: str) -> LastResort:
+        """Answering by ``SLACK_FACTOR·budget + SLACK_SECONDS`` after ``start``, ``WRITE``
+        seconds before that to write."""
+        return cls(start + SLACK_FACTOR * budget + SLACK_SECONDS - WRITE, answer, command)
+
+    def start(self) -> LastResort:
+        self.thread.start()
+        return self
+
+    def close(self) -> None:
+        """The work returned: nothing is answered from here (if the answer is being written,
+        this waits, and the process ends with it)."""
+        with self.lock:
+            self.done = True
+
+    def _wait(self) -> None:
+        while (left := self.at - time.perf_counter()) > 0:
+            if self.done:
+                return
+            time.sleep(min(left, 0.25))
+        with self.lock:
+            if self.done:
+                return
+            self.done = True
+            status = 1
+            try:
+                status = self.answer()
+            except BaseException as err:  # noqa: BLE001 — the process ends either way
+                from .errors import one_line
+                sys.stderr.write(f"oasis-opt {self.command}: error: {one_line(str(err))}\n")
+            finally:
+                _end(status)
+
+
 def _end(status: int) -> None:
     """Stop this process's children (racers, guarded solves, pricing workers), flush the
     output and end the process now."""

@@ -335,14 +335,18 @@ class SlotCounts:
 
     @classmethod
     def from_dense(cls, counts: np.ndarray, first_slot: int = 0) -> SlotCounts:
-        """From a (slots, servers) array whose row 0 is slot ``first_slot``."""
+        """From a (slots, servers) array whose row 0 is slot ``first_slot``; ``ValueError``
+        for a count that is no non-negative integer (``_checked_counts``)."""
+        counts = _dense_counts(counts, "counts")
         t, s = np.nonzero(counts)
         return cls(t.astype(np.int64) + first_slot, s.astype(np.int64),
                    counts[t, s].astype(np.int64))
 
     @classmethod
     def from_rows(cls, slots: np.ndarray, rows: np.ndarray) -> SlotCounts:
-        """From increasing ``slots`` (n,) and their per-server counts ``rows`` (n, servers)."""
+        """From increasing ``slots`` (n,) and their per-server counts ``rows`` (n, servers);
+        ``ValueError`` for a count that is no non-negative integer (``_checked_counts``)."""
+        rows = _dense_counts(rows, "rows")
         t, s = np.nonzero(rows)
         return cls(np.asarray(slots, dtype=np.int64)[t], s.astype(np.int64),
                    rows[t, s].astype(np.int64))
@@ -647,15 +651,33 @@ def _counts_array(counts: Any, shape: tuple[int, int], where: str) -> np.ndarray
     if a.shape != shape:
         raise ValueError(f"{where}: expected an array of shape {shape} (slots, servers), got "
                          f"{a.shape}")
-    if a.dtype.kind not in "biuf":
+    return _checked_counts(a, where, ("slot", "server"))
+
+
+def _checked_counts(a: np.ndarray, where: str, axes: tuple[str, str] = ("row", "column")
+                 ) -> np.ndarray:
+    """The 2-d counts ``a`` as int64; ``ValueError`` naming ``where`` and the entry (its
+    ``axes``) for a dtype that holds no counts — booleans (a mask: True was one worker),
+    strings, objects — or a value that is not a non-negative integer of at most
+    ``MAX_COUNT`` (0.5 was truncated to 0; a larger one wrapped round in the cast: 1e30
+    became -2^63). Integral floats are counts."""
+    if a.dtype.kind not in "iuf":
         raise ValueError(f"{where}: expected integer counts, got an array of {a.dtype}")
     bad = ~np.isfinite(a) | (a < 0) | (a != np.round(a)) if a.dtype.kind == "f" else a < 0
     bad |= a > MAX_COUNT
     if bad.any():
         t, s = (int(x) for x in np.argwhere(bad)[0])
-        raise ValueError(f"{where}: slot {t}, server {s} holds {a[t, s].item()!r}; counts are "
-                         f"non-negative integers of at most {MAX_COUNT:.0e}")
+        raise ValueError(f"{where}: {axes[0]} {t}, {axes[1]} {s} holds {a[t, s].item()!r}; "
+                         f"counts are non-negative integers of at most {MAX_COUNT:.0e}")
     return a.astype(np.int64)
+
+
+def _dense_counts(counts: Any, where: str) -> np.ndarray:
+    """``SlotCounts.from_dense``'s and ``from_rows``' 2-d array, checked (``_checked_counts``)."""
+    a = np.asarray(counts)
+    if a.ndim != 2:
+        raise ValueError(f"{where}: expected a 2-d array (slots, servers), got shape {a.shape}")
+    return _checked_counts(a, where)
 
 
 def _sparse_allocations(instance: Instance, y: SlotCounts,

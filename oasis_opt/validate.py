@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, keywords_checked
 from .model import (
     CAP_TOL,
     REL_TOL,
@@ -205,6 +205,7 @@ class _Entries:
         return out
 
 
+@keywords_checked
 def validate(instance: Instance, schedule: Schedule) -> ValidationReport:
     """Check every rule; list every violation (not just the first).
 

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -204,3 +208,69 @@ def test_certified_search_at_regime_scale_reports_a_reproducible_lower_bound(tmp
     assert data["upper_ratio"] >= data["ratio"] * (1 - 1e-9)
     _, rep = solve(inst, time_limit=5)
     assert rep.bound >= data["opt"] * (1 - 1e-6)  # the certified OPT is achievable
+
+
+#: A user's scheduler (``hangs:run``) that answers as FIFO for its first ``AFTER - 1`` calls
+#: and then never returns: the candidates run in this process, and nothing can stop it.
+HANGS = """
+import time
+from oasis_opt import algorithms
+calls = 0
+def run(instance):
+    global calls
+    calls += 1
+    if calls >= {after}:
+        while True:
+            time.sleep(1.0)
+    return algorithms.run("fifo", instance)
+"""
+
+
+def _adversary_with(tmp_path, after: int, budget: float
+                    ) -> tuple[subprocess.CompletedProcess, float]:
+    (tmp_path / "hangs.py").write_text(HANGS.format(after=after))
+    start = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-m", "oasis_opt", "adversary", "--algorithm", "hangs:run",
+         "--budget", str(budget), "--seed", "0", "-o", "worst.json", "--json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    return run, time.perf_counter() - start
+
+
+def test_a_budget_ends_a_search_whose_scheduler_never_returns(tmp_path):
+    """``adversary --budget 2`` with a scheduler that sleeps forever never stopped (an outside
+    audit): it hangs on the instance the search tries it on first. Now the command answers by
+    the budget's promise (1.1·S + 10 s): nothing was evaluated, exit 1, one line naming the
+    algorithm, the instance it ran on kept beside -o, no -o file."""
+    run, seconds = _adversary_with(tmp_path, after=1, budget=2)
+    assert seconds < 30, seconds
+    assert run.returncode == 1 and run.stdout == "", (run.returncode, run.stdout, run.stderr)
+    lines = run.stderr.strip().splitlines()
+    assert lines[-1] == (
+        "oasis-opt adversary: algorithm error: nothing was evaluated within --budget 2: "
+        "algorithm 'hangs:run' still ran on the instance the search tries it on first (an "
+        "algorithm cannot be interrupted); the instance it ran on is in 'worst-failed.json'"), \
+        run.stderr
+    assert not (tmp_path / "worst.json").exists()
+    assert load_instance(tmp_path / "worst-failed.json").num_jobs == 4
+
+
+def test_a_budget_answers_with_the_candidates_evaluated_before_the_hang(tmp_path):
+    """The scheduler returns for the probe and the first round (1 + 16 calls) and for the
+    first pair of the second round, then hangs: the answer is that of the 9 evaluations done,
+    the same as a search of 9 evaluations (the search and random candidates run in pairs),
+    written as usual, exit 0, and a note names the algorithm still running."""
+    run, seconds = _adversary_with(tmp_path, after=20, budget=5)
+    assert seconds < 40, seconds
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert data["evaluations"] == 9, data
+    assert data["note"] == ("the budget ended while algorithm 'hangs:run' still ran on search "
+                            "candidate 9 (an algorithm cannot be interrupted): the answer is "
+                            "that of the 9 evaluations done"), data
+    again = search("fifo", evaluations=9, seed=0)
+    assert (data["ratio"], data["opt"], data["alg"], data["random_ratio"]) == \
+        (again.ratio, again.opt, again.alg, again.random_ratio)
+    assert load_instance(tmp_path / "worst.json").num_jobs == 4
+    assert (tmp_path / "worst.trajectory.csv").read_text().count("\n") == 1 + 2 * 9

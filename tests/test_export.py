@@ -96,7 +96,7 @@ def test_bad_suffix_is_refused_and_nothing_written(tmp_path, capsys):
 
 
 def test_cli_json(tmp_path, capfd):
-    out = tmp_path / "sub" / "m.MPS"  # suffix case does not matter; folders are made
+    out = tmp_path / "m.MPS"  # suffix case does not matter (a missing folder: test_cli)
     code = main(["export", str(INSTANCES / "small-s1.json"), "-o", str(out), "--json"])
     data = json.loads(capfd.readouterr().out)
     assert code == 0 and data["format"] == "mps" and out.exists()

@@ -7,6 +7,7 @@ point of a fake installed distribution; each must give the same utility as a dir
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -1167,3 +1168,68 @@ def test_arguments_of_the_wrong_kind_are_named(small, tmp_path, monkeypatch) -> 
         assert message in str(err.value) and not str(err.value).startswith("--"), str(err.value)
         assert len(str(err.value)) < 200
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+# An unknown keyword: ``solve`` handed it to ``offline.solve``, whose TypeError ("solve() got
+# an unexpected keyword argument 'bogus'") named neither the allowed keywords nor the
+# package's error; the other public functions answered with Python's own TypeError. ``run``
+# and ``import_trace`` refused it already (their messages are pinned here too).
+def _unknown_keyword_calls(small, tmp_path):
+    sched = oasis_opt.run(small, "fifo")
+    return {
+        "solve": lambda: oasis_opt.solve(small, bogus=1),
+        "compare": lambda: oasis_opt.compare(small, "fifo", bogus=1),
+        "generate": lambda: oasis_opt.generate("small", bogus=1),
+        "adversary": lambda: oasis_opt.adversary("fifo", evaluations=2, bogus=1),
+        "verify": lambda: oasis_opt.verify(SPACE, "fifo", out=tmp_path / "v", bogus=1),
+        "sweep": lambda: oasis_opt.sweep(GRID, out=tmp_path / "s", bogus=1),
+        "validate": lambda: oasis_opt.validate(small, sched, bogus=1),
+        "load_instance": lambda: oasis_opt.load_instance(INSTANCES / "small-s1.json", bogus=1),
+        "save_instance": lambda: oasis_opt.save_instance(small, tmp_path / "i.json", bogus=1),
+        "load_schedule": lambda: oasis_opt.load_schedule(tmp_path / "none.json", bogus=1),
+        "save_schedule": lambda: oasis_opt.save_schedule(sched, tmp_path / "s.json", bogus=1),
+        "shipped_folder": lambda: oasis_opt.shipped_folder(bogus=1),
+        "register": lambda: oasis_opt.register("x-bogus", lambda i: None, bogus=1),
+        "unregister": lambda: oasis_opt.unregister("x-bogus", bogus=1),
+    }
+
+
+@pytest.mark.parametrize("name", ["solve", "compare", "generate", "adversary", "verify",
+                                  "sweep", "validate", "load_instance", "save_instance",
+                                  "load_schedule", "save_schedule", "shipped_folder",
+                                  "register", "unregister"])
+def test_an_unknown_keyword_is_an_input_error_naming_it_and_the_allowed_ones(
+        small, tmp_path, name) -> None:
+    call = _unknown_keyword_calls(small, tmp_path)[name]
+    with pytest.raises(InputError) as err:
+        call()
+    taken = [p for p in inspect.signature(getattr(oasis_opt, name)).parameters.values()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    assert err.value.place == "bogus", str(err.value)
+    if name != "solve":  # its list holds what it passes on too: the next test
+        assert err.value.message == f"not a parameter of {name} (it takes " + \
+            (", ".join(p.name for p in taken) or "none") + ")", str(err.value)
+    assert list(tmp_path.iterdir()) == []  # nothing written, nothing started
+
+
+def test_solve_names_every_keyword_it_passes_on() -> None:
+    """``solve``'s own keywords and those it hands to ``offline.solve`` (``floor``,
+    ``executor``, …), listed in one message; the documented signature is unchanged."""
+    small = oasis_opt.load_instance(INSTANCES / "small-s1.json")
+    with pytest.raises(InputError) as err:
+        oasis_opt.solve(small, timelimit=5)
+    assert str(err.value) == (
+        "timelimit: not a parameter of solve (it takes instance, time_limit, mip_gap, modeler, "
+        "method, solver, customize, opt_cache, on_progress, options, floor, floor_schedules, "
+        "executor, on_round, on_schedule)")
+    assert list(inspect.signature(oasis_opt.solve).parameters) == [
+        "instance", "time_limit", "mip_gap", "modeler", "method", "solver", "customize",
+        "opt_cache", "on_progress", "options"]
+    assert oasis_opt.solve(small, floor=["fifo"], time_limit=30).status == "optimal"
+
+
+def test_run_and_import_trace_refuse_an_unknown_keyword_as_before(small) -> None:
+    with pytest.raises(InputError, match=r"^params\.bogus: not a parameter of fifo \(it "):
+        oasis_opt.run(small, "fifo", bogus=1)
+    with pytest.raises(InputError, match="^bogus: applies to no format, not tiresias"):
+        oasis_opt.import_trace("tiresias", TRACE, bogus=1)

@@ -195,12 +195,57 @@ def test_from_arrays_takes_a_list_or_a_stacked_array_by_position() -> None:
     # numpy's own words, naming no entry
     (lambda t, h: [[1] * h, [1]], r"workers\[0\]: expected an array of shape \(\d+, \d+\) "
                                   r"\(slots, servers\), got a ragged list"),
+    # a mask is no count: True was taken as one worker (an outside audit)
+    (lambda t, h: np.ones((t, h), dtype=bool), r"^workers\[0\]: expected integer counts, got "
+                                               r"an array of bool$"),
+    (lambda t, h: [[True] * h] * t, r"^workers\[0\]: expected integer counts, got an array "
+                                    r"of bool$"),
 ])
 def test_from_arrays_refuses_counts_no_schedule_holds(counts, message) -> None:
     inst = load_instance(INSTANCES / "small-s0.json")
     t, h = inst.horizon, len(inst.worker_names)
     with pytest.raises(ValueError, match=message):
         Schedule.from_arrays(inst, "x", {0: counts(t, h)}, {})
+
+
+def test_from_arrays_refuses_boolean_ps_and_stacked_boolean_arrays() -> None:
+    inst = load_instance(INSTANCES / "small-s0.json")
+    t, h, k = inst.horizon, len(inst.worker_names), len(inst.ps_names)
+    y = np.zeros((t, h), dtype=np.int64)
+    y[0, 0] = inst.workload[0]
+    with pytest.raises(ValueError, match=r"^ps\[0\]: expected integer counts, got an array "
+                                         r"of bool$"):
+        Schedule.from_arrays(inst, "x", {0: y}, {0: np.ones((t, k), dtype=bool)})
+    with pytest.raises(ValueError, match=r"^workers\[0\]: expected integer counts, got an "
+                                         r"array of bool$"):
+        Schedule.from_arrays(inst, "x", np.ones((1, t, h), dtype=bool), [])
+    assert Schedule.from_arrays(inst, "x", {0: y}, {0: np.ones((t, k), dtype=np.int8)}) \
+        .jobs[0].completed  # an integer dtype of any width is still a count
+
+
+@pytest.mark.parametrize("make,where", [
+    (lambda a: SlotCounts.from_dense(a), "counts"),
+    (lambda a: SlotCounts.from_rows(np.arange(len(a)), a), "rows"),
+])
+@pytest.mark.parametrize("counts,message", [
+    # True became a count of 1, 0.5 an entry of 0 workers, 1e30 -2^63: from_counts then took
+    # the SlotCounts as given
+    (np.array([[False, True]]), r"^counts: expected integer counts, got an array of bool$"),
+    (np.array([[0.0, 0.5]]), r"^counts: row 0, column 1 holds 0\.5; counts are non-negative "
+                             r"integers of at most 1e\+12$"),
+    (np.array([[1e30, 0.0]]), r"^counts: row 0, column 0 holds 1e\+30"),
+    (np.array([["1", "2"]]), r"^counts: expected integer counts, got an array of <U1$"),
+    (np.array([1, 2]), r"^counts: expected a 2-d array \(slots, servers\), got shape \(2,\)$"),
+])
+def test_slot_counts_from_arrays_refuses_what_is_no_count(make, where, counts, message) -> None:
+    with pytest.raises(ValueError, match=message.replace("counts:", f"{where}:", 1)):
+        make(counts)
+
+
+def test_slot_counts_from_arrays_keep_integral_floats() -> None:
+    got = SlotCounts.from_dense(np.array([[0.0, 2.0], [3.0, 0.0]]), first_slot=5)
+    assert got.slot.tolist() == [5, 6] and got.count.tolist() == [2, 3]
+    assert got.count.dtype == np.int64
 
 
 def test_from_arrays_refuses_extras_that_are_no_mapping() -> None:
