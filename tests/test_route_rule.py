@@ -519,16 +519,16 @@ def test_busy_cores_reads_the_machine():
 
 
 def test_auto_sizes_the_compact_model_against_max_memory_too(monkeypatch):
-    """Where the compact model's build would pass ``--max-memory``, ``auto`` with a time
-    limit answers by column generation instead of refusing; the race needs the build within
-    half of it (both routes live at once)."""
+    """Where the compact model's solve (its build and HiGHS's run, ``plan.solve_bytes``)
+    would pass ``--max-memory``, ``auto`` with a time limit answers by column generation
+    instead of refusing; the race needs the solve within half of it (both routes live at
+    once)."""
     from oasis_opt import limits
     from oasis_opt.offline.clock import Clock
     from oasis_opt.offline.compact import route_prep, sized_route
-    from oasis_opt.offline.plan import BUILD_BYTES_PER_NNZ
+    from oasis_opt.offline.plan import solve_bytes
     instance = generate("small", seed=3, jobs=30, horizon=12)
-    build = route_prep(instance, None, None).model_size()["nonzeros"] * \
-        BUILD_BYTES_PER_NNZ["highspy"]
+    build = solve_bytes(route_prep(instance, None, None).model_size()["nonzeros"], "highspy")
     monkeypatch.setenv("OASIS_PORTFOLIO", "1")
     monkeypatch.setenv(limits.ENV, str(int(4 * build)))
     assert sized_route(instance, Clock(6.0))[0] == "race"
@@ -721,3 +721,29 @@ def test_a_race_at_home_probes_the_plain_model_in_its_waiting_partner(monkeypatc
     with pytest.raises(ValueError, match="held partner"):
         solve_portfolio([prep, prep], [0, 1], clock, Tracker(clock, None), 0.0, None,
                         probe=(prepare(inst, PLAIN), 1.0))
+
+
+def test_the_compact_solves_memory_counts_the_solver_and_every_racer(monkeypatch):
+    """The compact MILP's size check counts the solver's run, not only the build
+    (``plan.solve_bytes``): a limit between the two is refused up front, naming the MILP and
+    its size, where the build alone passed it (an outside audit: `paper` at ``--max-memory
+    1G``, estimated at 953 MiB, grew past 6 GiB). A race runs only where every racer's solve
+    fits (``portfolio_wanted``): each builds and solves its own model."""
+    from oasis_opt.errors import InputError
+    from oasis_opt.offline import compact
+    from oasis_opt.offline.plan import build_bytes, portfolio_wanted, racers, solve_bytes
+    inst = generate("hard", seed=1)
+    prep = compact.route_prep(inst, None, None)
+    nonzeros = prep.model_size()["nonzeros"]
+    build, whole = build_bytes(nonzeros, "highspy"), solve_bytes(nonzeros, "highspy")
+    assert whole > 2 * build
+    monkeypatch.setenv("OASIS_MAX_MEMORY", str((build + whole) // 2))
+    with pytest.raises(InputError, match=r"the compact MILP \(.* is too large"):
+        solve(inst, method="compact", floor=())
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")
+    n = len(racers(prep))
+    assert n >= 2
+    monkeypatch.setenv("OASIS_MAX_MEMORY", str(int((n - 0.5) * whole)))
+    assert not portfolio_wanted(prep, "auto", None, "highspy", 60.0)
+    monkeypatch.setenv("OASIS_MAX_MEMORY", str(n * whole))
+    assert portfolio_wanted(prep, "auto", None, "highspy", 60.0)

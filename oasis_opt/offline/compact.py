@@ -23,7 +23,6 @@ from .plan import (
     RACE_DELAY,
     SHARE_INCUMBENTS,
     allocation_cells,
-    build_bytes,
     compact_in_time,
     cores_free,
     guard_wanted,
@@ -36,6 +35,7 @@ from .plan import (
     route_options,
     routes_race,
     settle_fallback,
+    solve_bytes,
 )
 from .report import (
     SolveReport,
@@ -79,7 +79,7 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     else:
         prep, medium = plan_route(prep, modeler, solving, solver)
         size = prep.model_size()
-        check_allocation("instance", build_bytes(size["nonzeros"], medium),
+        check_allocation("instance", solve_bytes(size["nonzeros"], medium),
                          f"the compact MILP ({size['columns']} columns, {size['rows']} rows, "
                          f"{size['nonzeros']} nonzeros)")
         tracker.update(bound=prep.upper_bound())
@@ -296,7 +296,7 @@ def sized_route(instance: Instance, clock: Clock) -> tuple[str, Any]:
 
     ``--max-memory`` (``limits.max_memory``) counts too: where the compact model's index sets
     or its build would pass it, column generation answers instead of a refusal, and the race
-    needs both routes' room: the compact build within half of it."""
+    needs both routes' room: the compact solve (``solve_bytes``) within half of it."""
     from ..limits import max_memory
     left, cells = clock.remaining(), allocation_cells(instance)
     if compact_in_time(math.inf, clock.limit, instance.num_jobs) or left is not None and \
@@ -307,7 +307,7 @@ def sized_route(instance: Instance, clock: Clock) -> tuple[str, Any]:
         return "colgen", None
     prep = route_prep(instance, None, None)
     size = prep.model_size()
-    build = build_bytes(size["nonzeros"], "highspy")
+    build = solve_bytes(size["nonzeros"], "highspy")
     if compact_in_time(size["rows"], clock.limit, instance.num_jobs):
         return ("compact", prep) if build <= memory else ("colgen", None)
     if routes_race(size["rows"], clock.limit, instance.num_jobs) and build <= 0.5 * memory \

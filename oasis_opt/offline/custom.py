@@ -15,7 +15,7 @@ from ..formulations.result import SolveResult
 from ..model import Instance, Schedule
 from .backends import ROUTES
 from .clock import Clock, Tracker
-from .plan import build_bytes
+from .plan import solve_bytes
 from .report import SolveReport, SolveStatus, below, finish, second_opinion, solved_again
 
 # --- your own constraints (customize) -----------------------------------------------------
@@ -53,7 +53,7 @@ def solve_custom(instance: Instance, modeler: str, clock: Clock, tracker: Tracke
     t0 = time.perf_counter()
     prep = prepare(instance, custom_options(options))
     size = prep.model_size()
-    check_allocation("instance", build_bytes(size["nonzeros"], modeler),
+    check_allocation("instance", solve_bytes(size["nonzeros"], modeler),
                      f"the compact MILP ({size['columns']} columns, {size['rows']} rows, "
                      f"{size['nonzeros']} nonzeros)")
     tracker.update(bound=prep.upper_bound())

@@ -11,6 +11,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
+from ..limits import max_memory
 from ..model import Instance
 from . import race
 from .clock import Clock
@@ -57,6 +58,24 @@ def build_bytes(nonzeros: int, medium: str) -> int:
     """What building a model of ``nonzeros`` on ``medium`` holds (``BUILD_BYTES_PER_NNZ``;
     an unknown medium counts as Pyomo, the dearest)."""
     return nonzeros * BUILD_BYTES_PER_NNZ.get(medium, BUILD_BYTES_PER_NNZ["pyomo"])
+
+
+#: Bytes per nonzero the solver holds while it solves the compact MILP, beyond the build: its
+#: copy of the model, presolve's, the LP's factor and the branch-and-bound's pools. Measured
+#: with HiGHS 1.16, one thread (peak RSS of one process less the package, the prepared model
+#: and the build; round 41, docs/performance.md "Memory of the compact solve"): on the
+#: `paper` preset (8.3 M nonzeros) 432 after 30 s and 562 after 145 s (the search's tree and
+#: cut pool grow), 475 on 1 000 Philly jobs (1.9 M, 20 s). An outside audit had `solve
+#: --method compact --max-memory 1G` on `paper`, its build estimated at 953 MiB, grow past
+#: 6 GiB in two racing processes.
+SOLVE_BYTES_PER_NNZ = 600
+
+
+def solve_bytes(nonzeros: int, medium: str) -> int:
+    """What one solve of a compact MILP of ``nonzeros`` on ``medium`` holds: its build
+    (``build_bytes``) and the solver's run (``SOLVE_BYTES_PER_NNZ``). A race holds this once
+    per racer (``portfolio_wanted``)."""
+    return build_bytes(nonzeros, medium) + nonzeros * SOLVE_BYTES_PER_NNZ
 #: Share of the budget the model build may take; beyond it the cheaper medium is used.
 BUILD_SHARE = 0.25
 #: Share of the budget the quadratic cut rows may take to build (else ``LEAN``).
@@ -552,9 +571,13 @@ def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
     # racer cost more than a second seed saved (issue 22 round 6: uniform-1r s0–s2 0.46–0.59
     # → 0.69–0.86 of the comparator's time, side by side)
     plain = prep.options == PLAIN and _server_pair(prep)
+    nonzeros = prep.model_size()["nonzeros"]
     if not (modeler == "auto" and options is None and medium == "highspy"
             and (prep.options.completion_cuts or plain)
-            and prep.model_size()["nonzeros"] >= PORTFOLIO_MIN_NONZEROS):
+            and nonzeros >= PORTFOLIO_MIN_NONZEROS):
+        return False
+    # each racer builds and solves its own model: all of them within ``--max-memory``
+    if len(racers(prep)) * solve_bytes(nonzeros, medium) > max_memory():
         return False
     return cores_free(budget)
 
