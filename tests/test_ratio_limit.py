@@ -237,3 +237,18 @@ def test_the_cache_is_keyed_by_the_commands_limit(small, tmp_path, solves):
     second = ratio.compare(small, ["oasis"], time_limit=30.0, opt_cache=tmp_path)
     assert len(solves) == 1 and second.opt == first.opt and second.status == "optimal"
     assert any("came from the opt cache" in n for n in second.notes)
+
+
+def test_ratio_refuses_a_master_too_large_before_its_algorithms_run(monkeypatch, calls):
+    """``compare`` makes ``solve``'s up-front size refusals before the algorithms run
+    (``offline.check_route_sizes``): column generation's least master above
+    ``--max-memory`` is refused naming it, and no algorithm has run (an outside audit:
+    ``ratio --max-memory 200M`` on 20 000 Philly jobs was refused after 15 s of them)."""
+    from oasis_opt.formulations import colgen
+    from oasis_opt.formulations.colgen_scale import with_count_rows
+    inst = load_instance(INSTANCES / "testbed-s0.json")
+    nbytes, _ = colgen.master_bytes(with_count_rows(inst), True, pool_all=True)
+    monkeypatch.setenv("OASIS_MAX_MEMORY", str(int(nbytes / 2)))
+    with pytest.raises(InputError, match="column-generation master .* too large"):
+        ratio.compare(inst, ["fifo", "tetris"], time_limit=60, method="colgen")
+    assert not calls

@@ -132,7 +132,8 @@ __all__ = [
     "GUARD_MIN_NONZEROS", "MAX_TIME_LIMIT", "METHODS", "MODELERS", "PORTFOLIO",
     "PORTFOLIO_LONG_BUDGET", "PORTFOLIO_MIN_NONZEROS", "THREADS", "Progress", "SolveReport",
     "SolveStatus",
-    "check_arguments", "check_counts", "check_settings", "colgen_inputs", "floor_first",
+    "check_arguments", "check_counts", "check_route_sizes", "check_settings", "colgen_inputs",
+    "floor_first",
     "floor_time_share",
     "instance_features", "relative_gap", "route_options",
     "solve",
@@ -287,6 +288,24 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
                                best, online if lazy else None, prepared)
     # the algorithms the floor's budget left out, in the time the route did not use
     return answer if online is None else after_route(online, *answer, clock, mip_gap)
+
+
+def check_route_sizes(instance: Instance, method: str = "auto",
+                      time_limit: float | None = None) -> None:
+    """The size refusals ``solve`` makes before its floor runs (``InputError`` naming the
+    size above ``--max-memory``), for a caller that runs algorithms before it solves
+    (``ratio.compare``): the compact route's index sets where that route is certain, the
+    least column-generation master where column generation is chosen. Where ``auto`` with a
+    time limit picks the compact route, ``solve`` sizes the model itself and may still
+    choose column generation (``compact.sized_route``): nothing is refused here then.
+    ``ratio --max-memory 200M`` on 20 000 Philly jobs was refused after 15 s of online
+    algorithms (an outside audit, round 41)."""
+    chosen = choose_method(instance, method, Clock(time_limit))
+    if chosen == "compact" and (method == "compact" or time_limit is None):
+        check_index_sets(instance)
+    elif chosen == "colgen":
+        from ..formulations.colgen import check_least_master
+        check_least_master(instance)
 
 
 def check_arguments(options: Any = None, **callbacks: Any) -> None:
