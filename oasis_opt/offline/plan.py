@@ -76,6 +76,8 @@ def solve_bytes(nonzeros: int, medium: str) -> int:
     (``build_bytes``) and the solver's run (``SOLVE_BYTES_PER_NNZ``). A race holds this once
     per racer (``portfolio_wanted``)."""
     return build_bytes(nonzeros, medium) + nonzeros * SOLVE_BYTES_PER_NNZ
+
+
 #: Share of the budget the model build may take; beyond it the cheaper medium is used.
 BUILD_SHARE = 0.25
 #: Share of the budget the quadratic cut rows may take to build (else ``LEAN``).
@@ -564,7 +566,8 @@ def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
     models' proof times differ by more than the factor two racers cost each other on a busy
     machine: the 30-job, 317-slot Philly instance: the cut-free model proves it in about
     200 s, the default alone leaves 2.9 % at 300 s). ``OASIS_PORTFOLIO=1`` races
-    regardless, ``0`` never."""
+    regardless, ``0`` never. Never where the racers' solves together (``solve_bytes`` each:
+    each builds and solves its own model) would pass ``--max-memory``."""
     from ..formulations.common import PLAIN
     # PLAIN races (itself at another seed, ``racers``) only where a PS capacity row can
     # bind: where none can (`uniform-1r`) it proves in well under a second, and the forked
