@@ -489,10 +489,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .io import in_file, load_instance, load_schedule
+    from .io import check_file_beside, in_file, load_instance, load_schedule
     from .validate import validate
     with in_file(args.instance, fields=True):
         inst = load_instance(args.instance)
+    check_file_beside(args.schedule, "schedule", inst)
     with in_file(args.schedule, fields=True):  # unknown jobs and servers are the schedule's
         sched = load_schedule(args.schedule)
         rep = validate(inst, sched)
@@ -876,7 +877,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .io import check_output, in_file, load_instance, load_schedule
+    from .io import check_file_beside, check_output, in_file, load_instance, load_schedule
     from .show import format_of, show
     from .validate import check_names
     format_of(args.output)  # a bad suffix is refused before anything is read
@@ -884,6 +885,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     _not_an_input(args.output, ("instance", args.instance), ("schedule", args.schedule))
     with in_file(args.instance, fields=True):
         inst = load_instance(args.instance)
+    check_file_beside(args.schedule, "schedule", inst)
     with in_file(args.schedule, fields=True):
         sched = load_schedule(args.schedule)
         check_names(inst, sched)  # unknown jobs and servers are the schedule's

@@ -591,6 +591,32 @@ def check_instance_size(horizon: int, jobs: int, resources: int, worker_servers:
     check_allocation("jobs", float(JOB_BYTES) * jobs, f"{jobs} jobs")
 
 
+def instance_bytes(inst: Instance) -> float:
+    """What a loaded instance holds, as ``check_instance_size`` estimates it: the per-slot
+    server state and ``JOB_BYTES`` a job."""
+    servers = len(inst.worker_names) + len(inst.ps_names)
+    return (servers * SERVER_BYTES + inst.horizon * servers * len(inst.resources) * CELL_BYTES
+            + float(JOB_BYTES) * inst.num_jobs)
+
+
+def check_file_beside(path: str | Path, what: str, inst: Instance) -> None:
+    """Refuse (``InputError`` naming ``path``) a JSON file whose parsing (``JSON_MEMORY_FACTOR``
+    times its size, as ``read_json`` counts it) would pass the memory limit beside the loaded
+    instance ``inst`` (``instance_bytes``): the commands that read a schedule after its
+    instance (``validate``, ``show``). An outside audit had ``validate`` of 20 000 Philly
+    jobs and DRF's 22 MB schedule hold 478 MiB at ``--max-memory 360M``, the file's 357 MiB
+    estimated alone (round 41). A file that cannot be read is ``read_json``'s to say."""
+    from .limits import check_allocation, human
+    try:
+        size = Path(path).stat().st_size
+    except (OSError, ValueError):
+        return
+    held = instance_bytes(inst)
+    check_allocation(str(path), size * JSON_MEMORY_FACTOR + held,
+                     f"reading this {what} file ({human(size)}) beside its instance "
+                     f"({human(held)})")
+
+
 def _training_workload(training: Training, place: str) -> int:
     """``V = ceil(E·chunks·M·(τ + 2g/b)/slot_seconds)``, refused past ``MAX_COUNT``."""
     seconds = (training.epochs * training.chunks * training.minibatches_per_chunk
