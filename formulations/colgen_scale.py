@@ -272,8 +272,8 @@ def fixed_rate_columns(inst: Instance, i: int) -> list[Column]:
         if value < 0.01 * top:
             break
         slots = np.arange(first, first + n)
-        cols.append(Column(i, value, SlotCounts.from_rows(slots, wrow),
-                           SlotCounts.from_rows(slots, prow)))
+        cols.append(Column(i, value, SlotCounts.from_rows(slots, wrow, checked=False),
+                           SlotCounts.from_rows(slots, prow, checked=False)))
     return cols
 
 
@@ -429,7 +429,7 @@ def place_counts(free: np.ndarray, counts: SlotCounts, demand: np.ndarray) -> Sl
         return None
     take = np.minimum(np.maximum(units[:, None] - (cum - n), 0), n)
     free[slots] -= take[:, :, None] * demand
-    return SlotCounts.from_rows(slots, take)
+    return SlotCounts.from_rows(slots, take, checked=False)
 
 
 def take_units(inst: Instance, free_w: np.ndarray, free_p: np.ndarray, i: int,

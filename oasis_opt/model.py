@@ -334,19 +334,26 @@ class SlotCounts:
         return cls(e, e, e)
 
     @classmethod
-    def from_dense(cls, counts: np.ndarray, first_slot: int = 0) -> SlotCounts:
+    def from_dense(cls, counts: np.ndarray, first_slot: int = 0, *,
+                   checked: bool = True) -> SlotCounts:
         """From a (slots, servers) array whose row 0 is slot ``first_slot``; ``ValueError``
-        for a count that is no non-negative integer (``_checked_counts``)."""
-        counts = _dense_counts(counts, "counts")
+        for a count that is no non-negative integer (``_checked_counts``). ``checked=False``:
+        counts the caller made or checked itself (the OASiS subroutine, column generation's
+        columns), not checked again."""
+        if checked:
+            counts = _dense_counts(counts, "counts")
         t, s = np.nonzero(counts)
         return cls(t.astype(np.int64) + first_slot, s.astype(np.int64),
                    counts[t, s].astype(np.int64))
 
     @classmethod
-    def from_rows(cls, slots: np.ndarray, rows: np.ndarray) -> SlotCounts:
+    def from_rows(cls, slots: np.ndarray, rows: np.ndarray, *,
+                  checked: bool = True) -> SlotCounts:
         """From increasing ``slots`` (n,) and their per-server counts ``rows`` (n, servers);
-        ``ValueError`` for a count that is no non-negative integer (``_checked_counts``)."""
-        rows = _dense_counts(rows, "rows")
+        ``ValueError`` for a count that is no non-negative integer (``_checked_counts``).
+        ``checked=False`` as in ``from_dense``."""
+        if checked:
+            rows = _dense_counts(rows, "rows")
         t, s = np.nonzero(rows)
         return cls(np.asarray(slots, dtype=np.int64)[t], s.astype(np.int64),
                    rows[t, s].astype(np.int64))
@@ -485,8 +492,10 @@ class Schedule:
         # The same schedule as from the arrays' sparse entries (memory O(T·servers) per job
         # while converting, not kept).
         return cls.from_counts(instance, algorithm,
-                               {i: SlotCounts.from_dense(y) for i, y in dense["workers"].items()},
-                               {i: SlotCounts.from_dense(z) for i, z in dense["ps"].items()},
+                               {i: SlotCounts.from_dense(y, checked=False)  # (_counts_array)
+                                for i, y in dense["workers"].items()},
+                               {i: SlotCounts.from_dense(z, checked=False)
+                                for i, z in dense["ps"].items()},
                                extras, trim=trim)
 
     @classmethod

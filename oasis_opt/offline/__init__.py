@@ -259,11 +259,8 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
             # the model's rows, not its cells, say whether its root LP fits the limit
             chosen, prepared = sized_route(instance, clock)
         method = chosen
-    if customize is None and method == "compact":
-        check_index_sets(instance)  # refused before the floor's seconds, not after
-    elif customize is None and method == "colgen":
-        from ..formulations.colgen import check_least_master
-        check_least_master(instance)  # likewise
+    if customize is None:
+        _check_route(instance, method)  # refused before the floor's seconds, not after
     # the compact route with the built-in floor runs it lazily (floor.py): FLOOR_FIRST now,
     # the rest only if the solve does not prove the optimum
     lazy = floor is None and customize is None and method == "compact"
@@ -301,9 +298,17 @@ def check_route_sizes(instance: Instance, method: str = "auto",
     ``ratio --max-memory 200M`` on 20 000 Philly jobs was refused after 15 s of online
     algorithms (an outside audit, round 41)."""
     chosen = choose_method(instance, method, Clock(time_limit))
-    if chosen == "compact" and (method == "compact" or time_limit is None):
+    if chosen == "colgen" or method == "compact" or time_limit is None:
+        _check_route(instance, chosen)
+
+
+def _check_route(instance: Instance, method: str) -> None:
+    """The up-front size refusal of ``method``'s route: the compact MILP's index sets
+    (``compact.check_index_sets``), column generation's least master
+    (``colgen.check_least_master``)."""
+    if method == "compact":
         check_index_sets(instance)
-    elif chosen == "colgen":
+    elif method == "colgen":
         from ..formulations.colgen import check_least_master
         check_least_master(instance)
 

@@ -204,7 +204,7 @@ class _Greedy:
         take = np.minimum(np.maximum(units[used, None] - (self.cum[row] - n), 0), n)
         rows = np.zeros_like(take)
         rows[np.arange(used.size)[:, None], self.order[row]] = take
-        return SlotCounts.from_rows(used + first_slot, rows)
+        return SlotCounts.from_rows(used + first_slot, rows, checked=False)
 
 
 def _greedy(unit_cost: np.ndarray, counts: np.ndarray, most: int) -> _Greedy:
