@@ -29,9 +29,12 @@ def close(a: float, b: float) -> bool:
 
 
 @pytest.mark.parametrize("modeler", ["auto", "pyomo", "pulp"])
-def test_proven_optimum_skips_the_rest_and_agrees(modeler):
+def test_proven_optimum_skips_the_rest_and_agrees(modeler, monkeypatch):
     """Brute force, the whole floor and the lazy one prove the same optimum; the lazy one ran
-    RRH and Tetris only and says why the others did not run."""
+    ``FLOOR_FIRST`` only and says why the others did not run. (Without the early prober,
+    whose proof may come before ``FLOOR_FIRST`` has run: the next test.)"""
+    from oasis_opt.offline import compact
+    monkeypatch.setattr(compact, "EARLY_PROBE", False)
     instance = instance_from_dict(one_ps_server())
     expected = best_utility(instance)
     lazy_s, lazy = solve(instance, modeler=modeler, time_limit=30)
@@ -42,6 +45,23 @@ def test_proven_optimum_skips_the_rest_and_agrees(modeler):
     assert [n for n, v in lazy.floor_runs.items() if v != NOT_NEEDED] == list(FLOOR_FIRST)
     assert set(lazy.floor_runs) == set(EVERY)
     assert all(not isinstance(v, str) for v in whole.floor_runs.values())
+
+
+def test_a_floor_run_stops_before_its_next_algorithm_once_told():
+    """``Floor.run(until=...)``: the solve's prober has proven the optimum
+    (``compact.early_prober``), so the floor's first algorithms that have not started stay
+    pending, and ``settle`` says they were not needed."""
+    instance = instance_from_dict(one_ps_server())
+    clock = Clock(30.0)
+    tracker = Tracker(clock, None)
+    floor = Floor(instance, tracker, EVERY, clock, first=FLOOR_FIRST)
+    asked = []
+    best = floor.run(FLOOR_FIRST, until=lambda: asked.append(1) or len(asked) > 1)
+    assert [name for name, _ in floor.ran] == [FLOOR_FIRST[0]] and len(asked) == 2
+    assert best is not None and validate(instance, best).feasible
+    floor.settle(True)
+    assert list(tracker.floor_runs) == [FLOOR_FIRST[0], *floor.order[1:]]
+    assert all(tracker.floor_runs[n] == NOT_NEEDED for n in floor.order[1:])
 
 
 def test_lazy_and_whole_floor_prove_the_same_optimum(monkeypatch):

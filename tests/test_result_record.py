@@ -99,6 +99,7 @@ def test_the_race_reports_from_the_one_record(guard, seen, monkeypatch):
     monkeypatch.setattr(compact, "portfolio_wanted", lambda *a: not guard)
     monkeypatch.setattr(compact, "guard_wanted", lambda *a: guard)
     monkeypatch.setattr(compact, "RACE_DELAY", 0.0)  # both racers run, however quick
+    monkeypatch.setattr(compact, "EARLY_PROBE", False)  # (the partner would wait for it)
     inst = load_instance(INSTANCES / f"{NAME}.json")
     schedule, rep = offline.solve(inst, method="compact", time_limit=60.0)
     _agree(inst, seen[0], schedule, rep)

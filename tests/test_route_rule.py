@@ -285,6 +285,7 @@ def test_the_seed_race_proves_the_single_runs_optimum(monkeypatch):
                                            Tracker(clock, None), 0.0, None)
     monkeypatch.setenv("OASIS_PORTFOLIO", "1")
     monkeypatch.setattr(offline.compact, "RACE_DELAY", 0.0)  # both racers run, however quick
+    monkeypatch.setattr(offline.compact, "EARLY_PROBE", False)  # (its proof would end the race)
     sched, rep = solve(instance, time_limit=60)
     assert rep.route == "compact/highspy/plain+race", rep.route
     assert validate(instance, sched).feasible
@@ -633,11 +634,13 @@ def test_the_default_route_tries_the_plain_model_first(monkeypatch):
     ``PROBE_SECONDS`` first (``compact.plain_probe``): its proof is the answer, with the
     optimum the planned route proves. Here the probe gets all the time it needs (a loaded
     machine must not decide the route); off, the planned model answers; with ``options``
-    given, no probe."""
+    given, no probe. (The probe in this process: where no prober runs in a child, the
+    next test's ``compact.early_prober``.)"""
     from oasis_opt.io import load_instance
     from oasis_opt.offline import compact
     inst = load_instance(INSTANCES / "small-s3.json")
     opt = next(e["optimum"] for e in MANIFEST if e["name"] == "small-s3")
+    monkeypatch.setattr(compact, "EARLY_PROBE", False)
     monkeypatch.setattr(compact, "PROBE_SECONDS", 60.0)
     schedule, report = solve(inst)
     assert report.status is SolveStatus.OPTIMAL and report.route == "compact/highspy/plain"
@@ -667,6 +670,7 @@ def test_a_race_at_home_probes_the_plain_model_in_its_waiting_partner(monkeypatc
     from oasis_opt.offline.clock import Clock, Tracker
     from oasis_opt.offline.plan import portfolio_wanted, race_at_home
     monkeypatch.setenv("OASIS_PORTFOLIO", "1")
+    monkeypatch.setattr(compact, "EARLY_PROBE", False)  # (its test is the next one)
     in_process = []
     monkeypatch.setattr(compact, "plain_probe", lambda *a: in_process.append(a))
     monkeypatch.setattr(compact, "PROBE_SECONDS", 20.0)  # (the limit keeps twice its window)
@@ -721,6 +725,83 @@ def test_a_race_at_home_probes_the_plain_model_in_its_waiting_partner(monkeypatc
     with pytest.raises(ValueError, match="held partner"):
         solve_portfolio([prep, prep], [0, 1], clock, Tracker(clock, None), 0.0, None,
                         probe=(prepare(inst, PLAIN), 1.0))
+
+
+def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch):
+    """The default route's plain model runs in a child from the solve's start
+    (``compact.early_prober``) while the floor runs and the route is planned and solved.
+    Its proof, once known, is the answer: before the route is planned (the route's planning
+    never runs), or while the planned model runs, in this process (its HiGHS stopped by the
+    prober, ``halt``) or at home in a race (stopped as by another racer's proof, ``stop``).
+    A prober that proves nothing leaves the answer to the route. The optimum of the Pyomo
+    modeller's default model and a valid schedule every time; no prober on a busy machine
+    or on large instances."""
+    from oasis_opt.formulations.result import SolveResult
+
+    from oasis_opt.offline import backends, compact, plan, race
+    from oasis_opt.offline.clock import Clock
+
+    monkeypatch.setattr(plan, "core_idle", lambda: True)
+    monkeypatch.setattr(compact, "PROBE_SECONDS", 20.0)  # (the limit keeps twice its window)
+    started: list[race.Prober] = []
+
+    class Recorded(race.Prober):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    class Patient(Recorded):
+        """A prober whose first look waits for the child's verdict."""
+
+        def proof(self):
+            self.conn.poll(30.0)
+            return super().proof()
+    inst = generate("hard", seed=5)  # patterns; PLAIN proves it in about 0.6 s
+    _, ref = solve(inst, modeler="pyomo", options=Options())
+    assert ref.status is SolveStatus.OPTIMAL
+
+    def answered(probed: bool) -> None:
+        started.clear()
+        schedule, report = solve(inst, time_limit=60)
+        assert report.status is SolveStatus.OPTIMAL
+        assert report.route.startswith("compact/highspy/plain") is probed, report.route
+        assert report.objective == pytest.approx(ref.objective, rel=1e-6)
+        assert validate(inst, schedule).feasible and len(started) == 1
+        assert not started[0].proc.is_alive()  # stopped at the end
+    monkeypatch.setattr(race, "Prober", Patient)
+
+    def never_planned(*args, **kwargs):
+        raise AssertionError("the route was planned after the prober's proof")
+    with monkeypatch.context() as m:
+        m.setattr(compact, "route_prep", never_planned)
+        answered(True)
+    monkeypatch.setattr(race, "Prober", Recorded)
+    solve_highspy = backends.solve_highspy
+
+    def planned_waits(prep, *args, halt=None, **kwargs):
+        # the planned model (patterns) waits for its halt, the prober's proof, and then
+        # stops without an incumbent (HiGHS may prove a small model before it asks): the
+        # prober's proof must be the answer
+        if prep.options != PLAIN and halt is not None:
+            until = time.monotonic() + 30.0
+            while not halt() and time.monotonic() < until:
+                time.sleep(0.01)
+            return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
+        return solve_highspy(prep, *args, halt=halt, **kwargs)
+    monkeypatch.setattr(backends, "solve_highspy", planned_waits)
+    for portfolio in ("0", "1"):  # in this process; at home in a race
+        monkeypatch.setenv("OASIS_PORTFOLIO", portfolio)
+        answered(True)
+    monkeypatch.setattr(backends, "solve_highspy", solve_highspy)
+    monkeypatch.setattr(race, "Prober", Patient)
+    monkeypatch.setattr(plan, "GUARD_MIN_NONZEROS", 0)  # the child refuses to probe
+    answered(False)
+    monkeypatch.setattr(plan, "GUARD_MIN_NONZEROS", 20_000)
+    monkeypatch.setattr(plan, "core_idle", lambda: False)
+    assert compact.early_prober(inst, Clock(60.0), 0.0) is None
+    monkeypatch.setattr(plan, "core_idle", lambda: True)
+    assert compact.early_prober(inst, Clock(1.0), 0.0) is None  # not twice its window
+    assert compact.early_prober(generate("paper", seed=0), Clock(60.0), 0.0) is None
 
 
 def test_the_compact_solves_memory_counts_the_solver_and_every_racer(monkeypatch):

@@ -64,6 +64,7 @@ A failure of the solver on valid input raises ``SolverError`` (the CLI: exit 1, 
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
@@ -75,7 +76,7 @@ from ..utility import trivial_bound
 from .backends import THREADS
 from .clock import MAX_TIME_LIMIT, Clock, Progress, Tracker
 from .colgen_route import COLGEN_RESERVE, COLGEN_SEEDS, colgen_inputs, solve_colgen
-from .compact import check_index_sets, sized_route, solve_compact
+from .compact import check_index_sets, early_prober, sized_route, solve_compact
 from .custom import customize_route, solve_custom
 from .floor import (
     FLOOR_COST_ORDER,
@@ -269,20 +270,25 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
     online = Floor(instance, tracker, names, clock, floor_time_share(instance),
                    report=customize is None, given=given, first=floor_first(instance)) \
         if time_limit is not None or (lazy and FLOOR_WITHOUT_LIMIT) else None
-    # a customized model's floor counts only once it keeps the user's rows (solve_custom)
-    best = None if online is None else online.run(FLOOR_FIRST if lazy else None)
-    if customize is not None:
-        return solve_custom(instance, modeler, clock, tracker, mip_gap, options, best,
-                            customize)
-    if method == "race":  # compact and column generation side by side (route_race.py)
-        answer = solve_race(instance, clock, tracker, mip_gap, best,
-                            [] if online is None else online.schedules(), prepared)
-    elif method == "colgen":
-        answer = solve_colgen(instance, clock, tracker, mip_gap, best, executor, on_round,
-                              [] if online is None else online.schedules())
-    else:
-        answer = solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver,
-                               best, online if lazy else None, prepared)
+    # the default route's plain model in a child meanwhile (compact.early_prober)
+    prober = early_prober(instance, clock, mip_gap) if lazy and modeler == "auto" \
+        and options is None and solver == "highs" else None
+    with prober if prober is not None else contextlib.nullcontext():  # stopped at the end
+        # a customized model's floor counts only once it keeps the user's rows (solve_custom)
+        best = None if online is None else online.run(
+            FLOOR_FIRST if lazy else None, until=None if prober is None else prober.proven)
+        if customize is not None:
+            return solve_custom(instance, modeler, clock, tracker, mip_gap, options, best,
+                                customize)
+        if method == "race":  # compact and column generation side by side (route_race.py)
+            answer = solve_race(instance, clock, tracker, mip_gap, best,
+                                [] if online is None else online.schedules(), prepared)
+        elif method == "colgen":
+            answer = solve_colgen(instance, clock, tracker, mip_gap, best, executor, on_round,
+                                  [] if online is None else online.schedules())
+        else:
+            answer = solve_compact(instance, modeler, clock, tracker, mip_gap, options, solver,
+                                   best, online if lazy else None, prepared, prober=prober)
     # the algorithms the floor's budget left out, in the time the route did not use
     return answer if online is None else after_route(online, *answer, clock, mip_gap)
 

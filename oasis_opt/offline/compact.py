@@ -51,7 +51,7 @@ from .report import (
 def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Tracker,
                   mip_gap: float, options: Any, solver: str, floor: Schedule | None,
                   lazy: Floor | None = None, prepared: Any = None, *,
-                  stop: Callable[[], bool] | None = None
+                  stop: Callable[[], bool] | None = None, prober: race.Prober | None = None
                   ) -> tuple[Schedule, SolveReport]:
     """The compact route. ``floor``: the best online schedule so far (the MIP start, the
     answer if the solve's is worse). With ``lazy`` (``floor.Floor`` of which only
@@ -59,7 +59,10 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     the rest runs only if the solve does not prove the optimum. ``prepared``:
     ``route_prep``'s model made before the floor (``sized_route``). ``stop``: the route
     shares the machine with column generation (``route_race``): HiGHS runs alone (no
-    portfolio) in a child process, stopped once ``stop()`` is true."""
+    portfolio) in a child process, stopped once ``stop()`` is true. ``prober``
+    (``early_prober``): the plain model in a child since the solve's start; its proof, as
+    soon as it is known, is the answer (planning and solving stop there), and it stands for
+    the route's own probe of that model (``probe_model``)."""
     from ..formulations.common import PLAIN, prepare
     from ..limits import check_allocation
     from ..validate import overfilled
@@ -72,10 +75,13 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     if left is not None and cells * PREPARE_SECONDS_PER_CELL > 0.5 * left:
         # not even the index sets fit in the time: the floor is the answer
         return _unprepared(instance, clock, tracker, floor, lazy)
-    prep = route_prep(instance, options, floor, prepared)
+    probed = _probed(prober, instance, tracker)
+    prep = probed[1] if probed else route_prep(instance, options, floor, prepared)
     if not prep.active:  # no job can earn anything: the empty schedule is optimal
         raw = SolveResult(SolveStatus.OPTIMAL, 0.0, 0.0,
                           solver="highspy" if modeler == "auto" else modeler)
+    elif probed:
+        raw = probed[0]  # the plain model proved in the prober before the route was planned
     else:
         prep, medium = plan_route(prep, modeler, solving, solver)
         size = prep.model_size()
@@ -86,8 +92,9 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         left = solving.remaining()
         skipped = left is not None and size["nonzeros"] * BUILD_SECONDS_PER_NNZ[
             medium if medium in BUILD_SECONDS_PER_NNZ else "pyomo"] > 0.5 * left
-        plain = None if skipped or stop is not None else probe_model(
+        plain = None if skipped or stop is not None or prober is not None else probe_model(
             prep, modeler, options, medium, solver, solving)
+        halt = None if prober is None else prober.proven
         # racing at home, the probe runs beside the first racer in the partner's wait
         # (``probe_model``), else first
         racing = PROBE_BESIDE and RACE_DELAY > 0 and plain is not None and \
@@ -96,6 +103,8 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         if skipped:
             # even the cheapest build would not leave HiGHS time: the floor is the answer
             raw = SolveResult(SolveStatus.TIME_LIMIT, solver="skipped")
+        elif probed := _probed(prober, instance, tracker):
+            raw, prep = probed
         elif plain is not None and not racing and (
                 probed := plain_probe(plain, solving, tracker, mip_gap, floor)):
             raw, prep = probed  # PLAIN proved the optimum within ``PROBE_SECONDS``
@@ -115,28 +124,37 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
             variants = [prep] + [prep if o == prep.options else partial(prepare, instance, o)
                                  for o, _ in pairs[1:]]
             # where the partner is the probe's model (PLAIN at seed 0, beside the server
-            # model), it starts at once instead of after a probe of its own model
-            at_once = racing and pairs[1] == (PLAIN, 0)
+            # model), it starts at once instead of after a probe of its own model, or where
+            # the prober runs that model, once the prober has had its time; the others
+            # wait for the prober too, which has the second core meanwhile
+            at_once = (racing or prober is not None) and pairs[1] == (PLAIN, 0)
+            lag = 0.0 if prober is None else prober.left()
             raw = race.solve_portfolio(
                 variants, [s for _, s in pairs], solving, tracker, mip_gap, floor,
-                [0.0] + [0.0 if at_once else RACE_DELAY] * (len(pairs) - 1),
+                [0.0] + [max(lag, 0.0 if at_once else RACE_DELAY)] * (len(pairs) - 1),
                 share=SHARE_INCUMBENTS, home=race_at_home(prep),
-                probe=(plain, PROBE_SECONDS) if racing and not at_once else None)
+                probe=(plain, PROBE_SECONDS) if racing and not at_once else None, stop=halt)
             prep = race.prepared((variants + [plain])[raw.extras["racer"]])
         elif guard_wanted(prep, medium, solving.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its
             # interrupt callbacks are not called in every phase of the root), its last
             # incumbent kept; small models solve in this process (plan.GUARD_MIN_NONZEROS)
-            raw = race.solve_portfolio([prep], [0], solving, tracker, mip_gap, floor)
+            raw = race.solve_portfolio([prep], [0], solving, tracker, mip_gap, floor,
+                                       stop=halt)
         else:
+            watch = {} if halt is None or medium != "highspy" else {"halt": halt}
             try:
-                raw = backends.ROUTES[medium](prep, solving, tracker, mip_gap, start=floor)
+                raw = backends.ROUTES[medium](prep, solving, tracker, mip_gap, start=floor,
+                                              **watch)
             except SolverError:  # HiGHS's "Solve error" at its first options: once more,
                 # carefully (r102874: without presolve and given the floor's start, HiGHS
                 # ended in an error; carefully it proves the optimum)
                 tracker.retract(None if floor is None else floor.total_utility)
                 raw = backends.ROUTES[medium](prep, solving, tracker, mip_gap, start=floor,
-                                              careful=True)
+                                              careful=True, **watch)
+        if raw.status is not SolveStatus.OPTIMAL and (
+                probed := _probed(prober, instance, tracker)):
+            raw, prep = probed  # the prober's proof stopped the planned model's solve
     prep_seconds = time.perf_counter() - t0 - raw.build_seconds - raw.handover_seconds \
         - raw.solve_seconds
     schedule = extract(prep, raw)
@@ -234,6 +252,43 @@ def probe_model(prep: Any, modeler: str, options: Any, medium: str, solver: str,
     return plain if plain.model_size()["nonzeros"] < GUARD_MIN_NONZEROS else None
 
 
+#: Whether a solve of the default route starts the plain model at once in a forked child
+#: (``early_prober``), beside the floor and the route's planning.
+EARLY_PROBE = True
+#: ... on instances of at most this many allocation cells (``plan.allocation_cells``): the
+#: plain model has at most 13 nonzeros a cell on the benchmark's families (hard-s0 12.5,
+#: the 12-job Philly slices 12.2), so these stay below ``plan.GUARD_MIN_NONZEROS``, the
+#: probe's bound, which the child checks too.
+EARLY_PROBE_CELLS = 1_500
+
+
+def early_prober(instance: Instance, clock: Clock, mip_gap: float) -> race.Prober | None:
+    """The plain model (``common.PLAIN``, the comparator's rows) solved for
+    ``PROBE_SECONDS`` of HiGHS in a forked child from the start of a default-route solve
+    (the caller's conditions: the compact route with the built-in floor, highspy, no
+    options), while this process runs the floor, plans the route and solves the planned
+    model; the first proof wins (``solve_compact``'s ``prober``). On small instances
+    (``EARLY_PROBE_CELLS``) with a core idle now (``plan.core_idle``) and twice the window
+    left, else None.
+
+    Where the plain model proves in a fraction of a second, the floor's algorithms, the
+    route's planning (patterns, the LP bounds of ``plan.cut_gain``) and the planned model
+    took longer than the whole plain solve (issue 22, round 42: fresh-211 0.088 s of which
+    0.022 s HiGHS, the comparator 0.023 s). Unlike ``plain_probe`` it costs this process
+    nothing where it does not prove, only the fork."""
+    from functools import partial
+
+    from ..formulations.common import PLAIN, prepare
+    from .plan import GUARD_MIN_NONZEROS, core_idle
+    left = clock.remaining()
+    if not (PLAIN_PROBE and EARLY_PROBE) or allocation_cells(instance) > EARLY_PROBE_CELLS \
+            or left is not None and left < 2 * backends.window_for(PROBE_SECONDS) \
+            or not core_idle():
+        return None
+    return race.Prober(partial(prepare, instance, PLAIN), PROBE_SECONDS, left, mip_gap,
+                       GUARD_MIN_NONZEROS)
+
+
 def plain_probe(plain: Any, clock: Clock, tracker: Tracker, mip_gap: float,
                 floor: Schedule | None) -> tuple[SolveResult, Any] | None:
     """``(result, plain)`` where the plain model ``plain`` (``probe_model``), solved first
@@ -246,6 +301,18 @@ def plain_probe(plain: Any, clock: Clock, tracker: Tracker, mip_gap: float,
         return None
     tracker.update(incumbent=raw.objective, bound=raw.bound)
     return raw, plain
+
+
+def _probed(prober: race.Prober | None, instance: Instance, tracker: Tracker
+            ) -> tuple[SolveResult, Any] | None:
+    """``(result, PLAIN's prep)`` where ``prober`` (``early_prober``) has proven the
+    optimum by now, else None; its incumbent and bound reach ``tracker`` then."""
+    from ..formulations.common import PLAIN, prepare
+    raw = None if prober is None else prober.proof()
+    if raw is None:
+        return None
+    tracker.update(incumbent=raw.objective, bound=raw.bound)
+    return raw, prepare(instance, PLAIN)
 
 
 def check_index_sets(instance: Instance) -> int:

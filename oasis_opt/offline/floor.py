@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ..errors import InputError
@@ -248,10 +248,12 @@ class Floor:
         return [n for n in self.order if n not in self.tracker.floor_runs]
 
     def run(self, names: Sequence[str] | None = None, budget: float | None = None, *,
-            shared: bool = True) -> Schedule | None:
+            shared: bool = True, until: Callable[[], bool] | None = None
+            ) -> Schedule | None:
         """Run the pending algorithms (those of ``names`` only, if given) within the floor's
         budget (``shared``: its share of the limit) and ``budget`` seconds from now, if
-        given; the best schedule so far."""
+        given; the best schedule so far. ``until()`` true leaves the rest pending: the
+        solve's prober has proven the optimum (``compact.early_prober``)."""
         todo = [n for n in self.pending() if names is None or n in names]
         left = None if self.budget is None or not shared else self.budget - self.spent
         if budget is not None:
@@ -262,6 +264,8 @@ class Floor:
         #: after a run the budget stopped, the dearest that may still run (``FLOOR_COSTS``)
         cheaper_than: float | None = None
         for k, name in enumerate(todo):
+            if until is not None and until():
+                break  # (``settle`` then says they were not needed)
             if cheaper_than is not None:
                 if not FLOOR_COSTS.get(name, math.inf) < cheaper_than:
                     runs[name] = SKIPPED

@@ -389,13 +389,9 @@ def cores_free(budget: float | None) -> bool:
     solves halve each other's speed (measured: hard-s3 took 1.8x the comparator's wall time
     racing at load 4 on 2 cores, 0.57x alone at load 7). ``OASIS_PORTFOLIO=1`` takes the
     cores regardless, ``0`` never."""
-    import multiprocessing as mp
-    wanted = os.environ.get("OASIS_PORTFOLIO", "")
-    # only a top-level process races: a sweep's or Dask's workers already share the cores
-    # (and daemonic workers may not have children)
-    if wanted == "0" or mp.parent_process() is not None or not race.can_fork():
+    wanted, cores = os.environ.get("OASIS_PORTFOLIO", ""), os.cpu_count() or 1
+    if not _may_fork():
         return False
-    cores = os.cpu_count() or 1
     if wanted == "1" or (budget is not None and budget >= PORTFOLIO_LONG_BUDGET):
         return cores >= 2
     if cores < 2:
@@ -410,6 +406,37 @@ def cores_free(budget: float | None) -> bool:
     # this one raced on both cores): what the other processes take now decides
     busy = busy_cores(IDLE_WINDOW)
     return busy is not None and busy < cores - 1.5
+
+
+def _may_fork() -> bool:
+    """This process may put a solve on another core: ``OASIS_PORTFOLIO`` is not ``0``, it is
+    a top-level process (a sweep's or Dask's workers already share the cores) and it can
+    fork (daemonic workers may not have children)."""
+    import multiprocessing as mp
+    return os.environ.get("OASIS_PORTFOLIO", "") != "0" and mp.parent_process() is None \
+        and race.can_fork()
+
+
+def core_idle() -> bool:
+    """A core other than this process's is idle now, asked without waiting (unlike
+    ``cores_free``, which watches the machine for ``IDLE_WINDOW`` where the load average
+    says it is busy): the load average below cores − 0.5, or at most cores − 1 tasks
+    runnable this instant, this process counted (``/proc/loadavg``). For work of a fraction
+    of a second on the other core (``compact.early_prober``), which the 50 ms look would
+    cost more than it saves. ``OASIS_PORTFOLIO`` as in ``cores_free``."""
+    cores = os.cpu_count() or 1
+    if not _may_fork() or cores < 2:
+        return False
+    if os.environ.get("OASIS_PORTFOLIO", "") == "1":
+        return True
+    try:
+        if os.getloadavg()[0] < cores - 0.5:
+            return True
+        with open("/proc/loadavg") as f:
+            running = int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):  # not to be read here: assume busy
+        return False
+    return running <= cores - 1
 
 
 #: Seconds ``cores_free`` watches the machine when the load average says it is busy.

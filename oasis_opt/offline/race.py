@@ -148,6 +148,77 @@ def _probe(probe: tuple[Any, float], time_limit: float | None, mip_gap: float,
     return result if result.status is SolveStatus.OPTIMAL else None
 
 
+class Prober:
+    """A model solved for a few seconds of HiGHS in a forked child from the start of a solve
+    (``compact.early_prober``: the plain model while the floor runs and the route is
+    planned, issue 22 round 42), stopped by ``close()``. ``proof()`` is its result where it
+    has proven the optimum, else None, and never waits."""
+
+    def __init__(self, variant: Any, seconds: float, time_limit: float | None,
+                 mip_gap: float, max_nonzeros: int) -> None:
+        import multiprocessing as mp
+        ctx = mp.get_context("fork")  # as the portfolio's racers
+        recv, send = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=_prober_worker, daemon=True, args=(
+            variant, seconds, time_limit, mip_gap, max_nonzeros, send))
+        self.proc.start()
+        send.close()
+        self.conn, self.result, self.ended, self.last = recv, None, False, 0.0
+        self.end = time.perf_counter() + seconds  # its HiGHS's time, counted from here
+
+    def proof(self) -> SolveResult | None:
+        """The probe's result where it proved the optimum (read from the child if it has
+        said so by now), else None."""
+        if not self.ended and self.conn.poll():
+            self.ended = True
+            with contextlib.suppress(EOFError):  # died without a word: no proof
+                msg = self.conn.recv()
+                self.result = msg[1] if msg[0] == "probed" else None
+        return self.result
+
+    def proven(self) -> bool:
+        """``proof()`` is not None, asked at most every ``HOME_POLL`` seconds (for HiGHS's
+        callbacks and a race's ``stop``)."""
+        now = time.perf_counter()
+        if self.result is None and not self.ended and now - self.last >= HOME_POLL:
+            self.last = now
+            self.proof()
+        return self.result is not None
+
+    def left(self) -> float:
+        """Seconds until the child's HiGHS has had its time, 0 once it has said its last."""
+        self.proof()
+        return 0.0 if self.ended else max(0.0, self.end - time.perf_counter())
+
+    def close(self) -> None:
+        """Stop the child (if it still runs)."""
+        self.conn.close()
+        _stop_racers([self.proc])
+
+    def __enter__(self) -> Prober:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _prober_worker(variant: Any, seconds: float, time_limit: float | None, mip_gap: float,
+                   max_nonzeros: int, conn: Any) -> None:
+    """``Prober``'s child: ``("probed", result)`` where the model (or what the function
+    returns) proves the optimum within ``seconds`` of HiGHS, else ``("unproven",)``, also
+    where it has ``max_nonzeros`` or more."""
+    die_with_parent()
+    try:
+        model = prepared(variant)
+        proof = None if model.model_size()["nonzeros"] >= max_nonzeros else _probe(
+            (model, seconds), time_limit, mip_gap, None)
+        conn.send(("unproven",) if proof is None else ("probed", proof))
+    except Exception as exc:  # no proof: the solve goes on without it
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
 class _Standings:
     """What the racers of one race have said (``_portfolio_worker``'s messages): each one's
     end (result or error), best incumbent and least bound, and the answer made of them."""
@@ -277,7 +348,8 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     a model that proves within the delay the race costs one idle fork instead of a whole
     solve in a child (its first HiGHS run, its model built again, every incumbent sent back):
     for models small enough that HiGHS's callbacks keep the deadline
-    (``plan.GUARD_MIN_NONZEROS``). Not with ``share`` or ``stop``. ``probe`` (model or
+    (``plan.GUARD_MIN_NONZEROS``). Not with ``share``; ``stop`` is asked by the first
+    racer's callbacks too. ``probe`` (model or
     function, seconds; with ``home`` only): the second racer, while it is held, first
     solves that model for that many seconds of HiGHS on the core the wait leaves idle
     (``compact.plain_probe``'s PLAIN); its proof wins as a racer's does, with
@@ -304,10 +376,10 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     if probe is not None and not (home and len(preps) > 1):
         raise ValueError("a probe runs in the held partner of a racer at home")
     if home:
-        if share or stop is not None:
-            raise ValueError("a race with a racer at home neither shares nor stops")
+        if share:
+            raise ValueError("a race with a racer at home does not share")
         return _race_at_home(ctx, preps, seeds, clock, tracker, mip_gap, start, waits,
-                             budget, probe)
+                             budget, probe, stop)
     procs: list[Any] = []
     conns: dict[Any, int] = {}
     t0 = time.perf_counter()
@@ -368,9 +440,10 @@ HOME_POLL = 0.01
 def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
                   tracker: Tracker, mip_gap: float, start: Schedule | None,
                   waits: list[float], budget: float | None,
-                  probe: tuple[Any, float] | None = None) -> SolveResult:
+                  probe: tuple[Any, float] | None = None,
+                  stop: Callable[[], bool] | None = None) -> SolveResult:
     """``solve_portfolio(home=True)``: racer 0 here, the others forked now and held (racer
-    1 probing first, ``probe``)."""
+    1 probing first, ``probe``), all stopped once ``stop()`` is true."""
     from multiprocessing.connection import wait
 
     procs: list[Any] = []
@@ -381,13 +454,16 @@ def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
 
     def halt() -> bool:
         """Asked by racer 0's HiGHS callbacks: the children's messages so far are read; true
-        once one of them has proven the optimum."""
+        once one of them has proven the optimum, or ``stop()`` is true."""
         now = time.perf_counter()
         if now - last[0] < HOME_POLL:
             return False
         last[0] = now
         standings.drain(conns)
-        return standings.proven()
+        return standings.proven() or stopped()
+
+    def stopped() -> bool:
+        return stop is not None and stop()
     try:
         for k in range(1, len(preps)):
             recv, send = ctx.Pipe(duplex=False)
@@ -409,9 +485,14 @@ def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
             for control in controls:
                 with contextlib.suppress(OSError):  # a racer that has ended reads nothing
                     control.send("go")
-        while conns and not standings.proven():
+        while conns and not standings.proven() and not stopped():
             left = clock.remaining()
-            ready = wait(list(conns), timeout=None if left is None else max(0.0, left + 0.2))
+            timeout = None if left is None else max(0.0, left + 0.2)
+            if stop is not None:
+                timeout = STOP_POLL if timeout is None else min(timeout, STOP_POLL)
+            ready = wait(list(conns), timeout=timeout)
+            if not ready and stop is not None and (left is None or clock.remaining() > -0.2):
+                continue  # a poll of ``stop``
             if not ready:
                 break  # past the deadline: the racers are killed, their incumbents kept
             standings.read(conns, ready)
