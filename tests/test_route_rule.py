@@ -731,9 +731,10 @@ def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch
     """The default route's plain model runs in a child from the solve's start
     (``compact.early_prober``) while the floor runs and the route is planned and solved.
     Its proof, once known, is the answer: before the route is planned (the route's planning
-    never runs), or while the planned model runs, in this process (its HiGHS stopped by the
-    prober, ``halt``) or at home in a race (stopped as by another racer's proof, ``stop``).
-    A prober that proves nothing leaves the answer to the route. The optimum of the Pyomo
+    never runs), or while the planned model runs in this process (its HiGHS stopped by the
+    prober, ``halt``). Where the route races and the prober has not proven by then, the
+    prober ends and the race goes as without it (its partner probes the plain model). A
+    prober that proves nothing leaves the answer to the route. The optimum of the Pyomo
     modeller's default model and a valid schedule every time; no prober on a busy machine
     or on large instances."""
     from oasis_opt.formulations.result import SolveResult
@@ -789,10 +790,28 @@ def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch
             return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
         return solve_highspy(prep, *args, halt=halt, **kwargs)
     monkeypatch.setattr(backends, "solve_highspy", planned_waits)
-    for portfolio in ("0", "1"):  # in this process; at home in a race
-        monkeypatch.setenv("OASIS_PORTFOLIO", portfolio)
+    with monkeypatch.context() as m:  # no race: the planned model in this process
+        m.setattr(compact, "portfolio_wanted", lambda *args: False)
         answered(True)
+    assert started[0].proof() is not None
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")  # a race: the prober ends when it starts,
+    monkeypatch.setattr(compact, "PROBE_SECONDS", 0.3)  # unproven (PLAIN takes 0.6 s here)
     monkeypatch.setattr(backends, "solve_highspy", solve_highspy)
+    calls = []
+
+    def recorded(*args, **kwargs):
+        calls.append(kwargs.get("probe"))
+        return solve_portfolio(*args, **kwargs)
+    solve_portfolio = race.solve_portfolio
+    monkeypatch.setattr(race, "solve_portfolio", recorded)
+    started.clear()
+    schedule, report = solve(inst, time_limit=60)  # (the planned model or the probe wins)
+    assert report.status is SolveStatus.OPTIMAL and validate(inst, schedule).feasible
+    assert report.objective == pytest.approx(ref.objective, rel=1e-6)
+    assert len(started) == 1 and started[0].proof() is None and not started[0].proc.is_alive()
+    assert len(calls) == 1 and calls[0] is not None  # the partner's probe, as in round 41
+    monkeypatch.setattr(race, "solve_portfolio", solve_portfolio)
+    monkeypatch.setattr(compact, "PROBE_SECONDS", 20.0)
     monkeypatch.setattr(race, "Prober", Patient)
     monkeypatch.setattr(plan, "GUARD_MIN_NONZEROS", 0)  # the child refuses to probe
     answered(False)

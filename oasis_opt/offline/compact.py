@@ -92,18 +92,28 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         left = solving.remaining()
         skipped = left is not None and size["nonzeros"] * BUILD_SECONDS_PER_NNZ[
             medium if medium in BUILD_SECONDS_PER_NNZ else "pyomo"] > 0.5 * left
-        plain = None if skipped or stop is not None or prober is not None else probe_model(
-            prep, modeler, options, medium, solver, solving)
+        # a race goes as it would without the prober (which has had the other core, idle
+        # at the start): where its plain model has proven nothing by now, it ends here, and
+        # the race's partner probes that model from the floor's start (round 41); elsewhere
+        # it goes on beside the planned model, which stops at its proof (``halt``)
+        idle = prober is not None
+        if prober is not None and not skipped and portfolio_wanted(
+                prep, modeler, options, medium, solving.remaining(), idle):
+            probed = _probed(prober, instance, tracker)
+            prober.close()
+            prober = None
+        plain = None if skipped or stop is not None or prober is not None or probed else \
+            probe_model(prep, modeler, options, medium, solver, solving)
         halt = None if prober is None else prober.proven
         # racing at home, the probe runs beside the first racer in the partner's wait
         # (``probe_model``), else first
         racing = PROBE_BESIDE and RACE_DELAY > 0 and plain is not None and \
             race_at_home(prep) and portfolio_wanted(prep, modeler, options, medium,
-                                                    solving.remaining())
+                                                    solving.remaining(), idle)
         if skipped:
             # even the cheapest build would not leave HiGHS time: the floor is the answer
             raw = SolveResult(SolveStatus.TIME_LIMIT, solver="skipped")
-        elif probed := _probed(prober, instance, tracker):
+        elif probed or (probed := _probed(prober, instance, tracker)):
             raw, prep = probed
         elif plain is not None and not racing and (
                 probed := plain_probe(plain, solving, tracker, mip_gap, floor)):
@@ -117,23 +127,21 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         elif stop is not None and medium == "highspy" and race.can_fork():
             raw = race.solve_portfolio([prep], [0], solving, tracker, mip_gap, floor,
                                        stop=stop)
-        elif racing or portfolio_wanted(prep, modeler, options, medium, solving.remaining()):
+        elif racing or portfolio_wanted(prep, modeler, options, medium, solving.remaining(),
+                                        idle):
             pairs = racers(prep)
             # the seed partner is the planned model itself; another is prepared in its
             # racer's process once it starts (and here only if it wins)
             variants = [prep] + [prep if o == prep.options else partial(prepare, instance, o)
                                  for o, _ in pairs[1:]]
             # where the partner is the probe's model (PLAIN at seed 0, beside the server
-            # model), it starts at once instead of after a probe of its own model, or where
-            # the prober runs that model, once the prober has had its time; the others
-            # wait for the prober too, which has the second core meanwhile
-            at_once = (racing or prober is not None) and pairs[1] == (PLAIN, 0)
-            lag = 0.0 if prober is None else prober.left()
+            # model), it starts at once instead of after a probe of its own model
+            at_once = racing and pairs[1] == (PLAIN, 0)
             raw = race.solve_portfolio(
                 variants, [s for _, s in pairs], solving, tracker, mip_gap, floor,
-                [0.0] + [max(lag, 0.0 if at_once else RACE_DELAY)] * (len(pairs) - 1),
+                [0.0] + [0.0 if at_once else RACE_DELAY] * (len(pairs) - 1),
                 share=SHARE_INCUMBENTS, home=race_at_home(prep),
-                probe=(plain, PROBE_SECONDS) if racing and not at_once else None, stop=halt)
+                probe=(plain, PROBE_SECONDS) if racing and not at_once else None)
             prep = race.prepared((variants + [plain])[raw.extras["racer"]])
         elif guard_wanted(prep, medium, solving.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its

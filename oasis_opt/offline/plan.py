@@ -586,7 +586,7 @@ PORTFOLIO_LONG_BUDGET = 100.0
 
 
 def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
-                     budget: float | None) -> bool:
+                     budget: float | None, idle: bool = False) -> bool:
     """Race only the default model on highspy, on a model worth a process, while two cores
     are free (``cores_free``: a top-level process, an idle core or a long time limit; with
     ``PORTFOLIO_LONG_BUDGET`` seconds or more the proof is what is at stake, and the two
@@ -594,7 +594,9 @@ def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
     machine: the 30-job, 317-slot Philly instance: the cut-free model proves it in about
     200 s, the default alone leaves 2.9 % at 300 s). ``OASIS_PORTFOLIO=1`` races
     regardless, ``0`` never. Never where the racers' solves together (``solve_bytes`` each:
-    each builds and solves its own model) would pass ``--max-memory``."""
+    each builds and solves its own model) would pass ``--max-memory``. ``idle``: a core was
+    found idle at the solve's start (``core_idle``) and is this solve's own since (its
+    prober, ``compact.early_prober``), which ``cores_free`` would count as busy."""
     from ..formulations.common import PLAIN
     # PLAIN races (itself at another seed, ``racers``) only where a PS capacity row can
     # bind: where none can (`uniform-1r`) it proves in well under a second, and the forked
@@ -609,7 +611,7 @@ def portfolio_wanted(prep: Any, modeler: str, options: Any, medium: str,
     # each racer builds and solves its own model: all of them within ``--max-memory``
     if len(racers(prep)) * solve_bytes(nonzeros, medium) > max_memory():
         return False
-    return cores_free(budget)
+    return idle or cores_free(budget)
 
 
 def race_at_home(prep: Any) -> bool:

@@ -164,7 +164,6 @@ class Prober:
         self.proc.start()
         send.close()
         self.conn, self.result, self.ended, self.last = recv, None, False, 0.0
-        self.end = time.perf_counter() + seconds  # its HiGHS's time, counted from here
 
     def proof(self) -> SolveResult | None:
         """The probe's result where it proved the optimum (read from the child if it has
@@ -178,20 +177,16 @@ class Prober:
 
     def proven(self) -> bool:
         """``proof()`` is not None, asked at most every ``HOME_POLL`` seconds (for HiGHS's
-        callbacks and a race's ``stop``)."""
+        callbacks and a guard's ``stop``)."""
         now = time.perf_counter()
         if self.result is None and not self.ended and now - self.last >= HOME_POLL:
             self.last = now
             self.proof()
         return self.result is not None
 
-    def left(self) -> float:
-        """Seconds until the child's HiGHS has had its time, 0 once it has said its last."""
-        self.proof()
-        return 0.0 if self.ended else max(0.0, self.end - time.perf_counter())
-
     def close(self) -> None:
-        """Stop the child (if it still runs)."""
+        """Stop the child (if it still runs); ``proof()`` stays what it was."""
+        self.ended = True
         self.conn.close()
         _stop_racers([self.proc])
 
@@ -348,8 +343,7 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     a model that proves within the delay the race costs one idle fork instead of a whole
     solve in a child (its first HiGHS run, its model built again, every incumbent sent back):
     for models small enough that HiGHS's callbacks keep the deadline
-    (``plan.GUARD_MIN_NONZEROS``). Not with ``share``; ``stop`` is asked by the first
-    racer's callbacks too. ``probe`` (model or
+    (``plan.GUARD_MIN_NONZEROS``). Not with ``share`` or ``stop``. ``probe`` (model or
     function, seconds; with ``home`` only): the second racer, while it is held, first
     solves that model for that many seconds of HiGHS on the core the wait leaves idle
     (``compact.plain_probe``'s PLAIN); its proof wins as a racer's does, with
@@ -376,10 +370,10 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     if probe is not None and not (home and len(preps) > 1):
         raise ValueError("a probe runs in the held partner of a racer at home")
     if home:
-        if share:
-            raise ValueError("a race with a racer at home does not share")
+        if share or stop is not None:
+            raise ValueError("a race with a racer at home neither shares nor stops")
         return _race_at_home(ctx, preps, seeds, clock, tracker, mip_gap, start, waits,
-                             budget, probe, stop)
+                             budget, probe)
     procs: list[Any] = []
     conns: dict[Any, int] = {}
     t0 = time.perf_counter()
@@ -440,10 +434,9 @@ HOME_POLL = 0.01
 def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
                   tracker: Tracker, mip_gap: float, start: Schedule | None,
                   waits: list[float], budget: float | None,
-                  probe: tuple[Any, float] | None = None,
-                  stop: Callable[[], bool] | None = None) -> SolveResult:
+                  probe: tuple[Any, float] | None = None) -> SolveResult:
     """``solve_portfolio(home=True)``: racer 0 here, the others forked now and held (racer
-    1 probing first, ``probe``), all stopped once ``stop()`` is true."""
+    1 probing first, ``probe``)."""
     from multiprocessing.connection import wait
 
     procs: list[Any] = []
@@ -454,16 +447,13 @@ def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
 
     def halt() -> bool:
         """Asked by racer 0's HiGHS callbacks: the children's messages so far are read; true
-        once one of them has proven the optimum, or ``stop()`` is true."""
+        once one of them has proven the optimum."""
         now = time.perf_counter()
         if now - last[0] < HOME_POLL:
             return False
         last[0] = now
         standings.drain(conns)
-        return standings.proven() or stopped()
-
-    def stopped() -> bool:
-        return stop is not None and stop()
+        return standings.proven()
     try:
         for k in range(1, len(preps)):
             recv, send = ctx.Pipe(duplex=False)
@@ -485,14 +475,9 @@ def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
             for control in controls:
                 with contextlib.suppress(OSError):  # a racer that has ended reads nothing
                     control.send("go")
-        while conns and not standings.proven() and not stopped():
+        while conns and not standings.proven():
             left = clock.remaining()
-            timeout = None if left is None else max(0.0, left + 0.2)
-            if stop is not None:
-                timeout = STOP_POLL if timeout is None else min(timeout, STOP_POLL)
-            ready = wait(list(conns), timeout=timeout)
-            if not ready and stop is not None and (left is None or clock.remaining() > -0.2):
-                continue  # a poll of ``stop``
+            ready = wait(list(conns), timeout=None if left is None else max(0.0, left + 0.2))
             if not ready:
                 break  # past the deadline: the racers are killed, their incumbents kept
             standings.read(conns, ready)
