@@ -27,6 +27,7 @@ from pydantic_core import PydanticCustomError
 from . import utility as U
 from .errors import InputError, expect_path, keywords_checked, lone_surrogate
 from .model import (
+    FIT_EPS,
     MAX_COUNT,
     Allocation,
     Instance,
@@ -615,6 +616,101 @@ def check_file_beside(path: str | Path, what: str, inst: Instance) -> None:
     check_allocation(str(path), size * JSON_MEMORY_FACTOR + held,
                      f"reading this {what} file ({human(size)}) beside its instance "
                      f"({human(held)})")
+
+
+#: What a schedule holds (``model.Schedule``), measured with tracemalloc (round 42): per
+#: allocation (job and slot) its ``Allocation`` (104 B), two dicts of up to five servers
+#: (184 B each), the slot's int and its place in the job's tuple: 512 B; per server entry of
+#: an allocation, room for its dicts past five entries (at most 36 B an entry up to 10^4
+#: entries) and what the algorithm and the validator hold of it while the schedule is made
+#: and checked (the simulator's entries and their sorted copy, the validator's lists and
+#: arrays, a job's sparse counts): 160 B; per job its ``JobResult`` and counts: 600 B.
+ALLOCATION_BYTES = 512
+ENTRY_BYTES = 160
+RESULT_BYTES = 600
+#: The freed small objects of a run stay in the allocator's arenas: the process's RSS
+#: grew by up to 1.5 times the traced bytes over a run (round 42), counted in the estimate.
+HEAP_FACTOR = 1.5
+#: Demand classes × servers past which ``schedule_counts`` does not compute the most
+#: workers a slot can hold (it bounds by the jobs alone).
+_FIT_CELLS = 10**7
+
+
+def schedule_counts(inst: Instance) -> tuple[float, float]:
+    """Upper bounds on the allocations (a job in a slot) and the server entries (a job on a
+    server in a slot, workers and PSs) of any schedule of ``inst`` that the validator
+    accepts and whose allocations each hold a worker (every built-in algorithm's).
+
+    A job holds at most ``n_i = min(V_i, T - a_i)`` allocations (one worker or more in each,
+    none before its arrival or after its workload is done), each on at most
+    ``min(M_i, H)`` worker servers and ``min(ceil(M_i/γ_i), K)`` PS servers. In one slot the
+    jobs that have arrived hold at most ``W`` allocations and worker entries, ``W`` the
+    most workers the cluster holds at once (per server, the most of any job's demand that
+    fit), and at most ``P`` PS entries: each bound is the smaller of the jobs' sum and the
+    slots' sum."""
+    t = inst.horizon
+    a, v, m = (np.asarray(x, dtype=float) for x in (inst.arrival, inst.workload,
+                                                    inst.max_workers))
+    gamma = inst.ps_ratio
+    h, k = len(inst.worker_names), len(inst.ps_names)
+    n = np.minimum(v, t - a)
+    # (per slot, per job in all, capacity and demand of the pool that caps a slot):
+    # an entry holds one unit or more, and a job does at most V_i + M_i worker-slots
+    rows = ((np.ones_like(n), n, inst.worker_capacity, inst.worker_demand),
+            (np.minimum(m, h), v + m, inst.worker_capacity, inst.worker_demand),
+            (np.minimum(np.ceil(m / gamma), k), (v + m) / gamma + n, inst.ps_capacity,
+             inst.ps_demand))
+    bounds = []
+    for per_slot, per_job, capacity, demand in rows:
+        jobs_sum = float(np.minimum(n * per_slot, per_job).sum())
+        most = _most_units(capacity, demand)
+        if most is None:
+            bounds.append(jobs_sum)
+            continue
+        arrived = np.cumsum(np.bincount(inst.arrival, weights=per_slot, minlength=t))[:t]
+        bounds.append(min(jobs_sum, float(np.minimum(arrived, most).sum())))
+    return bounds[0], bounds[1] + bounds[2]
+
+
+def _most_units(capacity: np.ndarray, demand: np.ndarray) -> float | None:
+    """The most units of one demand vector of ``demand`` (J, R) that servers of ``capacity``
+    (S, R) hold at once, summed over servers, each server taking the vector that fits most
+    often on it (``FIT_EPS`` as the simulator's ``fit_counts``); None when a vector is zero
+    (no bound) or the classes × servers pass ``_FIT_CELLS``."""
+    classes = np.unique(demand, axis=0)
+    if capacity.shape[0] * len(classes) > _FIT_CELLS or not (classes > 0).any(axis=1).all():
+        return None
+    most = np.zeros(capacity.shape[0])
+    for d in classes:
+        pos = d > 0
+        most = np.maximum(most, np.floor(capacity[:, pos] / d[pos] + FIT_EPS).min(axis=1))
+    return float(most.sum())
+
+
+def schedule_bytes(inst: Instance) -> float:
+    """About the most memory one online algorithm's schedule of ``inst`` takes while it is
+    made, checked and held (``schedule_counts``, the per-object sizes above, ``HEAP_FACTOR``
+    for the heap it leaves)."""
+    allocations, entries = schedule_counts(inst)
+    return HEAP_FACTOR * (RESULT_BYTES * inst.num_jobs + ALLOCATION_BYTES * allocations
+                          + ENTRY_BYTES * entries)
+
+
+def check_schedule_size(inst: Instance, schedules: int = 1) -> None:
+    """Refuse (``InputError`` at ``jobs``, SPEC §5) running online algorithms on ``inst``
+    when ``schedules`` of their schedules (those a command holds at once: ``ratio`` keeps
+    every algorithm's) beside the loaded instance (``instance_bytes``) would pass the memory
+    limit, before any of them runs. An outside audit had ``run -a drf`` on 20 000 Philly
+    jobs hold 728 MiB at ``--max-memory 200M`` (round 41): nothing counted the schedule."""
+    from .limits import check_allocation, human
+    allocations, _ = schedule_counts(inst)
+    one = schedule_bytes(inst)
+    held = instance_bytes(inst)
+    what = f"a schedule of about {human(one)}" if schedules == 1 else \
+        f"{schedules} schedules of about {human(one)} each"
+    check_allocation("jobs", schedules * one + held,
+                     f"{what} ({inst.num_jobs} jobs, up to {allocations:.0f} job-slots) "
+                     f"beside the instance ({human(held)})")
 
 
 def _training_workload(training: Training, place: str) -> int:

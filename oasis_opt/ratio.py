@@ -26,6 +26,7 @@ from typing import Any
 
 from . import algorithms
 from .errors import AlgorithmError, InputError
+from .io import check_schedule_size
 from .model import REL_TOL, Instance, Schedule
 
 COLUMNS = ["algorithm", "utility", "completed", "opt_over_alg_low", "opt_over_alg", "two_alpha",
@@ -255,6 +256,7 @@ def compare(instance: Instance,
     names = list(table)
     offline.check_settings(modeler, time_limit, method=method, solver=solver)
     offline.check_counts(instance)  # before the algorithms run: they take long on such jobs
+    check_schedule_size(instance, len(names))  # and every schedule is kept to the end
     if opt_cache is None:  # before them too (a cached result needs no room to solve)
         offline.check_route_sizes(instance, method if solver == "highs" else "compact",
                                   time_limit)

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..io import DATA_FOLDER, SOURCE_FOLDER
+from ..io import DATA_FOLDER, SOURCE_FOLDER, check_schedule_size
 from ..model import Schedule
 from ..ratio import ratio
 from ..tasks import COLUMNS, Task
@@ -338,6 +338,7 @@ def execute(task: Task) -> list[dict[str, Any]]:
         f"{len(inst.worker_names)} servers")
     limit = float(params.get("time_limit", QUICK_TIME_LIMIT))
     method = params.get("method", "auto")
+    check_schedule_size(inst, len(task.algorithms))  # every schedule is kept to the end
     runs = []
     for name in task.algorithms:
         say(f"running {name}")
