@@ -146,7 +146,7 @@ def run(instance: Instance, algorithm: _Algorithm, **params: Any
     from . import algorithms
     from .io import check_schedule_size
     if isinstance(instance, Instance):  # (anything else is algorithms.run's to refuse)
-        check_schedule_size(instance)
+        check_schedule_size(instance, algorithms=[algorithm])
     return algorithms.run(algorithm, instance, **params)
 
 

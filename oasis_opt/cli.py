@@ -749,7 +749,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         params[key] = value
     params = algorithms.param_values(args.algorithm, params, place="--param")
     inst = load_instance(args.instance)
-    check_schedule_size(inst)
+    check_schedule_size(inst, algorithms=[args.algorithm])
     sched = algorithms.run(args.algorithm, inst, **params)
     if args.output is not None:
         save_schedule(sched, args.output)

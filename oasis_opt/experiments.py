@@ -53,7 +53,7 @@ def _size(inst) -> dict[str, Any]:
 def _run_algorithm(name: str, inst, **params: Any) -> dict[str, Any]:
     from . import algorithms
     from .io import check_schedule_size
-    check_schedule_size(inst)
+    check_schedule_size(inst, algorithms=[name])
     sched = algorithms.run(name, inst, **params)
     ex = sched.extras
     row = {"algorithm": name, "utility": sched.total_utility, "completed": sched.completed,

@@ -675,16 +675,47 @@ def schedule_counts(inst: Instance) -> tuple[float, float]:
 def _most_units(capacity: np.ndarray, demand: np.ndarray) -> float | None:
     """The most units of one demand vector of ``demand`` (J, R) that servers of ``capacity``
     (S, R) hold at once, summed over servers, each server taking the vector that fits most
-    often on it (``FIT_EPS`` as the simulator's ``fit_counts``); None when a vector is zero
-    (no bound) or the classes × servers pass ``_FIT_CELLS``."""
-    classes = np.unique(demand, axis=0)
+    often on it; None when a vector is zero (no bound) or there are too many classes."""
+    table = _fit_table(capacity, demand)
+    return None if table is None else float(table[0].max(axis=0, initial=0.0).sum())
+
+
+def _fit_table(capacity: np.ndarray, demand: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray] | None:
+    """(classes, S) units of each distinct row of ``demand`` that fit on each server of the
+    empty ``capacity`` (``FIT_EPS`` as the simulator's ``fit_counts``), and each job's
+    class; None when a row is zero (no bound) or the classes × servers pass
+    ``_FIT_CELLS``."""
+    classes, inverse = np.unique(demand, axis=0, return_inverse=True)
     if capacity.shape[0] * len(classes) > _FIT_CELLS or not (classes > 0).any(axis=1).all():
         return None
-    most = np.zeros(capacity.shape[0])
-    for d in classes:
+    table = np.zeros((len(classes), capacity.shape[0]))
+    for c, d in enumerate(classes):
         pos = d > 0
-        most = np.maximum(most, np.floor(capacity[:, pos] / d[pos] + FIT_EPS).min(axis=1))
-    return float(most.sum())
+        table[c] = np.floor(capacity[:, pos] / d[pos] + FIT_EPS).min(axis=1)
+    return table, inverse.reshape(-1)
+
+
+def largest_dp(inst: Instance) -> tuple[float, int]:
+    """The bytes of the largest tables OASiS's subroutine may build for one job of
+    ``inst`` (``online.subroutine.dp_cells``: at most ``T - a_i`` slots, at most
+    ``min(M_i, V_i, the job's workers that fit in the empty cluster)`` workers a slot; none
+    where those cannot do the work by the horizon), and that job's position (-1: none).
+    One table lives at a time, beside the instance and the schedule made so far."""
+    from .online.subroutine import dp_cells
+    s = inst.horizon - np.asarray(inst.arrival, dtype=float)
+    v, m = np.asarray(inst.workload, dtype=float), np.asarray(inst.max_workers, dtype=float)
+    w = np.minimum(m, v)
+    table = _fit_table(inst.worker_capacity, inst.worker_demand)
+    if table is not None:
+        w = np.minimum(w, table[0].sum(axis=1)[table[1]])
+    cells = 8.0 * dp_cells(s, w, np.ceil(w / inst.ps_ratio), v, len(inst.worker_names),
+                           len(inst.ps_names))
+    cells[(w <= 0) | (w * s < v)] = 0.0
+    if not cells.size or cells.max() <= 0:
+        return 0.0, -1
+    i = int(np.argmax(cells))
+    return float(cells[i]), i
 
 
 def schedule_bytes(inst: Instance) -> float:
@@ -696,21 +727,30 @@ def schedule_bytes(inst: Instance) -> float:
                           + ENTRY_BYTES * entries)
 
 
-def check_schedule_size(inst: Instance, schedules: int = 1) -> None:
+def check_schedule_size(inst: Instance, schedules: int = 1,
+                        algorithms: Sequence[Any] = ()) -> None:
     """Refuse (``InputError`` at ``jobs``, SPEC §5) running online algorithms on ``inst``
     when ``schedules`` of their schedules (those a command holds at once: ``ratio`` keeps
     every algorithm's) beside the loaded instance (``instance_bytes``) would pass the memory
-    limit, before any of them runs. An outside audit had ``run -a drf`` on 20 000 Philly
-    jobs hold 728 MiB at ``--max-memory 200M`` (round 41): nothing counted the schedule."""
+    limit, before any of them runs; where ``algorithms`` names OASiS, its largest dynamic
+    programme (``largest_dp``) is counted beside them too. An outside audit had ``run -a
+    drf`` on 20 000 Philly jobs hold 728 MiB at ``--max-memory 200M`` (round 41): nothing
+    counted the schedule."""
     from .limits import check_allocation, human
     allocations, _ = schedule_counts(inst)
     one = schedule_bytes(inst)
     held = instance_bytes(inst)
     what = f"a schedule of about {human(one)}" if schedules == 1 else \
         f"{schedules} schedules of about {human(one)} each"
-    check_allocation("jobs", schedules * one + held,
+    beside = f"the instance ({human(held)})"
+    dp = 0.0
+    if any(a in ("oasis", "oasis-adaptive") for a in algorithms):
+        dp, i = largest_dp(inst)
+        if dp > 0:
+            beside += f" and OASiS's dynamic programme for jobs[{i}] ({human(dp)})"
+    check_allocation("jobs", schedules * one + held + dp,
                      f"{what} ({inst.num_jobs} jobs, up to {allocations:.0f} job-slots) "
-                     f"beside the instance ({human(held)})")
+                     f"beside {beside}")
 
 
 def _training_workload(training: Training, place: str) -> int:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import INSTANCE_FILES, INSTANCES
+from hypothesis import given, settings
+from strategies import instances
 
 from oasis_opt import algorithms, api
 from oasis_opt.cli import main
@@ -15,6 +17,7 @@ from oasis_opt.generator import generate
 from oasis_opt.io import (
     dumps,
     instance_bytes,
+    instance_from_dict,
     load_instance,
     schedule_bytes,
     schedule_counts,
@@ -38,10 +41,29 @@ def test_the_counts_bound_every_built_in_schedule(name: str) -> None:
     ``schedule_counts`` says before the run."""
     for inst in _instances():
         allocations, entries = schedule_counts(inst)
-        s = algorithms.run(name, inst)
-        made = sum(len(j.allocations) for j in s.jobs)
-        held = sum(len(a.workers) + len(a.ps) for j in s.jobs for a in j.allocations)
+        made, held = _made(algorithms.run(name, inst))
         assert made <= allocations and held <= entries, (inst.name, made, held)
+
+
+def _made(s) -> tuple[int, int]:
+    """A schedule's allocations (job-slots) and server entries."""
+    return (sum(len(j.allocations) for j in s.jobs),
+            sum(len(a.workers) + len(a.ps) for j in s.jobs for a in j.allocations))
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances().map(instance_from_dict))
+def test_the_counts_bound_schedules_of_random_instances(inst) -> None:
+    """The same on random instances with zero capacities and demands, fractional PS ratios
+    and one-slot horizons (tests/strategies.py)."""
+    allocations, entries = schedule_counts(inst)
+    for name in BUILT_INS:
+        try:
+            s = algorithms.run(name, inst)
+        except InputError:  # OASiS refuses prices out of a double's range (subnormal f)
+            continue
+        made, held = _made(s)
+        assert made <= allocations and held <= entries, name
 
 
 def _busy() -> object:
@@ -110,3 +132,40 @@ def test_a_schedule_file_is_written_as_before(path) -> None:
     for name in BUILT_INS:
         s = algorithms.run(name, inst)
         assert "".join(schedule_text(s)) == dumps(schedule_to_dict(s)) + "\n", name
+
+
+@pytest.mark.parametrize("name", ["oasis", "oasis-adaptive"])
+def test_the_largest_dp_bounds_every_table_oasis_builds(name: str, monkeypatch) -> None:
+    """Every dynamic programme OASiS's subroutine sizes (``_check_size``) during a run, its
+    certificate's included, is at most ``largest_dp`` of the instance."""
+    from oasis_opt.io import largest_dp
+    from oasis_opt.online import subroutine
+    sized: list[float] = []
+    real = subroutine._check_size
+
+    def record(job, S, W, Z, V, H, K):
+        sized.append(8.0 * subroutine.dp_cells(S, W, Z, V, H, K))
+        return real(job, S, W, Z, V, H, K)
+    monkeypatch.setattr(subroutine, "_check_size", record)
+    for inst in _instances():
+        sized.clear()
+        algorithms.run(name, inst)
+        assert max(sized, default=0.0) <= largest_dp(inst)[0], inst.name
+
+
+def test_oasis_is_refused_with_its_dp_counted(tmp_path, capsys, monkeypatch) -> None:
+    """At a limit that the instance and a schedule pass but not OASiS's largest dynamic
+    programme beside them, ``run -a oasis`` is refused up front naming the job, and
+    ``run -a fifo`` (no such table) runs."""
+    from oasis_opt.io import largest_dp
+    monkeypatch.setenv("OASIS_MAX_MEMORY", "8G")  # restored after --max-memory sets it
+    path = INSTANCES / "paper-s1.json"
+    inst = load_instance(path)
+    dp, i = largest_dp(inst)
+    assert dp > 0
+    limit = str(_limit_between(inst, 1) + int(dp / 2))
+    out = tmp_path / "s.json"
+    assert main(["run", str(path), "-a", "oasis", "--max-memory", limit, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"OASiS's dynamic programme for jobs[{i}]" in err and not out.exists()
+    assert main(["run", str(path), "-a", "fifo", "--max-memory", limit, "-o", str(out)]) == 0

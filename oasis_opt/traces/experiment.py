@@ -338,7 +338,8 @@ def execute(task: Task) -> list[dict[str, Any]]:
         f"{len(inst.worker_names)} servers")
     limit = float(params.get("time_limit", QUICK_TIME_LIMIT))
     method = params.get("method", "auto")
-    check_schedule_size(inst, len(task.algorithms))  # every schedule is kept to the end
+    # every schedule is kept to the end
+    check_schedule_size(inst, len(task.algorithms), task.algorithms)
     runs = []
     for name in task.algorithms:
         say(f"running {name}")
