@@ -621,15 +621,17 @@ def check_file_beside(path: str | Path, what: str, inst: Instance) -> None:
 #: What a schedule holds (``model.Schedule``), measured with tracemalloc (round 42): per
 #: allocation (job and slot) its ``Allocation`` (104 B), two dicts of up to five servers
 #: (184 B each), the slot's int and its place in the job's tuple: 512 B; per server entry of
-#: an allocation, room for its dicts past five entries (at most 36 B an entry up to 10^4
+#: an allocation, room for its dicts past five entries (at most 38 B an entry up to 10^4
 #: entries) and what the algorithm and the validator hold of it while the schedule is made
 #: and checked (the simulator's entries and their sorted copy, the validator's lists and
-#: arrays, a job's sparse counts): 160 B; per job its ``JobResult`` and counts: 600 B.
+#: arrays): 160 B; per job its ``JobResult`` and tuple, and its two ``SlotCounts`` of three
+#: array views while the schedule is made: 1 000 B.
 ALLOCATION_BYTES = 512
 ENTRY_BYTES = 160
-RESULT_BYTES = 600
-#: The freed small objects of a run stay in the allocator's arenas: the process's RSS
-#: grew by up to 1.5 times the traced bytes over a run (round 42), counted in the estimate.
+RESULT_BYTES = 1000
+#: Room for the allocator's arenas that a run's freed small objects keep: the process's RSS
+#: grew by at most 1.1 times the traced peak over the runs measured in round 42 (DRF on
+#: 5 000 Philly jobs: 80 MiB against 74 MiB traced), 1.5 leaves a margin.
 HEAP_FACTOR = 1.5
 #: Demand classes × servers past which ``schedule_counts`` does not compute the most
 #: workers a slot can hold (it bounds by the jobs alone).
