@@ -256,13 +256,13 @@ def compare(instance: Instance,
     names = list(table)
     offline.check_settings(modeler, time_limit, method=method, solver=solver)
     offline.check_counts(instance)  # before the algorithms run: they take long on such jobs
-    check_schedule_size(instance, len(names), names)  # every schedule is kept to the end
     if opt_cache is None:  # before them too (a cached result needs no room to solve)
         offline.check_route_sizes(instance, method if solver == "highs" else "compact",
                                   time_limit)
     if solver != "highs":  # as offline.solve would, but before the algorithms run
         from . import solvers
         solvers.check(solver)
+    check_schedule_size(instance, len(names), names)  # every schedule is kept to the end
     from .offline.clock import Clock
     clock = Clock(time_limit)
     schedules: dict[str, Any] = {}

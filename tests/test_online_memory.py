@@ -108,10 +108,10 @@ def test_the_python_run_is_refused_too(monkeypatch) -> None:
     assert err.value.place == "jobs"
 
 
-def test_compare_counts_every_schedule_it_keeps(monkeypatch) -> None:
+def test_compare_counts_every_schedule_it_keeps(monkeypatch, tmp_path) -> None:
     """``compare`` keeps every algorithm's schedule to the end: two algorithms at a limit
     that holds one schedule beside the instance but not two are refused before either
-    runs."""
+    runs (after the solve's own refusals, which a cache folder skips here)."""
     inst = _busy()
     ran: list[str] = []
     real = algorithms.run
@@ -119,7 +119,7 @@ def test_compare_counts_every_schedule_it_keeps(monkeypatch) -> None:
                         or real(name, *a, **k))
     monkeypatch.setenv("OASIS_MAX_MEMORY", str(_limit_between(inst, 1.5)))
     with pytest.raises(InputError, match="2 schedules of about") as err:
-        compare(inst, ["fifo", "drf"], time_limit=5)
+        compare(inst, ["fifo", "drf"], time_limit=5, opt_cache=tmp_path)
     assert err.value.place == "jobs" and ran == []
 
 
