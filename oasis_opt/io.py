@@ -698,11 +698,12 @@ def _fit_table(capacity: np.ndarray, demand: np.ndarray
     return table, inverse.reshape(-1)
 
 
-def largest_dp(inst: Instance) -> tuple[float, int]:
+def largest_dp(inst: Instance) -> tuple[float, int, int, int]:
     """The bytes of the largest tables OASiS's subroutine may build for one job of
     ``inst`` (``online.subroutine.dp_cells``: at most ``T - a_i`` slots, at most
     ``min(M_i, V_i, the job's workers that fit in the empty cluster)`` workers a slot; none
-    where those cannot do the work by the horizon), and that job's position (-1: none).
+    where those cannot do the work by the horizon), that job's position (-1: none), its
+    slots and its workers a slot.
     One table lives at a time, beside the instance and the schedule made so far."""
     from .online.subroutine import dp_cells
     s = inst.horizon - np.asarray(inst.arrival, dtype=float)
@@ -715,9 +716,9 @@ def largest_dp(inst: Instance) -> tuple[float, int]:
                            len(inst.ps_names))
     cells[(w <= 0) | (w * s < v)] = 0.0
     if not cells.size or cells.max() <= 0:
-        return 0.0, -1
+        return 0.0, -1, 0, 0
     i = int(np.argmax(cells))
-    return float(cells[i]), i
+    return float(cells[i]), i, int(s[i]), int(w[i])
 
 
 def schedule_bytes(inst: Instance) -> float:
@@ -747,8 +748,13 @@ def check_schedule_size(inst: Instance, schedules: int = 1,
     beside = f"the instance ({human(held)})"
     dp = 0.0
     if any(a in ("oasis", "oasis-adaptive") for a in algorithms):
-        dp, i = largest_dp(inst)
+        dp, i, slots, workers = largest_dp(inst)
         if dp > 0:
+            # alone, as the subroutine would say it at the job's decision (``_check_size``)
+            check_allocation(f"jobs[{i}].workload", dp,
+                             f"OASiS's dynamic programme for a workload of "
+                             f"{inst.jobs[i].workload} over {slots} slots with up to "
+                             f"{workers} workers a slot")
             beside += f" and OASiS's dynamic programme for jobs[{i}] ({human(dp)})"
     check_allocation("jobs", schedules * one + held + dp,
                      f"{what} ({inst.num_jobs} jobs, up to {allocations:.0f} job-slots) "

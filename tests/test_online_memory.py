@@ -161,7 +161,7 @@ def test_oasis_is_refused_with_its_dp_counted(tmp_path, capsys, monkeypatch) -> 
     monkeypatch.setenv("OASIS_MAX_MEMORY", "8G")  # restored after --max-memory sets it
     path = INSTANCES / "paper-s1.json"
     inst = load_instance(path)
-    dp, i = largest_dp(inst)
+    dp, i, _, _ = largest_dp(inst)
     assert dp > 0
     limit = str(_limit_between(inst, 1) + int(dp / 2))
     out = tmp_path / "s.json"
