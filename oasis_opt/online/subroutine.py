@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -598,11 +599,16 @@ def _stop_after(job: JobSpec, util: np.ndarray, cw: np.ndarray, fw: np.ndarray,
     return out
 
 
+def dp_cells(S: Any, W: Any, Z: Any, V: Any, H: int, K: int) -> Any:
+    """The 8-byte cells of ``best_schedule``'s tables (``_check_size``), scalars or arrays."""
+    return (S + 1) * (W + V + 1) + (W + 1) * (V + 1) + 4 * S * (W + Z + 2) + 2 * S * (H + K)
+
+
 def _check_size(job: JobSpec, S: int, W: int, Z: int, V: int, H: int, K: int) -> None:
     """Refuse (``InputError``) a DP whose tables would not fit in the memory limit: the DP
     rows (S+1)·(W+V+1), one slot's update (W+1)·(V+1), the greedy tables and their search
     arrays, S·(W+1) and S·(Z+1) several times over."""
-    cells = (S + 1) * (W + V + 1) + (W + 1) * (V + 1) + 4 * S * (W + Z + 2) + 2 * S * (H + K)
+    cells = dp_cells(S, W, Z, V, H, K)
     if 8.0 * cells <= max_memory():
         return  # the usual case: no message to build (this runs once per decision)
     check_allocation(f"{job.place}.workload" if job.place else "workload", 8.0 * cells,
