@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 import highspy
 import numpy as np
 
-from oasis_opt.limits import check_allocation, max_memory
+from oasis_opt.limits import check_allocation, human, max_memory
 from oasis_opt.model import Instance, Schedule, SlotCounts, ps_needed
 from oasis_opt.online.subroutine import BestSchedule, JobSpec
 from oasis_opt.utility import trivial_bound
@@ -254,21 +254,58 @@ def master_bytes(instance: Instance, aggregate: bool, pool_all: bool = False
     return nbytes, rows
 
 
-def _check_master_bytes(instance: Instance, nbytes: float, rows: int, aggregate: bool) -> None:
-    check_allocation("jobs", nbytes,
-                     f"column-generation master of {instance.num_jobs} jobs × "
-                     f"{instance.horizon} slots "
-                     f"({rows} rows{' with identical servers pooled' if aggregate else ''})")
+def pricing_bytes(instance: Instance) -> tuple[float, int]:
+    """(bytes, job) of the largest pricing tables any job may ask for: the cells OASiS's
+    subroutine checks before its dynamic programme (``subroutine._check_size``, which refuses
+    the job past ``--max-memory``) at the full capacities, the most any pricing of job i
+    sees: ``S = T − a_i`` slots, ``W = min(N_i, V_i, the workers all servers hold)``,
+    ``Z = ⌈W/γ_i⌉`` PSs, ``8·((S+1)(W+V+1) + (W+1)(V+1) + 4S(W+Z+2) + 2S(H+K))`` bytes;
+    0 for a job that cannot finish (the subroutine builds nothing for it). Job −1: none."""
+    J, T = instance.num_jobs, instance.horizon
+    if not J:
+        return 0.0, -1
+    V = instance.workload.astype(float)
+    S = np.maximum(T - instance.arrival, 0).astype(float)
+    shapes, count = np.unique(instance.worker_capacity, axis=0, return_counts=True)
+    demand = instance.worker_demand
+    need = demand > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # (J, shapes): min over the resources the job needs of floor(C/d), as ``fit_counts``
+        per = np.where(need[:, None, :], shapes[None, :, :] / demand[:, None, :], np.inf)
+    held = np.floor(np.maximum(per.min(axis=2, initial=np.inf), 0.0) + 1e-9)
+    W = np.minimum(np.minimum(instance.max_workers.astype(float), V),
+                   np.minimum(held, 2.0**62) @ count.astype(float))
+    Z = np.asarray(ps_needed(W, instance.ps_ratio), dtype=float)
+    H, K = len(instance.worker_names), len(instance.ps_names)
+    cells = (S + 1) * (W + V + 1) + (W + 1) * (V + 1) + 4 * S * (W + Z + 2) + 2 * S * (H + K)
+    cells = np.where((W > 0) & (W * S >= V) & (S > 0), cells, 0.0)
+    job = int(np.argmax(cells))
+    return 8.0 * float(cells[job]), job
+
+
+def _check_master_bytes(instance: Instance, nbytes: float, rows: int, aggregate: bool,
+                        pricing: tuple[float, int] = (0.0, -1)) -> None:
+    what = (f"column-generation master of {instance.num_jobs} jobs × {instance.horizon} "
+            f"slots ({rows} rows{' with identical servers pooled' if aggregate else ''})")
+    if pricing[0] > 0:
+        i = pricing[1]
+        job = instance.jobs[i]
+        what += (f", about {human(nbytes)}, with its pricing tables, about "
+                 f"{human(pricing[0])} (jobs[{i}]: OASiS's dynamic programme for a workload "
+                 f"of {job.workload} over {instance.horizon - job.arrival} slots),")
+    check_allocation("jobs", nbytes + pricing[0], what)
 
 
 def check_least_master(instance: Instance) -> None:
     """Refuse (``InputError``) an instance whose smallest master (the pooled one of the
-    bound-only route, ``solve(bound_only=True)``) would pass ``--max-memory``: before any
-    other work, where the master itself is built after the online floor (20 000 Philly jobs
-    at ``--max-memory 300M`` were refused after 15.8 s of it, an outside audit)."""
+    bound-only route, ``solve(bound_only=True)``) with the largest pricing tables its
+    subroutine may build (``pricing_bytes``) would pass ``--max-memory``: before any other
+    work, where the master itself is built after the online floor (20 000 Philly jobs at
+    ``--max-memory 300M`` were refused after 15.8 s of it, an outside audit) and the pricing
+    refused its job only as it priced it (5 000 Philly jobs at 300M: 28 s in)."""
     rows_inst = with_count_rows(instance)
     nbytes, rows = master_bytes(rows_inst, True, pool_all=True)
-    _check_master_bytes(rows_inst, nbytes, rows, True)
+    _check_master_bytes(rows_inst, nbytes, rows, True, pricing_bytes(rows_inst))
 
 
 class _Master:
