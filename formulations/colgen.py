@@ -42,7 +42,8 @@ from dataclasses import asdict, dataclass, field
 import highspy
 import numpy as np
 
-from oasis_opt.limits import check_allocation, human, max_memory
+from oasis_opt import limits
+from oasis_opt.limits import NoRoom, check_allocation, human, max_memory
 from oasis_opt.model import Instance, Schedule, SlotCounts, ps_needed
 from oasis_opt.online.subroutine import BestSchedule, JobSpec
 from oasis_opt.utility import trivial_bound
@@ -58,6 +59,7 @@ from .colgen_scale import (
     column_of,
     fixed_rate_columns,
     round_lp,
+    schedule_bytes,
     schedule_cells,
     server_fits,
     slot_classes,
@@ -67,7 +69,15 @@ from .colgen_scale import (
 from .common import most_units, row_capacity
 from .deadline import Deadline, run_limit
 from .highs import new_highs, option
-from .pattern_master import ENTER_TOL, PatternMaster, dive, generate, lp_proven
+from .pattern_master import (
+    ENTER_TOL,
+    LP_BYTES_PER_NNZ,
+    MIP_BYTES_PER_NNZ,
+    PatternMaster,
+    dive,
+    generate,
+    lp_proven,
+)
 from .result import SolveResult
 from .status import SolveStatus
 
@@ -96,6 +106,8 @@ class ColgenStats:
     history: list[tuple[float, float, float]] = field(default_factory=list)
     #: (round, LP value, best bound so far, seconds since the start) of the bound phase
     rounds: list[tuple[int, float, float, float]] = field(default_factory=list)
+    #: the phases left out for want of memory (``limits.need_room``), each a sentence
+    notes: list[str] = field(default_factory=list)
 
 
 def implied_rows(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
@@ -661,6 +673,11 @@ class _Master:
         self.interior_x = option(h, "solver") == "ipm" and option(h, "run_crossover") == "off"
         if cap is not None:
             h.setOptionValue("time_limit", highspy.kHighsInf)
+
+    def mip_bytes(self) -> float:
+        """What price-and-branch (``mip``) adds: the master's copy (``nbytes``) and HiGHS's
+        MILP over it (``MIP_BYTES_PER_NNZ`` a nonzero)."""
+        return self.nbytes + MIP_BYTES_PER_NNZ * float(self.h.getNumNz())
 
     def mip(self, deadline: Deadline, start: Sequence[Column] = (),
             solutions: list[tuple[float, np.ndarray]] | None = None) -> np.ndarray | None:
@@ -1377,6 +1394,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         round_both(x)
 
     def round_both(x: np.ndarray) -> None:
+        if not room(schedule_bytes(inst, len(master.columns)), "rounding the LP"):
+            return
         for by_weight in (True, False) if ROUND_BY_WEIGHT else (False,):
             sched = round_lp(inst, master.columns, x, fill=True, compact=True, deadline=hard,
                              by_weight=by_weight)
@@ -1395,21 +1414,39 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             track.update(incumbent=v)
             if track.gap() <= mip_gap:  # the target met: the phase ends here
                 until.end_now()
+        if not room(schedule_bytes(inst, len(master.columns)), "the ejections"):
+            return 0, False
         sched, kept = trace_lns.eject(inst, schedule_columns(inst, start), until,
                                       on_value=seen, patience=EJECT_PATIENCE, late=late,
                                       rng=rng)
         return kept, improve(sched)
 
-    def tell(priced: int | None = None) -> None:
+    def tell(priced: int | None = None, note: str = "") -> None:
         shown[0] = time.perf_counter()
         now = (res.iterations, priced, res.bound, track.incumbent)
-        if told and told[-1] == now and priced is None:
+        if told and told[-1] == now and priced is None and not note:
             return  # the round's line is out already
         told[:] = [now]
         if on_round is not None:
             on_round(Round(res.iterations, shown[0] - start, res.lp_value, res.bound,
                            track.incumbent, track.gap(), len(master.columns), priced,
-                           inst.num_jobs))
+                           inst.num_jobs, note))
+
+    def room(nbytes: float, what: str) -> bool:
+        """Whether a phase after the bound that would build about ``nbytes`` fits beside what
+        the process holds (``limits.need_room``); where not, it is left out, once said in
+        the result's notes and as a progress line (the incumbent and the bound stand)."""
+        try:
+            limits.need_room(nbytes, what)
+        except NoRoom as e:
+            noted(e)
+            return False
+        return True
+
+    def noted(e: NoRoom) -> None:
+        if e.note.split(":")[0] not in (n.split(":")[0] for n in res.notes):  # once a phase
+            res.notes.append(e.note)
+            tell(note=e.note)
 
     def pricing(_it: int, priced: int) -> None:
         if time.perf_counter() - shown[0] >= ROUND_EVERY:
@@ -1494,8 +1531,10 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             # With a budget the MIP runs to its end but the reserve (it starts MIP_SHARE
             # before the bound phase's 90 %, and stopping there left the last 7 % of the
             # budget idle: p5k, 533 of 600 s); without one, ``mip_time_limit``.
-            x = master.mip(hard.before(reserve) if end is not None
-                           else hard.earlier(t0 + want), schedule_columns(inst, best_sched), found)
+            if room(master.mip_bytes(), "price-and-branch on the pooled master"):
+                x = master.mip(hard.before(reserve) if end is not None
+                               else hard.earlier(t0 + want), schedule_columns(inst, best_sched),
+                               found)
             res.mip_seconds = time.perf_counter() - t0
         if x is None:
             x = master.values()
@@ -1544,7 +1583,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 kept, better = ejections(best_sched, hard.before(EJECT_DRAWN_RESERVE),
                                          rng=np.random.default_rng(rng_seed))
                 res.lns_ejections += kept if better else 0
-            if track.gap() > mip_gap:  # else the ejections met the target: done
+            if track.gap() > mip_gap and room(schedule_bytes(inst, len(master.columns)),
+                                              "the moves"):  # (else: the target met)
                 sched, res.lns_moves = trace_lns.search(
                     inst, master.columns, schedule_columns(inst, best_sched), hard,
                     rng_seed=rng_seed, on_value=lambda v: track.update(incumbent=v))
@@ -1581,7 +1621,17 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         track.point(force=True)  # the last point is the result
         return result(res, incumbent, time.perf_counter() - start, track.gap() <= mip_gap)
 
-    if not master.columns or track.gap() <= mip_gap or left() <= 0.5 or bound_only:
+    pm = None
+    if master.columns and track.gap() > mip_gap and left() > 0.5 and not bound_only:
+        # 2. the pattern master and its own column generation, where they fit beside what is
+        # held with the master's columns in it (else the bound phase's answer stands)
+        t_pm = time.perf_counter()
+        try:
+            pm = PatternMaster(inst, deadline=hard,
+                               room=LP_BYTES_PER_NNZ * float(master.h.getNumNz()))
+        except NoRoom as e:
+            noted(e)
+    if pm is None:
         # the MIP stage's own status: stopped by the limit (or no time left for it), else
         # finished or not needed (at trace scale), else not run
         res.mip_status = SolveStatus.OPTIMAL if track.gap() <= mip_gap \
@@ -1593,9 +1643,6 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             raise RuntimeError("the rounded LP schedule failed validation")  # a bug: say so
         return finish(best_sched)
 
-    # 2. the pattern master and its own column generation
-    t_pm = time.perf_counter()
-    pm = PatternMaster(inst, deadline=hard)
     H, K = master.H, master.K
 
     def grouped(c: Column) -> int:  # small instances only: dense (T, servers) per column
@@ -1635,9 +1682,11 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     def on_inc(value: float, _bound: float) -> None:
         track.update(incumbent=value)
 
-    mip = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
-    (x, lam), res.mip_status = mip.values, mip.status
-    cand = _checked(pm, x, lam, check)
+    cand = None
+    if room(pm.mip_bytes(), "the MILP over the pattern master"):
+        mip = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
+        (x, lam), res.mip_status = mip.values, mip.status
+        cand = _checked(pm, x, lam, check)
     if cand is None or not improve(cand):  # keep the start as the LNS incumbent
         x = np.zeros(len(pm.columns))
         x[seed_cols] = 1.0
@@ -1651,6 +1700,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     stall = 0
     exhausted = False  # the search, not the limit, ended it
     while track.gap() > mip_gap and time.perf_counter() < lns_end - 0.5:
+        if not room(pm.mip_bytes(), "the LNS windows"):
+            exhausted = True  # memory, not the limit, ended it
+            break
         x = np.concatenate([x, np.zeros(len(pm.columns) - len(x))])
         t0 = int(rng.integers(0, max(1, T - width + 1)))
         t1 = min(T - 1, t0 + width - 1)
@@ -1704,6 +1756,8 @@ def result(stats: ColgenStats, schedule: Schedule, seconds: float,
         status = SolveStatus.FEASIBLE
     extras = asdict(stats)
     del extras["bound"]
+    if not extras["notes"]:  # nothing was left out: the extras as they always were
+        del extras["notes"]
     extras = {"lp_proven": extras.pop("proven"), **extras,
               "mip_status": SolveStatus(stats.mip_status).value}
     return SolveResult(status, schedule.total_utility, stats.bound, schedule=schedule,

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oasis_opt.formulations import colgen
+from oasis_opt.formulations import colgen, pattern_master
 
 from oasis_opt import limits
 from oasis_opt.cli import main
 from oasis_opt.errors import InputError
+from oasis_opt.generator import generate
 from oasis_opt.io import instance_from_dict, save_instance
+from oasis_opt.offline import colgen_inputs
 from oasis_opt.online.subroutine import JobSpec, best_schedule
+from oasis_opt.progress import round_text
+from oasis_opt.validate import validate
 
 
 def _long_job(horizon: int = 3000, workload: int = 2000) -> dict:
@@ -70,3 +74,89 @@ def test_master_with_its_pricing_tables_refused_up_front(monkeypatch, tmp_path, 
     assert not out.exists() and not ran
     monkeypatch.setenv(limits.ENV, str(int(master + tables)))  # both fit: not refused
     colgen.check_least_master(inst)
+
+
+@pytest.fixture
+def spied(monkeypatch):
+    """``limits.need_room``'s questions (estimate, phase), with nothing held: the limit alone
+    decides, whatever else the test process holds."""
+    asked: list[tuple[float, str]] = []
+    real = limits.need_room
+
+    def spy(nbytes: float, what: str) -> None:
+        asked.append((nbytes, what))
+        real(nbytes, what)
+    monkeypatch.setattr(limits, "held_bytes", lambda: 0)
+    monkeypatch.setattr(limits, "need_room", spy)
+    return asked
+
+
+def test_a_limit_below_the_milp_skips_it_and_keeps_the_answer(monkeypatch, spied):
+    inst = generate("small", seed=0, jobs=20)
+    inputs = colgen_inputs(inst)
+    settings = {"mip_time_limit": 1.0, "bound_only": False, **inputs}
+    first = colgen.solve(inst, **settings)
+    estimate = dict((what.split(" of ")[0], b) for b, what in spied)
+    built = estimate["the pattern master"]
+    milp = estimate["the MILP over the pattern master"]
+    assert built < milp
+    limit = int((built + milp) / 2)  # the pattern master fits, its MILP does not
+    monkeypatch.setenv(limits.ENV, str(limit))
+    spied.clear()
+    mips = []
+    monkeypatch.setattr(pattern_master.PatternMaster, "solve_mip",
+                        lambda *a, **k: mips.append(1))
+    rounds = []
+    res = colgen.solve(inst, on_round=rounds.append, **settings)
+    assert not mips  # neither the MILP nor an LNS window (each solves one)
+    asked = {what.split(" of ")[0]: b for b, what in spied}
+    assert asked["the pattern master"] <= limit < asked["the MILP over the pattern master"]
+    notes = res.extras["notes"]
+    assert any(n.startswith("the MILP over the pattern master skipped") for n in notes)
+    assert any(n.startswith("the LNS windows skipped") for n in notes)
+    assert all(limits.human(limit) in n for n in notes)
+    assert [r.note for r in rounds if r.note] == notes
+    assert "column generation: the MILP" in round_text(next(r for r in rounds if r.note))
+    # the answer so far stands: the best seed (or the dive's), a valid bound
+    best_seed = max(s.total_utility for s in inputs["seeds"])
+    assert res.schedule.total_utility >= best_seed - 1e-9
+    assert validate(inst, res.schedule).feasible
+    assert res.bound >= res.schedule.total_utility - 1e-9
+    assert res.bound >= first.schedule.total_utility - 1e-6  # still a bound on OPT
+    assert "notes" not in first.extras  # the default limit: nothing left out, nothing said
+
+
+def test_trace_scale_phases_skipped_when_nothing_more_fits(monkeypatch, spied):
+    inst = generate("small", seed=0, jobs=20)  # the seeds leave a gap: every phase asked
+    inputs = colgen_inputs(inst)
+    monkeypatch.setattr(limits, "held_bytes", limits.max_memory)  # all of it held already
+    rounded = []
+    monkeypatch.setattr(colgen, "round_lp", lambda *a, **k: rounded.append(1))
+    rounds = []
+    res = colgen.solve(inst, bound_only=True, on_round=rounds.append, **inputs)
+    phases = {what for _, what in spied}
+    assert phases <= {"rounding the LP", "the ejections", "the moves"}
+    assert "rounding the LP" in phases
+    assert not rounded
+    assert [n.split(" skipped")[0] for n in res.extras["notes"]] == sorted(
+        phases, key=["rounding the LP", "the ejections", "the moves"].index)
+    assert [r.note for r in rounds if r.note] == res.extras["notes"]
+    # the bound phase ran (the master is checked against the limit alone, up front)
+    assert res.extras["iterations"] >= 1
+    best_seed = max(s.total_utility for s in inputs["seeds"])
+    assert res.schedule.total_utility == pytest.approx(best_seed)
+    assert res.bound >= res.schedule.total_utility - 1e-9
+
+
+def test_need_room_counts_what_is_held(monkeypatch):
+    monkeypatch.setenv(limits.ENV, "1000")
+    monkeypatch.setattr(limits, "held_bytes", lambda: 600)
+    limits.need_room(400, "a phase")
+    with pytest.raises(limits.NoRoom) as err:
+        limits.need_room(401, "a phase")
+    assert err.value.note.startswith("a phase skipped: about 401 B beside 600 B held")
+
+
+def test_held_bytes_is_this_process_resident_memory():
+    held = limits.held_bytes()
+    assert held == 0 or 10 * 2**20 < held < 64 * 2**30

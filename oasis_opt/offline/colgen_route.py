@@ -74,8 +74,25 @@ def _per_server_after(instance: Instance, kwargs: dict[str, Any], res: Any,
     best = nxt.schedule if nxt.schedule.total_utility > res.schedule.total_utility \
         else res.schedule
     stopped = nxt.status is SolveStatus.TIME_LIMIT
+    notes = [*res.extras.get("notes", ()), *nxt.extras.get("notes", ())]
     return replace(res, schedule=best, bound=min(res.bound, nxt.bound),
-                   objective=best.total_utility, status=nxt.status if stopped else res.status)
+                   objective=best.total_utility, status=nxt.status if stopped else res.status,
+                   extras={**res.extras, **({"notes": notes} if notes else {})})
+
+
+def _tell_notes(res: Any, on_round: Callable[[Any], None] | None) -> None:
+    """The phases a guarded column generation left out for want of memory (its result's
+    ``notes``, ``limits.need_room``) as progress lines, one ``colgen.Round`` each."""
+    from ..formulations.colgen import Round
+    if on_round is None:
+        return
+    x = res.extras
+    inc = res.schedule.total_utility
+    gap = relative_gap(max(res.bound, inc), inc)
+    for note in x.get("notes", ()):
+        on_round(Round(x["iterations"], 0.0, x["lp_value"], res.bound, inc,
+                       math.inf if gap is None else gap, x["columns"], None,
+                       res.schedule.instance.num_jobs, note))
 
 
 def colgen_inputs(instance: Instance, seeds: bool = True,
@@ -179,6 +196,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     try:
         if deadline is not None and race.can_fork() and not trace_scale and executor is None:
             res = race.colgen_guarded(instance, kwargs, deadline, tracker, stop, on_start)
+            _tell_notes(res, on_round)  # the child hears no rounds: its notes, now
         else:
             if on_start is not None:
                 on_start()
@@ -216,6 +234,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
             trivial = min(trivial, res.bound)
     res = replace(res, status=status, objective=utility, solve_seconds=seconds,
                   extras={**{k: res.extras[k] for k in COLGEN_EXTRAS},
-                          "bound_only": bound_only})
+                          "bound_only": bound_only,
+                          **{k: res.extras[k] for k in ("notes",) if k in res.extras}})
     return finish(instance, res, schedule, tracker, clock, trivial, "highspy", "colgen",
                   "colgen", chosen)
