@@ -1394,7 +1394,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         round_both(x)
 
     def round_both(x: np.ndarray) -> None:
-        if not room(schedule_bytes(inst, len(master.columns)), "rounding the LP"):
+        if not fits(schedule_bytes(inst, len(master.columns)), "rounding the LP"):
             return
         for by_weight in (True, False) if ROUND_BY_WEIGHT else (False,):
             sched = round_lp(inst, master.columns, x, fill=True, compact=True, deadline=hard,
@@ -1414,7 +1414,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             track.update(incumbent=v)
             if track.gap() <= mip_gap:  # the target met: the phase ends here
                 until.end_now()
-        if not room(schedule_bytes(inst, len(master.columns)), "the ejections"):
+        if not fits(schedule_bytes(inst, len(master.columns)), "the ejections"):
             return 0, False
         sched, kept = trace_lns.eject(inst, schedule_columns(inst, start), until,
                                       on_value=seen, patience=EJECT_PATIENCE, late=late,
@@ -1432,7 +1432,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                            track.incumbent, track.gap(), len(master.columns), priced,
                            inst.num_jobs, note))
 
-    def room(nbytes: float, what: str) -> bool:
+    def fits(nbytes: float, what: str) -> bool:
         """Whether a phase after the bound that would build about ``nbytes`` fits beside what
         the process holds (``limits.need_room``); where not, it is left out, once said in
         the result's notes and as a progress line (the incumbent and the bound stand)."""
@@ -1514,7 +1514,20 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                               subgradient_steps=SUBGRADIENT_STEPS if bound_only else 0,
                               auto_smoothing=bound_only)
     res.bound_seconds = time.perf_counter() - start
-    if bound_only and master.columns and track.gap() > mip_gap and left() > 0.5:
+    pm = None
+    lean = False  # the pattern master left out: the trace-scale schedule phases instead
+    if master.columns and track.gap() > mip_gap and left() > 0.5 and not bound_only:
+        # 2. the pattern master and its own column generation, where they fit beside what is
+        # held with the master's columns in it; else the bound's LP is rounded, and its
+        # schedule improved, as at trace scale (``schedule_bytes``, far less)
+        t_pm = time.perf_counter()
+        try:
+            pm = PatternMaster(inst, deadline=hard,
+                               room=LP_BYTES_PER_NNZ * float(master.h.getNumNz()))
+        except NoRoom as e:
+            noted(e)
+            lean = True
+    if (bound_only or lean) and master.columns and track.gap() > mip_gap and left() > 0.5:
         # price-and-branch on the pooled master, its choice of columns placed and filled
         x = None
         found: list[tuple[float, np.ndarray]] = []  # the MILP's improving solutions
@@ -1531,7 +1544,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             # With a budget the MIP runs to its end but the reserve (it starts MIP_SHARE
             # before the bound phase's 90 %, and stopping there left the last 7 % of the
             # budget idle: p5k, 533 of 600 s); without one, ``mip_time_limit``.
-            if room(master.mip_bytes(), "price-and-branch on the pooled master"):
+            if fits(master.mip_bytes(), "price-and-branch on the pooled master"):
                 x = master.mip(hard.before(reserve) if end is not None
                                else hard.earlier(t0 + want), schedule_columns(inst, best_sched),
                                found)
@@ -1583,14 +1596,15 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 kept, better = ejections(best_sched, hard.before(EJECT_DRAWN_RESERVE),
                                          rng=np.random.default_rng(rng_seed))
                 res.lns_ejections += kept if better else 0
-            if track.gap() > mip_gap and room(schedule_bytes(inst, len(master.columns)),
+            if track.gap() > mip_gap and fits(schedule_bytes(inst, len(master.columns)),
                                               "the moves"):  # (else: the target met)
                 sched, res.lns_moves = trace_lns.search(
                     inst, master.columns, schedule_columns(inst, best_sched), hard,
                     rng_seed=rng_seed, on_value=lambda v: track.update(incumbent=v))
                 improve(sched)
             res.mip_seconds = time.perf_counter() - t0
-        if TRACE_LNS and RESUME_ROUNDS and end is not None and not res.proven and \
+        if bound_only and TRACE_LNS and RESUME_ROUNDS and end is not None and \
+                not res.proven and \
                 track.gap() > mip_gap:
             # the moves stopped before the deadline (``trace_lns.STALL_SWEEPS`` moves in a
             # row gained nothing): the rest of the budget to more rounds of the bound, from
@@ -1621,16 +1635,6 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         track.point(force=True)  # the last point is the result
         return result(res, incumbent, time.perf_counter() - start, track.gap() <= mip_gap)
 
-    pm = None
-    if master.columns and track.gap() > mip_gap and left() > 0.5 and not bound_only:
-        # 2. the pattern master and its own column generation, where they fit beside what is
-        # held with the master's columns in it (else the bound phase's answer stands)
-        t_pm = time.perf_counter()
-        try:
-            pm = PatternMaster(inst, deadline=hard,
-                               room=LP_BYTES_PER_NNZ * float(master.h.getNumNz()))
-        except NoRoom as e:
-            noted(e)
     if pm is None:
         # the MIP stage's own status: stopped by the limit (or no time left for it), else
         # finished or not needed (at trace scale), else not run
@@ -1639,7 +1643,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                                                                 or left() <= 0.5) \
             else SolveStatus.OPTIMAL if bound_only else SolveStatus.NO_SOLUTION
         res.columns = len(master.columns)
-        if bound_only and check is not None and best_sched.jobs and not check(best_sched):
+        if (bound_only or lean) and check is not None and best_sched.jobs and \
+                not check(best_sched):
             raise RuntimeError("the rounded LP schedule failed validation")  # a bug: say so
         return finish(best_sched)
 
@@ -1683,7 +1688,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         track.update(incumbent=value)
 
     cand = None
-    if room(pm.mip_bytes(), "the MILP over the pattern master"):
+    if fits(pm.mip_bytes(), "the MILP over the pattern master"):
         mip = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
         (x, lam), res.mip_status = mip.values, mip.status
         cand = _checked(pm, x, lam, check)
@@ -1700,7 +1705,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     stall = 0
     exhausted = False  # the search, not the limit, ended it
     while track.gap() > mip_gap and time.perf_counter() < lns_end - 0.5:
-        if not room(pm.mip_bytes(), "the LNS windows"):
+        if not fits(pm.mip_bytes(), "the LNS windows"):
             exhausted = True  # memory, not the limit, ended it
             break
         x = np.concatenate([x, np.zeros(len(pm.columns) - len(x))])

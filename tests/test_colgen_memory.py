@@ -126,6 +126,35 @@ def test_a_limit_below_the_milp_skips_it_and_keeps_the_answer(monkeypatch, spied
     assert "notes" not in first.extras  # the default limit: nothing left out, nothing said
 
 
+def test_without_room_for_the_pattern_master_the_lp_is_rounded(monkeypatch, spied):
+    inst = generate("small", seed=0, jobs=20)
+    inputs = colgen_inputs(inst)
+    settings = {"mip_time_limit": 1.0, "bound_only": False, **inputs}
+    colgen.solve(inst, **settings)
+    built = next(b for b, what in spied if what.startswith("the pattern master of"))
+    limit = int(built) - 1  # the master fits (its estimate is far less), the pattern one not
+    monkeypatch.setenv(limits.ENV, str(limit))
+    spied.clear()
+    made = []
+    monkeypatch.setattr(pattern_master.PatternMaster, "add", lambda *a: made.append(1))
+    rounded = []
+    real = colgen.round_lp
+
+    def counted(*args, **kwargs):
+        rounded.append(1)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(colgen, "round_lp", counted)
+    res = colgen.solve(inst, **settings)
+    assert not made  # no pattern master: not a column of one
+    assert res.extras["notes"][0].startswith("the pattern master of")
+    assert rounded  # the bound's LP rounded instead, as at trace scale
+    assert all(b <= limit for b, what in spied if not what.startswith("the pattern master"))
+    best_seed = max(s.total_utility for s in inputs["seeds"])
+    assert res.schedule.total_utility >= best_seed - 1e-9
+    assert validate(inst, res.schedule).feasible
+    assert res.bound >= res.schedule.total_utility - 1e-9
+
+
 def test_trace_scale_phases_skipped_when_nothing_more_fits(monkeypatch, spied):
     inst = generate("small", seed=0, jobs=20)  # the seeds leave a gap: every phase asked
     inputs = colgen_inputs(inst)
