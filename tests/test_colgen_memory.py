@@ -189,3 +189,12 @@ def test_need_room_counts_what_is_held(monkeypatch):
 def test_held_bytes_is_this_process_resident_memory():
     held = limits.held_bytes()
     assert held == 0 or 10 * 2**20 < held < 64 * 2**30
+
+
+def test_the_compact_bound_beside_column_generation_only_where_it_fits(monkeypatch):
+    from oasis_opt.offline import colgen_route
+    inst = generate("small", seed=0, jobs=20)
+    monkeypatch.setattr(limits, "held_bytes", lambda: 0)
+    assert colgen_route._room_for_prepare(inst)
+    monkeypatch.setattr(limits, "held_bytes", limits.max_memory)
+    assert not colgen_route._room_for_prepare(inst)

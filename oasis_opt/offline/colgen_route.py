@@ -80,6 +80,20 @@ def _per_server_after(instance: Instance, kwargs: dict[str, Any], res: Any,
                    extras={**res.extras, **({"notes": notes} if notes else {})})
 
 
+def _room_for_prepare(instance: Instance) -> bool:
+    """Whether the compact model's index sets (``prepare``, for its upper bound beside
+    column generation's) fit beside what the process holds (``limits.need_room``,
+    ``plan.prepare_bytes``): 145 MiB for 400 paper jobs, after a column generation that had
+    left its own phases out at ``--max-memory 200M`` (round 42)."""
+    from ..limits import NoRoom, need_room
+    from .plan import allocation_cells, prepare_bytes
+    try:
+        need_room(prepare_bytes(allocation_cells(instance)), "the compact model's bound")
+    except NoRoom:
+        return False
+    return True
+
+
 def _tell_notes(res: Any, on_round: Callable[[Any], None] | None) -> None:
     """The phases a guarded column generation left out for want of memory (its result's
     ``notes``, ``limits.need_room``) as progress lines, one ``colgen.Round`` each."""
@@ -224,7 +238,8 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
         status = SolveStatus.TIME_LIMIT
     else:
         status = SolveStatus.FEASIBLE
-    if trace_scale and math.isfinite(res.bound):
+    if trace_scale and math.isfinite(res.bound) or math.isfinite(res.bound) and \
+            not _room_for_prepare(instance):
         # ``prepare`` builds the compact model's index sets: 9.3 GB on the whole Philly trace
         # for a bound column generation has already beaten
         trivial = res.bound
