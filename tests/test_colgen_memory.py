@@ -6,8 +6,11 @@ and the bound kept, and said so."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+from conftest import INSTANCES
 from oasis_opt.formulations import colgen, pattern_master
 
 from oasis_opt import limits
@@ -198,3 +201,18 @@ def test_the_compact_bound_beside_column_generation_only_where_it_fits(monkeypat
     assert colgen_route._room_for_prepare(inst)
     monkeypatch.setattr(limits, "held_bytes", limits.max_memory)
     assert not colgen_route._room_for_prepare(inst)
+
+
+def test_the_command_line_says_what_column_generation_left_out(monkeypatch, tmp_path, capsys):
+    """Below trace scale column generation runs in a forked child that hears no rounds: its
+    notes come back with its result and are told then, one progress line each."""
+    monkeypatch.setattr(limits, "held_bytes", limits.max_memory)  # the child inherits it
+    out = tmp_path / "s.json"
+    code = main(["solve", str(INSTANCES / "testbed-s0.json"), "--method", "colgen",
+                 "--time-limit", "10", "-o", str(out)])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "column generation: the pattern master of" in err
+    notes = json.loads(out.read_text())["extras"]["notes"]
+    assert notes[0].startswith("the pattern master of") and " skipped: about " in notes[0]
+    assert all(f"column generation: {n}" in err for n in notes)

@@ -94,7 +94,7 @@ def _room_for_prepare(instance: Instance) -> bool:
     return True
 
 
-def _tell_notes(res: Any, on_round: Callable[[Any], None] | None) -> None:
+def _tell_notes(res: Any, on_round: Callable[[Any], None] | None, jobs: int) -> None:
     """The phases a guarded column generation left out for want of memory (its result's
     ``notes``, ``limits.need_room``) as progress lines, one ``colgen.Round`` each."""
     from ..formulations.colgen import Round
@@ -106,7 +106,7 @@ def _tell_notes(res: Any, on_round: Callable[[Any], None] | None) -> None:
     for note in x.get("notes", ()):
         on_round(Round(x["iterations"], 0.0, x["lp_value"], res.bound, inc,
                        math.inf if gap is None else gap, x["columns"], None,
-                       res.schedule.instance.num_jobs, note))
+                       jobs, note))
 
 
 def colgen_inputs(instance: Instance, seeds: bool = True,
@@ -210,7 +210,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     try:
         if deadline is not None and race.can_fork() and not trace_scale and executor is None:
             res = race.colgen_guarded(instance, kwargs, deadline, tracker, stop, on_start)
-            _tell_notes(res, on_round)  # the child hears no rounds: its notes, now
+            _tell_notes(res, on_round, instance.num_jobs)  # the child hears no rounds
         else:
             if on_start is not None:
                 on_start()
