@@ -140,13 +140,9 @@ def test_without_room_for_the_pattern_master_the_lp_is_rounded(monkeypatch, spie
     spied.clear()
     made = []
     monkeypatch.setattr(pattern_master.PatternMaster, "add", lambda *a: made.append(1))
-    rounded = []
+    rounded: list[int] = []
     real = colgen.round_lp
-
-    def counted(*args, **kwargs):
-        rounded.append(1)
-        return real(*args, **kwargs)
-    monkeypatch.setattr(colgen, "round_lp", counted)
+    monkeypatch.setattr(colgen, "round_lp", lambda *a, **k: rounded.append(1) or real(*a, **k))
     res = colgen.solve(inst, **settings)
     assert not made  # no pattern master: not a column of one
     assert res.extras["notes"][0].startswith("the pattern master of")
