@@ -45,7 +45,7 @@ import numpy as np
 from oasis_opt import limits
 from oasis_opt.limits import NoRoom, check_allocation, human, max_memory
 from oasis_opt.model import Instance, Schedule, SlotCounts, ps_needed
-from oasis_opt.online.subroutine import BestSchedule, JobSpec
+from oasis_opt.online.subroutine import BestSchedule, JobSpec, largest_tables
 from oasis_opt.utility import trivial_bound
 
 from . import lns, trace_lns
@@ -267,32 +267,11 @@ def master_bytes(instance: Instance, aggregate: bool, pool_all: bool = False
 
 
 def pricing_bytes(instance: Instance) -> tuple[float, int]:
-    """(bytes, job) of the largest pricing tables any job may ask for: the cells OASiS's
-    subroutine checks before its dynamic programme (``subroutine._check_size``, which refuses
-    the job past ``--max-memory``) at the full capacities, the most any pricing of job i
-    sees: ``S = T − a_i`` slots, ``W = min(N_i, V_i, the workers all servers hold)``,
-    ``Z = ⌈W/γ_i⌉`` PSs, ``8·((S+1)(W+V+1) + (W+1)(V+1) + 4S(W+Z+2) + 2S(H+K))`` bytes;
-    0 for a job that cannot finish (the subroutine builds nothing for it). Job −1: none."""
-    J, T = instance.num_jobs, instance.horizon
-    if not J:
-        return 0.0, -1
-    V = instance.workload.astype(float)
-    S = np.maximum(T - instance.arrival, 0).astype(float)
-    shapes, count = np.unique(instance.worker_capacity, axis=0, return_counts=True)
-    demand = instance.worker_demand
-    need = demand > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # (J, shapes): min over the resources the job needs of floor(C/d), as ``fit_counts``
-        per = np.where(need[:, None, :], shapes[None, :, :] / demand[:, None, :], np.inf)
-    held = np.floor(np.maximum(per.min(axis=2, initial=np.inf), 0.0) + 1e-9)
-    W = np.minimum(np.minimum(instance.max_workers.astype(float), V),
-                   np.minimum(held, 2.0**62) @ count.astype(float))
-    Z = np.asarray(ps_needed(W, instance.ps_ratio), dtype=float)
-    H, K = len(instance.worker_names), len(instance.ps_names)
-    cells = (S + 1) * (W + V + 1) + (W + 1) * (V + 1) + 4 * S * (W + Z + 2) + 2 * S * (H + K)
-    cells = np.where((W > 0) & (W * S >= V) & (S > 0), cells, 0.0)
-    job = int(np.argmax(cells))
-    return 8.0 * float(cells[job]), job
+    """(bytes, job) of the largest pricing tables any job may ask for: OASiS's subroutine's
+    at the full capacities (``online.subroutine.largest_tables``, the cells its
+    ``_check_size`` counts before it refuses a job past ``--max-memory``). Job −1: none."""
+    nbytes, job, _, _ = largest_tables(instance)
+    return nbytes, job
 
 
 def _check_master_bytes(instance: Instance, nbytes: float, rows: int, aggregate: bool,

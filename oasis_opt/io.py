@@ -27,7 +27,6 @@ from pydantic_core import PydanticCustomError
 from . import utility as U
 from .errors import InputError, expect_path, keywords_checked, lone_surrogate
 from .model import (
-    FIT_EPS,
     MAX_COUNT,
     Allocation,
     Instance,
@@ -633,9 +632,6 @@ RESULT_BYTES = 1000
 #: grew by at most 1.1 times the traced peak over the runs measured in round 42 (DRF on
 #: 5 000 Philly jobs: 80 MiB against 74 MiB traced), 1.5 leaves a margin.
 HEAP_FACTOR = 1.5
-#: Demand classes × servers past which ``schedule_counts`` does not compute the most
-#: workers a slot can hold (it bounds by the jobs alone).
-_FIT_CELLS = 10**7
 
 
 def schedule_counts(inst: Instance) -> tuple[float, float]:
@@ -677,48 +673,11 @@ def schedule_counts(inst: Instance) -> tuple[float, float]:
 def _most_units(capacity: np.ndarray, demand: np.ndarray) -> float | None:
     """The most units of one demand vector of ``demand`` (J, R) that servers of ``capacity``
     (S, R) hold at once, summed over servers, each server taking the vector that fits most
-    often on it; None when a vector is zero (no bound) or there are too many classes."""
-    table = _fit_table(capacity, demand)
+    often on it; None when a vector is zero (no bound) or there are too many classes
+    (``online.subroutine.fit_table``)."""
+    from .online.subroutine import fit_table
+    table = fit_table(capacity, demand)
     return None if table is None else float(table[0].max(axis=0, initial=0.0).sum())
-
-
-def _fit_table(capacity: np.ndarray, demand: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray] | None:
-    """(classes, S) units of each distinct row of ``demand`` that fit on each server of the
-    empty ``capacity`` (``FIT_EPS`` as the simulator's ``fit_counts``), and each job's
-    class; None when a row is zero (no bound) or the classes × servers pass
-    ``_FIT_CELLS``."""
-    classes, inverse = np.unique(demand, axis=0, return_inverse=True)
-    if capacity.shape[0] * len(classes) > _FIT_CELLS or not (classes > 0).any(axis=1).all():
-        return None
-    table = np.zeros((len(classes), capacity.shape[0]))
-    for c, d in enumerate(classes):
-        pos = d > 0
-        table[c] = np.floor(capacity[:, pos] / d[pos] + FIT_EPS).min(axis=1)
-    return table, inverse.reshape(-1)
-
-
-def largest_dp(inst: Instance) -> tuple[float, int, int, int]:
-    """The bytes of the largest tables OASiS's subroutine may build for one job of
-    ``inst`` (``online.subroutine.dp_cells``: at most ``T - a_i`` slots, at most
-    ``min(M_i, V_i, the job's workers that fit in the empty cluster)`` workers a slot; none
-    where those cannot do the work by the horizon), that job's position (-1: none), its
-    slots and its workers a slot.
-    One table lives at a time, beside the instance and the schedule made so far."""
-    from .online.subroutine import dp_cells
-    s = inst.horizon - np.asarray(inst.arrival, dtype=float)
-    v, m = np.asarray(inst.workload, dtype=float), np.asarray(inst.max_workers, dtype=float)
-    w = np.minimum(m, v)
-    table = _fit_table(inst.worker_capacity, inst.worker_demand)
-    if table is not None:
-        w = np.minimum(w, table[0].sum(axis=1)[table[1]])
-    cells = 8.0 * dp_cells(s, w, np.ceil(w / inst.ps_ratio), v, len(inst.worker_names),
-                           len(inst.ps_names))
-    cells[(w <= 0) | (w * s < v)] = 0.0
-    if not cells.size or cells.max() <= 0:
-        return 0.0, -1, 0, 0
-    i = int(np.argmax(cells))
-    return float(cells[i]), i, int(s[i]), int(w[i])
 
 
 def schedule_bytes(inst: Instance) -> float:
@@ -736,9 +695,9 @@ def check_schedule_size(inst: Instance, schedules: int = 1,
     when ``schedules`` of their schedules (those a command holds at once: ``ratio`` keeps
     every algorithm's) beside the loaded instance (``instance_bytes``) would pass the memory
     limit, before any of them runs; where ``algorithms`` names OASiS, its largest dynamic
-    programme (``largest_dp``) is counted beside them too. An outside audit had ``run -a
-    drf`` on 20 000 Philly jobs hold 728 MiB at ``--max-memory 200M`` (round 41): nothing
-    counted the schedule."""
+    programme (``online.subroutine.largest_tables``) is counted beside them too. An outside
+    audit had ``run -a drf`` on 20 000 Philly jobs hold 728 MiB at ``--max-memory 200M``
+    (round 41): nothing counted the schedule."""
     from .limits import check_allocation, human
     allocations, _ = schedule_counts(inst)
     one = schedule_bytes(inst)
@@ -748,7 +707,8 @@ def check_schedule_size(inst: Instance, schedules: int = 1,
     beside = f"the instance ({human(held)})"
     dp = 0.0
     if any(a in ("oasis", "oasis-adaptive") for a in algorithms):
-        dp, i, slots, workers = largest_dp(inst)
+        from .online.subroutine import largest_tables
+        dp, i, slots, workers = largest_tables(inst)
         if dp > 0:
             # alone, as the subroutine would say it at the job's decision (``_check_size``)
             check_allocation(f"jobs[{i}].workload", dp,

@@ -135,11 +135,11 @@ def test_a_schedule_file_is_written_as_before(path) -> None:
 
 
 @pytest.mark.parametrize("name", ["oasis", "oasis-adaptive"])
-def test_the_largest_dp_bounds_every_table_oasis_builds(name: str, monkeypatch) -> None:
+def test_the_largest_tables_bound_every_table_oasis_builds(name: str, monkeypatch) -> None:
     """Every dynamic programme OASiS's subroutine sizes (``_check_size``) during a run, its
-    certificate's included, is at most ``largest_dp`` of the instance."""
-    from oasis_opt.io import largest_dp
+    certificate's included, is at most ``largest_tables`` of the instance."""
     from oasis_opt.online import subroutine
+    from oasis_opt.online.subroutine import largest_tables
     sized: list[float] = []
     real = subroutine._check_size
 
@@ -150,18 +150,18 @@ def test_the_largest_dp_bounds_every_table_oasis_builds(name: str, monkeypatch) 
     for inst in _instances():
         sized.clear()
         algorithms.run(name, inst)
-        assert max(sized, default=0.0) <= largest_dp(inst)[0], inst.name
+        assert max(sized, default=0.0) <= largest_tables(inst)[0], inst.name
 
 
 def test_oasis_is_refused_with_its_dp_counted(tmp_path, capsys, monkeypatch) -> None:
     """At a limit that the instance and a schedule pass but not OASiS's largest dynamic
     programme beside them, ``run -a oasis`` is refused up front naming the job, and
     ``run -a fifo`` (no such table) runs."""
-    from oasis_opt.io import largest_dp
+    from oasis_opt.online.subroutine import largest_tables
     monkeypatch.setenv("OASIS_MAX_MEMORY", "8G")  # restored after --max-memory sets it
     path = INSTANCES / "paper-s1.json"
     inst = load_instance(path)
-    dp, i, _, _ = largest_dp(inst)
+    dp, i, _, _ = largest_tables(inst)
     assert dp > 0
     limit = str(_limit_between(inst, 1) + int(dp / 2))
     out = tmp_path / "s.json"
