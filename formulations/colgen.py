@@ -42,9 +42,10 @@ from dataclasses import asdict, dataclass, field
 import highspy
 import numpy as np
 
-from oasis_opt.limits import check_allocation, max_memory
+from oasis_opt import limits
+from oasis_opt.limits import NoRoom, check_allocation, human, max_memory
 from oasis_opt.model import Instance, Schedule, SlotCounts, ps_needed
-from oasis_opt.online.subroutine import BestSchedule, JobSpec
+from oasis_opt.online.subroutine import BestSchedule, JobSpec, largest_tables
 from oasis_opt.utility import trivial_bound
 
 from . import lns, trace_lns
@@ -58,6 +59,7 @@ from .colgen_scale import (
     column_of,
     fixed_rate_columns,
     round_lp,
+    schedule_bytes,
     schedule_cells,
     server_fits,
     slot_classes,
@@ -67,7 +69,15 @@ from .colgen_scale import (
 from .common import most_units, row_capacity
 from .deadline import Deadline, run_limit
 from .highs import new_highs, option
-from .pattern_master import ENTER_TOL, PatternMaster, dive, generate, lp_proven
+from .pattern_master import (
+    ENTER_TOL,
+    LP_BYTES_PER_NNZ,
+    MIP_BYTES_PER_NNZ,
+    PatternMaster,
+    dive,
+    generate,
+    lp_proven,
+)
 from .result import SolveResult
 from .status import SolveStatus
 
@@ -96,6 +106,8 @@ class ColgenStats:
     history: list[tuple[float, float, float]] = field(default_factory=list)
     #: (round, LP value, best bound so far, seconds since the start) of the bound phase
     rounds: list[tuple[int, float, float, float]] = field(default_factory=list)
+    #: the phases left out for want of memory (``limits.need_room``), each a sentence
+    notes: list[str] = field(default_factory=list)
 
 
 def implied_rows(capacity: np.ndarray, demand: np.ndarray) -> np.ndarray:
@@ -254,21 +266,37 @@ def master_bytes(instance: Instance, aggregate: bool, pool_all: bool = False
     return nbytes, rows
 
 
-def _check_master_bytes(instance: Instance, nbytes: float, rows: int, aggregate: bool) -> None:
-    check_allocation("jobs", nbytes,
-                     f"column-generation master of {instance.num_jobs} jobs × "
-                     f"{instance.horizon} slots "
-                     f"({rows} rows{' with identical servers pooled' if aggregate else ''})")
+def pricing_bytes(instance: Instance) -> tuple[float, int]:
+    """(bytes, job) of the largest pricing tables any job may ask for: OASiS's subroutine's
+    at the full capacities (``online.subroutine.largest_tables``, the cells its
+    ``_check_size`` counts before it refuses a job past ``--max-memory``). Job −1: none."""
+    nbytes, job, _, _ = largest_tables(instance)
+    return nbytes, job
+
+
+def _check_master_bytes(instance: Instance, nbytes: float, rows: int, aggregate: bool,
+                        pricing: tuple[float, int] = (0.0, -1)) -> None:
+    what = (f"column-generation master of {instance.num_jobs} jobs × {instance.horizon} "
+            f"slots ({rows} rows{' with identical servers pooled' if aggregate else ''})")
+    if pricing[0] > 0:
+        i = pricing[1]
+        job = instance.jobs[i]
+        what += (f", about {human(nbytes)}, with its pricing tables, about "
+                 f"{human(pricing[0])} (jobs[{i}]: OASiS's dynamic programme for a workload "
+                 f"of {job.workload} over {instance.horizon - job.arrival} slots),")
+    check_allocation("jobs", nbytes + pricing[0], what)
 
 
 def check_least_master(instance: Instance) -> None:
     """Refuse (``InputError``) an instance whose smallest master (the pooled one of the
-    bound-only route, ``solve(bound_only=True)``) would pass ``--max-memory``: before any
-    other work, where the master itself is built after the online floor (20 000 Philly jobs
-    at ``--max-memory 300M`` were refused after 15.8 s of it, an outside audit)."""
+    bound-only route, ``solve(bound_only=True)``) with the largest pricing tables its
+    subroutine may build (``pricing_bytes``) would pass ``--max-memory``: before any other
+    work, where the master itself is built after the online floor (20 000 Philly jobs at
+    ``--max-memory 300M`` were refused after 15.8 s of it, an outside audit) and the pricing
+    refused its job only as it priced it (5 000 Philly jobs at 300M: 28 s in)."""
     rows_inst = with_count_rows(instance)
     nbytes, rows = master_bytes(rows_inst, True, pool_all=True)
-    _check_master_bytes(rows_inst, nbytes, rows, True)
+    _check_master_bytes(rows_inst, nbytes, rows, True, pricing_bytes(rows_inst))
 
 
 class _Master:
@@ -624,6 +652,11 @@ class _Master:
         self.interior_x = option(h, "solver") == "ipm" and option(h, "run_crossover") == "off"
         if cap is not None:
             h.setOptionValue("time_limit", highspy.kHighsInf)
+
+    def mip_bytes(self) -> float:
+        """What price-and-branch (``mip``) adds: the master's copy (``nbytes``) and HiGHS's
+        MILP over it (``MIP_BYTES_PER_NNZ`` a nonzero)."""
+        return self.nbytes + MIP_BYTES_PER_NNZ * float(self.h.getNumNz())
 
     def mip(self, deadline: Deadline, start: Sequence[Column] = (),
             solutions: list[tuple[float, np.ndarray]] | None = None) -> np.ndarray | None:
@@ -1340,6 +1373,8 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         round_both(x)
 
     def round_both(x: np.ndarray) -> None:
+        if not fits(schedule_bytes(inst, len(master.columns)), "rounding the LP"):
+            return
         for by_weight in (True, False) if ROUND_BY_WEIGHT else (False,):
             sched = round_lp(inst, master.columns, x, fill=True, compact=True, deadline=hard,
                              by_weight=by_weight)
@@ -1358,21 +1393,39 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             track.update(incumbent=v)
             if track.gap() <= mip_gap:  # the target met: the phase ends here
                 until.end_now()
+        if not fits(schedule_bytes(inst, len(master.columns)), "the ejections"):
+            return 0, False
         sched, kept = trace_lns.eject(inst, schedule_columns(inst, start), until,
                                       on_value=seen, patience=EJECT_PATIENCE, late=late,
                                       rng=rng)
         return kept, improve(sched)
 
-    def tell(priced: int | None = None) -> None:
+    def tell(priced: int | None = None, note: str = "") -> None:
         shown[0] = time.perf_counter()
         now = (res.iterations, priced, res.bound, track.incumbent)
-        if told and told[-1] == now and priced is None:
+        if told and told[-1] == now and priced is None and not note:
             return  # the round's line is out already
         told[:] = [now]
         if on_round is not None:
             on_round(Round(res.iterations, shown[0] - start, res.lp_value, res.bound,
                            track.incumbent, track.gap(), len(master.columns), priced,
-                           inst.num_jobs))
+                           inst.num_jobs, note))
+
+    def fits(nbytes: float, what: str) -> bool:
+        """Whether a phase after the bound that would build about ``nbytes`` fits beside what
+        the process holds (``limits.need_room``); where not, it is left out, once said in
+        the result's notes and as a progress line (the incumbent and the bound stand)."""
+        try:
+            limits.need_room(nbytes, what)
+        except NoRoom as e:
+            noted(e)
+            return False
+        return True
+
+    def noted(e: NoRoom) -> None:
+        if e.note.split(":")[0] not in (n.split(":")[0] for n in res.notes):  # once a phase
+            res.notes.append(e.note)
+            tell(note=e.note)
 
     def pricing(_it: int, priced: int) -> None:
         if time.perf_counter() - shown[0] >= ROUND_EVERY:
@@ -1440,7 +1493,20 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                               subgradient_steps=SUBGRADIENT_STEPS if bound_only else 0,
                               auto_smoothing=bound_only)
     res.bound_seconds = time.perf_counter() - start
-    if bound_only and master.columns and track.gap() > mip_gap and left() > 0.5:
+    pm = None
+    lean = False  # the pattern master left out: the trace-scale schedule phases instead
+    if master.columns and track.gap() > mip_gap and left() > 0.5 and not bound_only:
+        # 2. the pattern master and its own column generation, where they fit beside what is
+        # held with the master's columns in it; else the bound's LP is rounded, and its
+        # schedule improved, as at trace scale (``schedule_bytes``, far less)
+        t_pm = time.perf_counter()
+        try:
+            pm = PatternMaster(inst, deadline=hard,
+                               room=LP_BYTES_PER_NNZ * float(master.h.getNumNz()))
+        except NoRoom as e:
+            noted(e)
+            lean = True
+    if (bound_only or lean) and master.columns and track.gap() > mip_gap and left() > 0.5:
         # price-and-branch on the pooled master, its choice of columns placed and filled
         x = None
         found: list[tuple[float, np.ndarray]] = []  # the MILP's improving solutions
@@ -1457,8 +1523,10 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             # With a budget the MIP runs to its end but the reserve (it starts MIP_SHARE
             # before the bound phase's 90 %, and stopping there left the last 7 % of the
             # budget idle: p5k, 533 of 600 s); without one, ``mip_time_limit``.
-            x = master.mip(hard.before(reserve) if end is not None
-                           else hard.earlier(t0 + want), schedule_columns(inst, best_sched), found)
+            if fits(master.mip_bytes(), "price-and-branch on the pooled master"):
+                x = master.mip(hard.before(reserve) if end is not None
+                               else hard.earlier(t0 + want), schedule_columns(inst, best_sched),
+                               found)
             res.mip_seconds = time.perf_counter() - t0
         if x is None:
             x = master.values()
@@ -1507,13 +1575,15 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                 kept, better = ejections(best_sched, hard.before(EJECT_DRAWN_RESERVE),
                                          rng=np.random.default_rng(rng_seed))
                 res.lns_ejections += kept if better else 0
-            if track.gap() > mip_gap:  # else the ejections met the target: done
+            if track.gap() > mip_gap and fits(schedule_bytes(inst, len(master.columns)),
+                                              "the moves"):  # (else: the target met)
                 sched, res.lns_moves = trace_lns.search(
                     inst, master.columns, schedule_columns(inst, best_sched), hard,
                     rng_seed=rng_seed, on_value=lambda v: track.update(incumbent=v))
                 improve(sched)
             res.mip_seconds = time.perf_counter() - t0
-        if TRACE_LNS and RESUME_ROUNDS and end is not None and not res.proven and \
+        if bound_only and TRACE_LNS and RESUME_ROUNDS and end is not None and \
+                not res.proven and \
                 track.gap() > mip_gap:
             # the moves stopped before the deadline (``trace_lns.STALL_SWEEPS`` moves in a
             # row gained nothing): the rest of the budget to more rounds of the bound, from
@@ -1544,7 +1614,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
         track.point(force=True)  # the last point is the result
         return result(res, incumbent, time.perf_counter() - start, track.gap() <= mip_gap)
 
-    if not master.columns or track.gap() <= mip_gap or left() <= 0.5 or bound_only:
+    if pm is None:
         # the MIP stage's own status: stopped by the limit (or no time left for it), else
         # finished or not needed (at trace scale), else not run
         res.mip_status = SolveStatus.OPTIMAL if track.gap() <= mip_gap \
@@ -1552,13 +1622,11 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
                                                                 or left() <= 0.5) \
             else SolveStatus.OPTIMAL if bound_only else SolveStatus.NO_SOLUTION
         res.columns = len(master.columns)
-        if bound_only and check is not None and best_sched.jobs and not check(best_sched):
+        if (bound_only or lean) and check is not None and best_sched.jobs and \
+                not check(best_sched):
             raise RuntimeError("the rounded LP schedule failed validation")  # a bug: say so
         return finish(best_sched)
 
-    # 2. the pattern master and its own column generation
-    t_pm = time.perf_counter()
-    pm = PatternMaster(inst, deadline=hard)
     H, K = master.H, master.K
 
     def grouped(c: Column) -> int:  # small instances only: dense (T, servers) per column
@@ -1598,9 +1666,11 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     def on_inc(value: float, _bound: float) -> None:
         track.update(incumbent=value)
 
-    mip = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
-    (x, lam), res.mip_status = mip.values, mip.status
-    cand = _checked(pm, x, lam, check)
+    cand = None
+    if fits(pm.mip_bytes(), "the MILP over the pattern master"):
+        mip = pm.solve_mip(mip_left, mip_gap, seed_cols, lam0, on_inc)
+        (x, lam), res.mip_status = mip.values, mip.status
+        cand = _checked(pm, x, lam, check)
     if cand is None or not improve(cand):  # keep the start as the LNS incumbent
         x = np.zeros(len(pm.columns))
         x[seed_cols] = 1.0
@@ -1614,6 +1684,9 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
     stall = 0
     exhausted = False  # the search, not the limit, ended it
     while track.gap() > mip_gap and time.perf_counter() < lns_end - 0.5:
+        if not fits(pm.mip_bytes(), "the LNS windows"):
+            exhausted = True  # memory, not the limit, ended it
+            break
         x = np.concatenate([x, np.zeros(len(pm.columns) - len(x))])
         t0 = int(rng.integers(0, max(1, T - width + 1)))
         t1 = min(T - 1, t0 + width - 1)
@@ -1667,6 +1740,8 @@ def result(stats: ColgenStats, schedule: Schedule, seconds: float,
         status = SolveStatus.FEASIBLE
     extras = asdict(stats)
     del extras["bound"]
+    if not extras["notes"]:  # nothing was left out: the extras as they always were
+        del extras["notes"]
     extras = {"lp_proven": extras.pop("proven"), **extras,
               "mip_status": SolveStatus(stats.mip_status).value}
     return SolveResult(status, schedule.total_utility, stats.bound, schedule=schedule,

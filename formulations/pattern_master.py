@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 
+from oasis_opt import limits
 from oasis_opt.limits import check_allocation
 from oasis_opt.model import Instance, Schedule
 
@@ -73,6 +74,17 @@ def lp_proven(lp: float, lagrangian: float) -> bool:
 
 #: Most patterns one group may have before it is split into single servers.
 PATTERN_LIMIT = 2000
+
+#: Bytes this master's column generation and LP dive hold per nonzero of its model beyond
+#: the build's own estimate (``PatternMaster.nbytes``), and HiGHS's MILP over it per nonzero
+#: (``mip_bytes``: price-and-branch, each LNS window; also ``colgen._Master.mip``'s). RSS
+#: growth over the phase, round 42 (docs/performance.md "Memory of column generation"): the
+#: LP rounds 57 MiB over 266 598 nonzeros on 400 paper jobs (224 B), 20 MiB over 231 261 on
+#: 200 (91 B); the MILP 428 MiB over 274 498 (1 635 B) in 8 s, 503 MiB over 276 465
+#: (1 910 B) in 37 s, and 123 MiB over 234 112 (552 B). Its tree grows with its time: an
+#: estimate with a margin, not a bound.
+LP_BYTES_PER_NNZ = 300
+MIP_BYTES_PER_NNZ = 2560
 
 _EPS = 1e-9
 
@@ -199,7 +211,7 @@ class PatternMaster:
     every pattern unit and slot first, then the schedules as they are added."""
 
     def __init__(self, instance: Instance, pattern_limit: int = PATTERN_LIMIT,
-                 deadline: Deadline | None = None) -> None:
+                 deadline: Deadline | None = None, room: float | None = None) -> None:
         self.inst = instance
         #: the solve's one deadline: every HiGHS run of this master stops at it
         self.deadline = deadline or Deadline()
@@ -226,6 +238,11 @@ class PatternMaster:
                       for p, pt in zip(pool.patterns, pool.pattern, strict=True) if pt)
         check_allocation("instance", 16.0 * (n + n_lam + 4 * nnz_lam),
                          f"pattern master of {n} rows and {n_lam} pattern columns")
+        #: its build and its LP rounds over the pattern columns
+        self.nbytes = 16.0 * (n + n_lam + 4 * nnz_lam) + LP_BYTES_PER_NNZ * float(nnz_lam)
+        if room is not None:  # ``room`` more for the caller's columns, beside what is held
+            limits.need_room(self.nbytes + room, f"the pattern master of {n} rows and {n_lam} "
+                                          f"pattern columns")
         ub = np.ones(n)
         for pool in self.pools:
             rhs = row_capacity(pool.capacity, pool.demand)  # as the compact MILP's rows
@@ -271,6 +288,10 @@ class PatternMaster:
         self.integer_slots: set[tuple[int, int, int]] = set()
         self._lam_key: list[tuple[int, int, int]] | None = None
         self._packer: highspy.Highs | None = None
+
+    def mip_bytes(self) -> float:
+        """What one MILP over this master takes as it stands (``MIP_BYTES_PER_NNZ``)."""
+        return MIP_BYTES_PER_NNZ * float(self.h.getNumNz())
 
     # --- columns ------------------------------------------------------------------------
     def group_counts(self, i: int, workers: np.ndarray, ps: np.ndarray,

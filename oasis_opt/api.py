@@ -144,6 +144,9 @@ def run(instance: Instance, algorithm: _Algorithm, **params: Any
     ``"module:function"``, or the function itself) with keyword ``params``; the schedule is
     validated and carries ``extras["seconds"]``."""
     from . import algorithms
+    from .io import check_schedule_size
+    if isinstance(instance, Instance):  # (anything else is algorithms.run's to refuse)
+        check_schedule_size(instance, algorithms=[algorithm])
     return algorithms.run(algorithm, instance, **params)
 
 

@@ -731,7 +731,7 @@ def _params(pairs: Sequence[str] | None, place: str = "--param") -> dict[str, An
 
 def cmd_run(args: argparse.Namespace) -> int:
     from . import algorithms
-    from .io import check_output, load_instance, save_schedule
+    from .io import check_output, check_schedule_size, load_instance, save_schedule
     algorithms.check(args.algorithm)
     if args.output is not None:
         check_output(args.output)
@@ -749,6 +749,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         params[key] = value
     params = algorithms.param_values(args.algorithm, params, place="--param")
     inst = load_instance(args.instance)
+    check_schedule_size(inst, algorithms=[args.algorithm])
     sched = algorithms.run(args.algorithm, inst, **params)
     if args.output is not None:
         save_schedule(sched, args.output)

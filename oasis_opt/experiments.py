@@ -52,6 +52,8 @@ def _size(inst) -> dict[str, Any]:
 
 def _run_algorithm(name: str, inst, **params: Any) -> dict[str, Any]:
     from . import algorithms
+    from .io import check_schedule_size
+    check_schedule_size(inst, algorithms=[name])
     sched = algorithms.run(name, inst, **params)
     ex = sched.extras
     row = {"algorithm": name, "utility": sched.total_utility, "completed": sched.completed,

@@ -617,6 +617,110 @@ def check_file_beside(path: str | Path, what: str, inst: Instance) -> None:
                      f"({human(held)})")
 
 
+#: What a schedule holds (``model.Schedule``), measured with tracemalloc (round 42): per
+#: allocation (job and slot) its ``Allocation`` (104 B), two dicts of up to five servers
+#: (184 B each), the slot's int and its place in the job's tuple: 512 B; per server entry of
+#: an allocation, room for its dicts past five entries (at most 38 B an entry up to 10^4
+#: entries) and what the algorithm and the validator hold of it while the schedule is made
+#: and checked (the simulator's entries and their sorted copy, the validator's lists and
+#: arrays): 160 B; per job its ``JobResult`` and tuple, and its two ``SlotCounts`` of three
+#: array views while the schedule is made: 1 000 B.
+ALLOCATION_BYTES = 512
+ENTRY_BYTES = 160
+RESULT_BYTES = 1000
+#: Room for the allocator's arenas that a run's freed small objects keep: the process's RSS
+#: grew by at most 1.1 times the traced peak over the runs measured in round 42 (DRF on
+#: 5 000 Philly jobs: 80 MiB against 74 MiB traced), 1.5 leaves a margin.
+HEAP_FACTOR = 1.5
+
+
+def schedule_counts(inst: Instance) -> tuple[float, float]:
+    """Upper bounds on the allocations (a job in a slot) and the server entries (a job on a
+    server in a slot, workers and PSs) of any schedule of ``inst`` that the validator
+    accepts and whose allocations each hold a worker (every built-in algorithm's).
+
+    A job holds at most ``n_i = min(V_i, T - a_i)`` allocations (one worker or more in each,
+    none before its arrival or after its workload is done), each on at most
+    ``min(M_i, H)`` worker servers and ``min(ceil(M_i/γ_i), K)`` PS servers. In one slot the
+    jobs that have arrived hold at most ``W`` allocations and worker entries, ``W`` the
+    most workers the cluster holds at once (per server, the most of any job's demand that
+    fit), and at most ``P`` PS entries: each bound is the smaller of the jobs' sum and the
+    slots' sum."""
+    t = inst.horizon
+    a, v, m = (np.asarray(x, dtype=float) for x in (inst.arrival, inst.workload,
+                                                    inst.max_workers))
+    gamma = inst.ps_ratio
+    h, k = len(inst.worker_names), len(inst.ps_names)
+    n = np.minimum(v, t - a)
+    # (per slot, per job in all, capacity and demand of the pool that caps a slot):
+    # an entry holds one unit or more, and a job does at most V_i + M_i worker-slots
+    rows = ((np.ones_like(n), n, inst.worker_capacity, inst.worker_demand),
+            (np.minimum(m, h), v + m, inst.worker_capacity, inst.worker_demand),
+            (np.minimum(np.ceil(m / gamma), k), (v + m) / gamma + n, inst.ps_capacity,
+             inst.ps_demand))
+    bounds = []
+    for per_slot, per_job, capacity, demand in rows:
+        jobs_sum = float(np.minimum(n * per_slot, per_job).sum())
+        most = _most_units(capacity, demand)
+        if most is None:
+            bounds.append(jobs_sum)
+            continue
+        arrived = np.cumsum(np.bincount(inst.arrival, weights=per_slot, minlength=t))[:t]
+        bounds.append(min(jobs_sum, float(np.minimum(arrived, most).sum())))
+    return bounds[0], bounds[1] + bounds[2]
+
+
+def _most_units(capacity: np.ndarray, demand: np.ndarray) -> float | None:
+    """The most units of one demand vector of ``demand`` (J, R) that servers of ``capacity``
+    (S, R) hold at once, summed over servers, each server taking the vector that fits most
+    often on it; None when a vector is zero (no bound) or there are too many classes
+    (``online.subroutine.fit_table``)."""
+    from .online.subroutine import fit_table
+    table = fit_table(capacity, demand)
+    return None if table is None else float(table[0].max(axis=0, initial=0.0).sum())
+
+
+def schedule_bytes(inst: Instance) -> float:
+    """About the most memory one online algorithm's schedule of ``inst`` takes while it is
+    made, checked and held (``schedule_counts``, the per-object sizes above, ``HEAP_FACTOR``
+    for the heap it leaves)."""
+    allocations, entries = schedule_counts(inst)
+    return HEAP_FACTOR * (RESULT_BYTES * inst.num_jobs + ALLOCATION_BYTES * allocations
+                          + ENTRY_BYTES * entries)
+
+
+def check_schedule_size(inst: Instance, schedules: int = 1,
+                        algorithms: Sequence[Any] = ()) -> None:
+    """Refuse (``InputError`` at ``jobs``, SPEC §5) running online algorithms on ``inst``
+    when ``schedules`` of their schedules (those a command holds at once: ``ratio`` keeps
+    every algorithm's) beside the loaded instance (``instance_bytes``) would pass the memory
+    limit, before any of them runs; where ``algorithms`` names OASiS, its largest dynamic
+    programme (``online.subroutine.largest_tables``) is counted beside them too. An outside
+    audit had ``run -a drf`` on 20 000 Philly jobs hold 728 MiB at ``--max-memory 200M``
+    (round 41): nothing counted the schedule."""
+    from .limits import check_allocation, human
+    allocations, _ = schedule_counts(inst)
+    one = schedule_bytes(inst)
+    held = instance_bytes(inst)
+    what = f"a schedule of about {human(one)}" if schedules == 1 else \
+        f"{schedules} schedules of about {human(one)} each"
+    beside = f"the instance ({human(held)})"
+    dp = 0.0
+    if any(a in ("oasis", "oasis-adaptive") for a in algorithms):
+        from .online.subroutine import largest_tables
+        dp, i, slots, workers = largest_tables(inst)
+        if dp > 0:
+            # alone, as the subroutine would say it at the job's decision (``_check_size``)
+            check_allocation(f"jobs[{i}].workload", dp,
+                             f"OASiS's dynamic programme for a workload of "
+                             f"{inst.jobs[i].workload} over {slots} slots with up to "
+                             f"{workers} workers a slot")
+            beside += f" and OASiS's dynamic programme for jobs[{i}] ({human(dp)})"
+    check_allocation("jobs", schedules * one + held + dp,
+                     f"{what} ({inst.num_jobs} jobs, up to {allocations:.0f} job-slots) "
+                     f"beside {beside}")
+
+
 def _training_workload(training: Training, place: str) -> int:
     """``V = ceil(E·chunks·M·(τ + 2g/b)/slot_seconds)``, refused past ``MAX_COUNT``."""
     seconds = (training.epochs * training.chunks * training.minibatches_per_chunk
@@ -722,18 +826,45 @@ def schedule_from_dict(data: Any) -> Schedule:
 
 
 def schedule_to_dict(s: Schedule) -> dict[str, Any]:
-    return {
-        "format": SCHEDULE_FORMAT, "instance": s.instance, "algorithm": s.algorithm,
-        "total_utility": s.total_utility,
-        "jobs": [
-            {"id": j.id, "completed": j.completed, "completion_slot": j.completion_slot,
-             "utility": j.utility,
-             "allocations": [{"slot": a.slot, "workers": dict(a.workers), "ps": dict(a.ps)}
-                             for a in j.allocations]}
-            for j in s.jobs
-        ],
-        "extras": _jsonable(dict(s.extras)),
-    }
+    return _schedule_head(s, [_job_to_dict(j) for j in s.jobs])
+
+
+def _schedule_head(s: Schedule, jobs: list[Any]) -> dict[str, Any]:
+    return {"format": SCHEDULE_FORMAT, "instance": s.instance, "algorithm": s.algorithm,
+            "total_utility": s.total_utility, "jobs": jobs,
+            "extras": _jsonable(dict(s.extras))}
+
+
+def _job_to_dict(j: Any) -> dict[str, Any]:
+    return {"id": j.id, "completed": j.completed, "completion_slot": j.completion_slot,
+            "utility": j.utility,
+            "allocations": [{"slot": a.slot, "workers": dict(a.workers), "ps": dict(a.ps)}
+                            for a in j.allocations]}
+
+
+#: Stands for the jobs in the text of a schedule's other fields (``schedule_text``): JSON
+#: writes the NUL as ``\u0000``, and only this list's one entry sits alone on a line at its
+#: depth before ``extras``.
+_JOBS_MARK = "\0jobs"
+
+
+def schedule_text(s: Schedule) -> Iterator[str]:
+    """``dumps(schedule_to_dict(s)) + "\n"``, the file ``save_schedule`` writes, in pieces
+    of one job each: the whole text, its copies (``dumps``' pass over number lists, the
+    final newline, the encoding) and the dict of every allocation it is made from held
+    about 180 MiB beside a 13 MB schedule of 5 000 Philly jobs (round 42). Each job is
+    written alone and indented by the two levels it sits at in the file; a job's text
+    holds no line break of its own (JSON escapes them), so the text is the same."""
+    if not s.jobs:
+        yield dumps(schedule_to_dict(s)) + "\n"
+        return
+    text = dumps(_schedule_head(s, [_JOBS_MARK]))
+    mark = "\n  " + json.dumps(_JOBS_MARK) + "\n"
+    cut = text.index(mark)  # the first: the jobs come before the extras
+    yield text[:cut + 1]
+    for n, j in enumerate(s.jobs):
+        yield ("" if n == 0 else ",\n") + "  " + dumps(_job_to_dict(j)).replace("\n", "\n  ")
+    yield text[cut + len(mark) - 1:] + "\n"
 
 
 @keywords_checked
@@ -763,7 +894,9 @@ def save_schedule(s: Schedule, path: str | Path) -> None:
         dumps(dict(s.extras))
     except (TypeError, ValueError, RecursionError) as err:
         raise InputError("extras", f"not JSON values ({err})") from None
-    write_json_atomic(path, schedule_to_dict(s))
+    with atomic_output(path) as tmp, tmp.open("w", encoding="utf-8") as f:
+        for piece in schedule_text(s):
+            f.write(piece)
 
 
 # --- plumbing ----------------------------------------------------------------------------

@@ -193,3 +193,38 @@ def die_with_parent() -> None:
     parent = mp.parent_process()
     if parent is not None and os.getppid() != parent.pid:
         os._exit(1)  # the parent ended before the signal was asked for
+
+
+# --- what this process holds: room for a phase that may be left out -------------------------
+
+
+def held_bytes() -> int:
+    """This process's resident memory now, in bytes (Linux's ``/proc/self/statm``; 0 where
+    it cannot be read). What a phase that can be left out (column generation's MILPs and
+    searches after its bound, ``need_room``) counts beside its own estimate: the audit's
+    tree RSS is what the limit is held to, and a forked child starts with its parent's."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+
+
+class NoRoom(Exception):
+    """A phase that may be left out would pass the limit beside what the process holds
+    (``need_room``); ``note`` says which, its estimate, what is held and the limit. Its
+    caller keeps what it has (column generation: the incumbent and the bound so far)."""
+
+    def __init__(self, note: str) -> None:
+        super().__init__(note)
+        self.note = note
+
+
+def need_room(nbytes: float, what: str) -> None:
+    """Raise ``NoRoom`` where ``nbytes`` more (``what`` would build them) would take this
+    process past the limit beside ``held_bytes``. Unlike ``check_allocation`` it refuses
+    nothing: the phase is skipped, and the answer so far stands."""
+    held, limit = held_bytes(), max_memory()
+    if not held + nbytes <= limit:  # also NaN
+        raise NoRoom(f"{what} skipped: about {human(nbytes)} beside {human(held)} held "
+                     f"would pass the memory limit {human(limit)}")

@@ -85,6 +85,8 @@ def round_text(r: Any) -> str:
     the command line and in the experiments' step lines: the round, bound, incumbent, gap,
     and what the round is doing (pricing k/n jobs, or the master's columns and LP)."""
     import math
+    if getattr(r, "note", ""):  # a phase left out for want of memory
+        return f"column generation: {r.note}"
     where = f"pricing {r.priced}/{r.jobs} jobs" if r.priced is not None else \
         f"{r.columns} columns, LP {r.lp:.8g}"
     gap = f"{r.gap:.2%}" if math.isfinite(r.gap) else "–"

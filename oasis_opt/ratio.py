@@ -26,6 +26,7 @@ from typing import Any
 
 from . import algorithms
 from .errors import AlgorithmError, InputError
+from .io import check_schedule_size
 from .model import REL_TOL, Instance, Schedule
 
 COLUMNS = ["algorithm", "utility", "completed", "opt_over_alg_low", "opt_over_alg", "two_alpha",
@@ -261,6 +262,7 @@ def compare(instance: Instance,
     if solver != "highs":  # as offline.solve would, but before the algorithms run
         from . import solvers
         solvers.check(solver)
+    check_schedule_size(instance, len(names), names)  # every schedule is kept to the end
     from .offline.clock import Clock
     clock = Clock(time_limit)
     schedules: dict[str, Any] = {}

@@ -74,8 +74,39 @@ def _per_server_after(instance: Instance, kwargs: dict[str, Any], res: Any,
     best = nxt.schedule if nxt.schedule.total_utility > res.schedule.total_utility \
         else res.schedule
     stopped = nxt.status is SolveStatus.TIME_LIMIT
+    notes = [*res.extras.get("notes", ()), *nxt.extras.get("notes", ())]
     return replace(res, schedule=best, bound=min(res.bound, nxt.bound),
-                   objective=best.total_utility, status=nxt.status if stopped else res.status)
+                   objective=best.total_utility, status=nxt.status if stopped else res.status,
+                   extras={**res.extras, **({"notes": notes} if notes else {})})
+
+
+def _room_for_prepare(instance: Instance) -> bool:
+    """Whether the compact model's index sets (``prepare``, for its upper bound beside
+    column generation's) fit beside what the process holds (``limits.need_room``,
+    ``plan.prepare_bytes``): 145 MiB for 400 paper jobs, after a column generation that had
+    left its own phases out at ``--max-memory 200M`` (round 42)."""
+    from ..limits import NoRoom, need_room
+    from .plan import allocation_cells, prepare_bytes
+    try:
+        need_room(prepare_bytes(allocation_cells(instance)), "the compact model's bound")
+    except NoRoom:
+        return False
+    return True
+
+
+def _tell_notes(res: Any, on_round: Callable[[Any], None] | None, jobs: int) -> None:
+    """The phases a guarded column generation left out for want of memory (its result's
+    ``notes``, ``limits.need_room``) as progress lines, one ``colgen.Round`` each."""
+    from ..formulations.colgen import Round
+    if on_round is None:
+        return
+    x = res.extras
+    inc = res.schedule.total_utility
+    gap = relative_gap(max(res.bound, inc), inc)
+    for note in x.get("notes", ()):
+        on_round(Round(x["iterations"], 0.0, x["lp_value"], res.bound, inc,
+                       math.inf if gap is None else gap, x["columns"], None,
+                       jobs, note))
 
 
 def colgen_inputs(instance: Instance, seeds: bool = True,
@@ -179,6 +210,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
     try:
         if deadline is not None and race.can_fork() and not trace_scale and executor is None:
             res = race.colgen_guarded(instance, kwargs, deadline, tracker, stop, on_start)
+            _tell_notes(res, on_round, instance.num_jobs)  # the child hears no rounds
         else:
             if on_start is not None:
                 on_start()
@@ -206,7 +238,8 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
         status = SolveStatus.TIME_LIMIT
     else:
         status = SolveStatus.FEASIBLE
-    if trace_scale and math.isfinite(res.bound):
+    if trace_scale and math.isfinite(res.bound) or math.isfinite(res.bound) and \
+            not _room_for_prepare(instance):
         # ``prepare`` builds the compact model's index sets: 9.3 GB on the whole Philly trace
         # for a bound column generation has already beaten
         trivial = res.bound
@@ -216,6 +249,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
             trivial = min(trivial, res.bound)
     res = replace(res, status=status, objective=utility, solve_seconds=seconds,
                   extras={**{k: res.extras[k] for k in COLGEN_EXTRAS},
-                          "bound_only": bound_only})
+                          "bound_only": bound_only,
+                          **{k: res.extras[k] for k in ("notes",) if k in res.extras}})
     return finish(instance, res, schedule, tracker, clock, trivial, "highspy", "colgen",
                   "colgen", chosen)

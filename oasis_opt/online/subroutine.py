@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -598,11 +599,61 @@ def _stop_after(job: JobSpec, util: np.ndarray, cw: np.ndarray, fw: np.ndarray,
     return out
 
 
+def dp_cells(S: Any, W: Any, Z: Any, V: Any, H: int, K: int) -> Any:
+    """The 8-byte cells of ``best_schedule``'s tables (``_check_size``), scalars or arrays."""
+    return (S + 1) * (W + V + 1) + (W + 1) * (V + 1) + 4 * S * (W + Z + 2) + 2 * S * (H + K)
+
+
+#: Demand classes × servers past which ``fit_table`` gives no table (its caller bounds by
+#: the jobs alone).
+FIT_TABLE_CELLS = 10**7
+
+
+def fit_table(capacity: np.ndarray, demand: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray] | None:
+    """(classes, S) units of each distinct row of ``demand`` (J, R) that fit on each server
+    of the empty ``capacity`` (S, R) (``FIT_EPS`` as ``fit_counts``), and each job's class;
+    None where a row is zero (no bound) or the classes × servers pass
+    ``FIT_TABLE_CELLS``."""
+    classes, inverse = np.unique(demand, axis=0, return_inverse=True)
+    if capacity.shape[0] * len(classes) > FIT_TABLE_CELLS or \
+            not (classes > 0).any(axis=1).all():
+        return None
+    table = np.zeros((len(classes), capacity.shape[0]))
+    for c, d in enumerate(classes):
+        pos = d > 0
+        table[c] = np.floor(capacity[:, pos] / d[pos] + FIT_EPS).min(axis=1)
+    return table, inverse.reshape(-1)
+
+
+def largest_tables(inst: Instance) -> tuple[float, int, int, int]:
+    """(bytes, job, slots, workers) of the largest tables ``best_schedule`` may build for
+    one job of ``inst``, as ``_check_size`` sizes them (``dp_cells``) on the empty cluster,
+    the most any decision of OASiS or any pricing of column generation sees: ``S = T − a_i``
+    slots, ``W = min(N_i, V_i, the job's workers that fit on all servers)``, ``Z =
+    ps_needed(W)``; none where those cannot do the work by the horizon. Job −1: none. One
+    table lives at a time (issue 21: sized before OASiS runs, ``io.check_schedule_size``,
+    and before column generation prices, ``colgen.pricing_bytes``)."""
+    s = inst.horizon - np.asarray(inst.arrival, dtype=float)
+    v, m = np.asarray(inst.workload, dtype=float), np.asarray(inst.max_workers, dtype=float)
+    w = np.minimum(m, v)
+    table = fit_table(inst.worker_capacity, inst.worker_demand)
+    if table is not None:
+        w = np.minimum(w, table[0].sum(axis=1)[table[1]])
+    cells = 8.0 * dp_cells(s, w, np.asarray(ps_needed(w, inst.ps_ratio), dtype=float), v,
+                           len(inst.worker_names), len(inst.ps_names))
+    cells[(w <= 0) | (s <= 0) | (w * s < v)] = 0.0
+    if not cells.size or cells.max() <= 0:
+        return 0.0, -1, 0, 0
+    i = int(np.argmax(cells))
+    return float(cells[i]), i, int(s[i]), int(w[i])
+
+
 def _check_size(job: JobSpec, S: int, W: int, Z: int, V: int, H: int, K: int) -> None:
     """Refuse (``InputError``) a DP whose tables would not fit in the memory limit: the DP
     rows (S+1)·(W+V+1), one slot's update (W+1)·(V+1), the greedy tables and their search
     arrays, S·(W+1) and S·(Z+1) several times over."""
-    cells = (S + 1) * (W + V + 1) + (W + 1) * (V + 1) + 4 * S * (W + Z + 2) + 2 * S * (H + K)
+    cells = dp_cells(S, W, Z, V, H, K)
     if 8.0 * cells <= max_memory():
         return  # the usual case: no message to build (this runs once per decision)
     check_allocation(f"{job.place}.workload" if job.place else "workload", 8.0 * cells,

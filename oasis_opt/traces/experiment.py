@@ -31,14 +31,14 @@ import os
 import re
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import InputError
-from ..io import DATA_FOLDER, SOURCE_FOLDER
+from ..io import DATA_FOLDER, SOURCE_FOLDER, check_schedule_size
 from ..model import Schedule
 from ..ratio import ratio
 from ..tasks import COLUMNS, Task
@@ -319,6 +319,14 @@ def _over(x: float | None, u: float) -> float | None:
     return 1.0 if q is None else q
 
 
+class _Figures(NamedTuple):
+    """What ``execute`` keeps of an algorithm's schedule once it has run."""
+
+    total_utility: float
+    completed: int
+    extras: Mapping[str, Any]
+
+
 def execute(task: Task) -> list[dict[str, Any]]:
     """Every algorithm once, then the offline interval (:func:`opt_interval`) with the best
     built-in schedule as the solve's floor, and every algorithm against the interval."""
@@ -338,24 +346,29 @@ def execute(task: Task) -> list[dict[str, Any]]:
         f"{len(inst.worker_names)} servers")
     limit = float(params.get("time_limit", QUICK_TIME_LIMIT))
     method = params.get("method", "auto")
-    runs = []
-    for name in task.algorithms:
-        say(f"running {name}")
-        try:
-            runs.append((name, algorithms.run(name, inst), True, ""))
-            say(f"{name}: utility {runs[-1][1].total_utility:.8g}, "
-                f"{runs[-1][1].completed} completed, {runs[-1][1].extras['seconds']:.0f} s")
-        except algorithms.InvalidScheduleError as err:  # reported, not hidden
-            runs.append((name, None, False, str(err)))
-            say(f"{name}: invalid schedule")
+    # the floor's schedule and the one being made: the others are kept as their figures
+    check_schedule_size(inst, min(2, len(task.algorithms)), task.algorithms)
+    runs: list[tuple[str, _Figures | None, bool, str]] = []
     # the solve's own floor would be the best built-in schedule (ties to the first in
     # registry order; a user's algorithm never joins it): the same schedule, not run again;
     # () where every built-in one failed (the solve's floor would have none either)
     floor: Schedule | tuple[()] = ()
-    for name, sched, ok, _ in runs:
-        if ok and name in algorithms.REGISTRY and (
-                isinstance(floor, tuple) or sched.total_utility > floor.total_utility):
-            floor = sched
+    for name in task.algorithms:
+        say(f"running {name}")
+        try:
+            made = algorithms.run(name, inst)
+        except algorithms.InvalidScheduleError as err:  # reported, not hidden
+            runs.append((name, None, False, str(err)))
+            say(f"{name}: invalid schedule")
+            continue
+        runs.append((name, _Figures(made.total_utility, made.completed, made.extras),
+                     True, ""))
+        say(f"{name}: utility {made.total_utility:.8g}, {made.completed} completed, "
+            f"{made.extras['seconds']:.0f} s")
+        if name in algorithms.REGISTRY and (
+                isinstance(floor, tuple) or made.total_utility > floor.total_utility):
+            floor = made
+        del made  # (one schedule of trace scale is hundreds of MiB)
     say(f"offline solve (method {method}, time limit {limit:g} s)")
     solved = opt_interval(inst, time_limit=limit, method=method, floor=floor,
                           on_step=None if step is None else say)
