@@ -62,7 +62,8 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     portfolio) in a child process, stopped once ``stop()`` is true. ``prober``
     (``early_prober``): the plain model in a child since the solve's start; its proof, as
     soon as it is known, is the answer (planning and solving stop there), and it stands for
-    the route's own probe of that model (``probe_model``)."""
+    the route's own probe of that model (``probe_model``); where the route races, it ends
+    as the race starts unless it has proven, and the race goes as without it."""
     from ..formulations.common import PLAIN, prepare
     from ..limits import check_allocation
     from ..validate import overfilled
@@ -275,7 +276,8 @@ def early_prober(instance: Instance, clock: Clock, mip_gap: float) -> race.Probe
     ``PROBE_SECONDS`` of HiGHS in a forked child from the start of a default-route solve
     (the caller's conditions: the compact route with the built-in floor, highspy, no
     options), while this process runs the floor, plans the route and solves the planned
-    model; the first proof wins (``solve_compact``'s ``prober``). On small instances
+    model in this process or its guard; the first proof wins, and a race, where the route
+    races, ends the prober (``solve_compact``'s ``prober``). On small instances
     (``EARLY_PROBE_CELLS``) with a core idle now (``plan.core_idle``) and twice the window
     left, else None.
 
