@@ -285,7 +285,8 @@ def early_prober(instance: Instance, clock: Clock, mip_gap: float) -> race.Probe
     route's planning (patterns, the LP bounds of ``plan.cut_gain``) and the planned model
     took longer than the whole plain solve (issue 22, round 42: fresh-211 0.088 s of which
     0.022 s HiGHS, the comparator 0.023 s). Unlike ``plain_probe`` it costs this process
-    nothing where it does not prove, only the fork."""
+    no wait where it does not prove, only the fork and its copy-on-write pages (0.01–0.03 s
+    on `loose`, measured side by side: docs/offline-journal.md, round 42)."""
     from functools import partial
 
     from ..formulations.common import PLAIN, prepare
