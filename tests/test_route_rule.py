@@ -792,6 +792,7 @@ def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch
     monkeypatch.setattr(backends, "solve_highspy", planned_waits)
     with monkeypatch.context() as m:  # no race: the planned model in this process
         m.setattr(compact, "portfolio_wanted", lambda *args: False)
+        m.setitem(backends.ROUTES, "highspy", planned_waits)  # (the in-process call)
         answered(True)
     assert started[0].proof() is not None
     monkeypatch.setenv("OASIS_PORTFOLIO", "1")  # a race: the prober ends when it starts,
