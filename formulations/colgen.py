@@ -106,7 +106,7 @@ class ColgenStats:
     history: list[tuple[float, float, float]] = field(default_factory=list)
     #: (round, LP value, best bound so far, seconds since the start) of the bound phase
     rounds: list[tuple[int, float, float, float]] = field(default_factory=list)
-    #: the phases left out for want of memory (``limits.need_room``), each a sentence
+    #: the phases left out for want of memory (``limits.no_room``), each a sentence
     notes: list[str] = field(default_factory=list)
 
 
@@ -1413,19 +1413,17 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
 
     def fits(nbytes: float, what: str) -> bool:
         """Whether a phase after the bound that would build about ``nbytes`` fits beside what
-        the process holds (``limits.need_room``); where not, it is left out, once said in
+        the process holds (``limits.no_room``); where not, it is left out, once said in
         the result's notes and as a progress line (the incumbent and the bound stand)."""
-        try:
-            limits.need_room(nbytes, what)
-        except NoRoom as e:
-            noted(e)
-            return False
-        return True
+        note = limits.no_room(nbytes, what)
+        if note is not None:
+            noted(note)
+        return note is None
 
-    def noted(e: NoRoom) -> None:
-        if e.note.split(":")[0] not in (n.split(":")[0] for n in res.notes):  # once a phase
-            res.notes.append(e.note)
-            tell(note=e.note)
+    def noted(note: str) -> None:
+        if note.split(":")[0] not in (n.split(":")[0] for n in res.notes):  # once a phase
+            res.notes.append(note)
+            tell(note=note)
 
     def pricing(_it: int, priced: int) -> None:
         if time.perf_counter() - shown[0] >= ROUND_EVERY:
@@ -1504,7 +1502,7 @@ def solve(instance: Instance, *, time_limit: float | None = None, max_iterations
             pm = PatternMaster(inst, deadline=hard,
                                room=LP_BYTES_PER_NNZ * float(master.h.getNumNz()))
         except NoRoom as e:
-            noted(e)
+            noted(e.note)
             lean = True
     if (bound_only or lean) and master.columns and track.gap() > mip_gap and left() > 0.5:
         # price-and-branch on the pooled master, its choice of columns placed and filled

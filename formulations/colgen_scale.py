@@ -233,7 +233,7 @@ def schedule_cells(instance: Instance) -> int:
 class Round:
     """Where column generation's bound phase is: after round ``iteration`` (``priced`` None),
     or while it prices (``priced`` of ``jobs`` done); ``note``: a phase left out for want of
-    memory (``limits.need_room``), said as it happens."""
+    memory (``limits.no_room``), said as it happens."""
 
     iteration: int
     seconds: float

@@ -220,11 +220,20 @@ class NoRoom(Exception):
         self.note = note
 
 
-def need_room(nbytes: float, what: str) -> None:
-    """Raise ``NoRoom`` where ``nbytes`` more (``what`` would build them) would take this
-    process past the limit beside ``held_bytes``. Unlike ``check_allocation`` it refuses
-    nothing: the phase is skipped, and the answer so far stands."""
+def no_room(nbytes: float, what: str) -> str | None:
+    """Where ``nbytes`` more (``what`` would build them) would take this process past the
+    limit beside ``held_bytes``, the sentence that says so (the phase is skipped); else
+    None. Unlike ``check_allocation`` it refuses nothing: the answer so far stands."""
     held, limit = held_bytes(), max_memory()
-    if not held + nbytes <= limit:  # also NaN
-        raise NoRoom(f"{what} skipped: about {human(nbytes)} beside {human(held)} held "
-                     f"would pass the memory limit {human(limit)}")
+    if held + nbytes <= limit:  # (NaN does not fit)
+        return None
+    return (f"{what} skipped: about {human(nbytes)} beside {human(held)} held would pass "
+            f"the memory limit {human(limit)}")
+
+
+def need_room(nbytes: float, what: str) -> None:
+    """Raise ``NoRoom`` (its ``note``: ``no_room``'s sentence) where ``nbytes`` more would
+    not fit: for a phase left out from inside a constructor (``PatternMaster``)."""
+    note = no_room(nbytes, what)
+    if note is not None:
+        raise NoRoom(note)

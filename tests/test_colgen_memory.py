@@ -81,16 +81,16 @@ def test_master_with_its_pricing_tables_refused_up_front(monkeypatch, tmp_path, 
 
 @pytest.fixture
 def spied(monkeypatch):
-    """``limits.need_room``'s questions (estimate, phase), with nothing held: the limit alone
-    decides, whatever else the test process holds."""
+    """``limits.no_room``'s questions (estimate, phase; ``need_room`` asks it too), with
+    nothing held: the limit alone decides, whatever else the test process holds."""
     asked: list[tuple[float, str]] = []
-    real = limits.need_room
+    real = limits.no_room
 
-    def spy(nbytes: float, what: str) -> None:
+    def spy(nbytes: float, what: str) -> str | None:
         asked.append((nbytes, what))
-        real(nbytes, what)
+        return real(nbytes, what)
     monkeypatch.setattr(limits, "held_bytes", lambda: 0)
-    monkeypatch.setattr(limits, "need_room", spy)
+    monkeypatch.setattr(limits, "no_room", spy)
     return asked
 
 

@@ -13,10 +13,11 @@ from typing import Any
 
 from ..errors import InputError, SolverError
 from ..formulations.highs import quiet_stdout
+from ..limits import no_room
 from ..model import REL_TOL, Instance, Schedule
 from . import race
 from .clock import Clock, Tracker
-from .plan import pooled_colgen
+from .plan import allocation_cells, pooled_colgen, prepare_bytes
 from .report import SolveReport, SolveStatus, finish, relative_gap
 
 # --- column generation ------------------------------------------------------------------
@@ -82,16 +83,11 @@ def _per_server_after(instance: Instance, kwargs: dict[str, Any], res: Any,
 
 def _room_for_prepare(instance: Instance) -> bool:
     """Whether the compact model's index sets (``prepare``, for its upper bound beside
-    column generation's) fit beside what the process holds (``limits.need_room``,
+    column generation's) fit beside what the process holds (``limits.no_room``,
     ``plan.prepare_bytes``): 145 MiB for 400 paper jobs, after a column generation that had
     left its own phases out at ``--max-memory 200M`` (round 42)."""
-    from ..limits import NoRoom, need_room
-    from .plan import allocation_cells, prepare_bytes
-    try:
-        need_room(prepare_bytes(allocation_cells(instance)), "the compact model's bound")
-    except NoRoom:
-        return False
-    return True
+    return no_room(prepare_bytes(allocation_cells(instance)), "the compact model's bound") \
+        is None
 
 
 def _tell_notes(res: Any, on_round: Callable[[Any], None] | None, jobs: int) -> None:
@@ -238,8 +234,7 @@ def solve_colgen(instance: Instance, clock: Clock, tracker: Tracker, mip_gap: fl
         status = SolveStatus.TIME_LIMIT
     else:
         status = SolveStatus.FEASIBLE
-    if trace_scale and math.isfinite(res.bound) or math.isfinite(res.bound) and \
-            not _room_for_prepare(instance):
+    if math.isfinite(res.bound) and (trace_scale or not _room_for_prepare(instance)):
         # ``prepare`` builds the compact model's index sets: 9.3 GB on the whole Philly trace
         # for a bound column generation has already beaten
         trivial = res.bound
