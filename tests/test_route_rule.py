@@ -722,7 +722,7 @@ def test_a_race_at_home_probes_the_plain_model_in_its_waiting_partner(monkeypatc
         assert validate(inst, schedule).feasible and not in_process
     monkeypatch.setattr(backends, "solve_highspy", solve_highspy)
     clock = Clock(60.0)
-    with pytest.raises(ValueError, match="held partner"):
+    with pytest.raises(ValueError, match="partner is held"):
         solve_portfolio([prep, prep], [0, 1], clock, Tracker(clock, None), 0.0, None,
                         probe=(prepare(inst, PLAIN), 1.0))
 
@@ -732,18 +732,22 @@ def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch
     (``compact.early_prober``) while the floor runs and the route is planned and solved.
     Its proof, once known, is the answer: before the route is planned (the route's planning
     never runs), or while the planned model runs in this process (its HiGHS stopped by the
-    prober, ``halt``). Where the route races and the prober has not proven by then, the
-    prober ends and the race goes as without it (its partner probes the plain model). A
-    prober that proves nothing leaves the answer to the route. The optimum of the Pyomo
-    modeller's default model and a valid schedule every time; no prober on a busy machine
-    or on large instances."""
+    prober, ``halt``). Where the route races at home with its partner held, the prober
+    goes on beside the racer at home as its probe (``race.solve_portfolio``'s ``prober``):
+    its proof stops the racer at home, and the partner, held until the prober's window is
+    over, never starts. Where the prober may not go on (``PROBER_IN_RACE`` off) and has not
+    proven by then, it ends and the race goes as without it (its partner probes the plain
+    model). A prober that proves nothing leaves the answer to the route. The optimum of the
+    Pyomo modeller's default model and a valid schedule every time; no prober on a busy
+    machine or on large instances."""
     from oasis_opt.formulations.result import SolveResult
 
     from oasis_opt.offline import backends, compact, plan, race
     from oasis_opt.offline.clock import Clock
 
     monkeypatch.setattr(plan, "core_idle", lambda: True)
-    monkeypatch.setattr(compact, "PROBE_SECONDS", 20.0)  # (the limit keeps twice its window)
+    # (the limit keeps twice its window)
+    monkeypatch.setattr(compact, "EARLY_PROBE_SECONDS", 20.0)
     started: list[race.Prober] = []
 
     class Recorded(race.Prober):
@@ -761,7 +765,7 @@ def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch
     _, ref = solve(inst, modeler="pyomo", options=Options())
     assert ref.status is SolveStatus.OPTIMAL
 
-    def answered(probed: bool) -> None:
+    def answered(probed: bool) -> str:
         started.clear()
         schedule, report = solve(inst, time_limit=60)
         assert report.status is SolveStatus.OPTIMAL
@@ -769,6 +773,7 @@ def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch
         assert report.objective == pytest.approx(ref.objective, rel=1e-6)
         assert validate(inst, schedule).feasible and len(started) == 1
         assert not started[0].proc.is_alive()  # stopped at the end
+        return report.route
     monkeypatch.setattr(race, "Prober", Patient)
 
     def never_planned(*args, **kwargs):
@@ -795,24 +800,34 @@ def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch
         m.setitem(backends.ROUTES, "highspy", planned_waits)  # (the in-process call)
         answered(True)
     assert started[0].proof() is not None
-    monkeypatch.setenv("OASIS_PORTFOLIO", "1")  # a race: the prober ends when it starts,
-    monkeypatch.setattr(compact, "PROBE_SECONDS", 0.3)  # unproven (PLAIN takes 0.6 s here)
-    monkeypatch.setattr(backends, "solve_highspy", solve_highspy)
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")  # a race at home, its partner held
     calls = []
 
     def recorded(*args, **kwargs):
-        calls.append(kwargs.get("probe"))
+        calls.append((kwargs.get("probe"), kwargs.get("prober")))
         return solve_portfolio(*args, **kwargs)
     solve_portfolio = race.solve_portfolio
     monkeypatch.setattr(race, "solve_portfolio", recorded)
+    # the racer at home (``planned_waits``) stopped by the prober's proof; the partner, held
+    # through the prober's window, never started (no "+race")
+    assert answered(True) == "compact/highspy/plain"
+    assert len(calls) == 1 and calls[0][0] is None and calls[0][1] is started[0]
+    assert started[0].proof() is not None
+    calls.clear()
+    # not beside the race: the prober ends as it starts, unproven (PLAIN takes 0.6 s here)
+    monkeypatch.setattr(compact, "PROBER_IN_RACE", False)
+    monkeypatch.setattr(compact, "EARLY_PROBE_SECONDS", 0.3)
+    monkeypatch.setattr(compact, "PROBE_SECONDS", 0.3)
+    monkeypatch.setattr(backends, "solve_highspy", solve_highspy)
     started.clear()
     schedule, report = solve(inst, time_limit=60)  # (the planned model or the probe wins)
     assert report.status is SolveStatus.OPTIMAL and validate(inst, schedule).feasible
     assert report.objective == pytest.approx(ref.objective, rel=1e-6)
     assert len(started) == 1 and started[0].proof() is None and not started[0].proc.is_alive()
-    assert len(calls) == 1 and calls[0] is not None  # the partner's probe, as in round 41
+    # the partner's probe, as in round 41
+    assert len(calls) == 1 and calls[0][0] is not None and calls[0][1] is None
     monkeypatch.setattr(race, "solve_portfolio", solve_portfolio)
-    monkeypatch.setattr(compact, "PROBE_SECONDS", 20.0)
+    monkeypatch.setattr(compact, "EARLY_PROBE_SECONDS", 20.0)
     monkeypatch.setattr(race, "Prober", Patient)
     monkeypatch.setattr(plan, "GUARD_MIN_NONZEROS", 0)  # the child refuses to probe
     answered(False)

@@ -93,16 +93,19 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         left = solving.remaining()
         skipped = left is not None and size["nonzeros"] * BUILD_SECONDS_PER_NNZ[
             medium if medium in BUILD_SECONDS_PER_NNZ else "pyomo"] > 0.5 * left
-        # a race goes as it would without the prober (which has had the other core, idle
-        # at the start): where its plain model has proven nothing by now, it ends here, and
-        # the race's partner probes that model from the floor's start (round 41); elsewhere
-        # it goes on beside the planned model, which stops at its proof (``halt``)
-        idle = prober is not None
+        # where the route races, the prober (which has had the other core, idle at the
+        # start) goes on as the probe beside a racer at home whose partner is held
+        # (``race.solve_portfolio``'s ``prober``); before a race that starts its partner at
+        # once, it ends here unless it has proven. Elsewhere it goes on beside the planned
+        # model, which stops at its proof (``halt``)
+        idle, beside = prober is not None, False
         if prober is not None and not skipped and portfolio_wanted(
                 prep, modeler, options, medium, solving.remaining(), idle):
             probed = _probed(prober, instance, tracker)
-            prober.close()
-            prober = None
+            beside = not probed and _held_partner(prep)
+            if not beside:
+                prober.close()
+                prober = None
         plain = None if skipped or stop is not None or prober is not None or probed else \
             probe_model(prep, modeler, options, medium, solver, solving)
         halt = None if prober is None else prober.proven
@@ -128,8 +131,8 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         elif stop is not None and medium == "highspy" and race.can_fork():
             raw = race.solve_portfolio([prep], [0], solving, tracker, mip_gap, floor,
                                        stop=stop)
-        elif racing or portfolio_wanted(prep, modeler, options, medium, solving.remaining(),
-                                        idle):
+        elif racing or beside or portfolio_wanted(prep, modeler, options, medium,
+                                                  solving.remaining(), idle):
             pairs = racers(prep)
             # the seed partner is the planned model itself; another is prepared in its
             # racer's process once it starts (and here only if it wins)
@@ -142,8 +145,11 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                 variants, [s for _, s in pairs], solving, tracker, mip_gap, floor,
                 [0.0] + [0.0 if at_once else RACE_DELAY] * (len(pairs) - 1),
                 share=SHARE_INCUMBENTS, home=race_at_home(prep),
-                probe=(plain, PROBE_SECONDS) if racing and not at_once else None)
-            prep = race.prepared((variants + [plain])[raw.extras["racer"]])
+                probe=(plain, PROBE_SECONDS) if racing and not at_once else None,
+                prober=prober if beside else None)
+            winner = raw.extras["racer"]
+            prep = race.prepared(variants[winner]) if winner < len(variants) else \
+                plain if plain is not None else prepare(instance, PLAIN)  # the probe's
         elif guard_wanted(prep, medium, solving.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its
             # interrupt callbacks are not called in every phase of the root), its last
@@ -235,6 +241,15 @@ PLAIN_PROBE = True
 PROBE_BESIDE = True
 
 
+def _held_partner(prep: Any) -> bool:
+    """The race of ``prep`` runs its first racer at home with a partner held for
+    ``RACE_DELAY`` (not PLAIN at seed 0 started at once), where a running prober can stand
+    for the probe beside it (``race.solve_portfolio``'s ``prober``)."""
+    from ..formulations.common import PLAIN
+    return PROBER_IN_RACE and race_at_home(prep) and RACE_DELAY > 0 \
+        and racers(prep)[1] != (PLAIN, 0)
+
+
 def probe_model(prep: Any, modeler: str, options: Any, medium: str, solver: str,
                 clock: Clock) -> Any:
     """PLAIN's prep where the default route probes it (``plain_probe``) before the planned
@@ -264,6 +279,10 @@ def probe_model(prep: Any, modeler: str, options: Any, medium: str, solver: str,
 #: Whether a solve of the default route starts the plain model at once in a forked child
 #: (``early_prober``), beside the floor and the route's planning.
 EARLY_PROBE = True
+#: ... for this many seconds of HiGHS.
+EARLY_PROBE_SECONDS = 0.4
+#: Whether that prober goes on as the probe beside a race at home (``_held_partner``).
+PROBER_IN_RACE = True
 #: ... on instances of at most this many allocation cells (``plan.allocation_cells``): the
 #: plain model has at most 13 nonzeros a cell on the benchmark's families (hard-s0 12.5,
 #: the 12-job Philly slices 12.2), so these stay below ``plan.GUARD_MIN_NONZEROS``, the
@@ -273,11 +292,15 @@ EARLY_PROBE_CELLS = 1_500
 
 def early_prober(instance: Instance, clock: Clock, mip_gap: float) -> race.Prober | None:
     """The plain model (``common.PLAIN``, the comparator's rows) solved for
-    ``PROBE_SECONDS`` of HiGHS in a forked child from the start of a default-route solve
-    (the caller's conditions: the compact route with the built-in floor, highspy, no
+    ``EARLY_PROBE_SECONDS`` of HiGHS in a forked child from the start of a default-route
+    solve (the caller's conditions: the compact route with the built-in floor, highspy, no
     options), while this process runs the floor, plans the route and solves the planned
-    model in this process or its guard; the first proof wins, and a race, where the route
-    races, ends the prober (``solve_compact``'s ``prober``). On small instances
+    model in this process or its guard; the first proof wins. Where the route races at
+    home with its partner held, the prober is the probe beside the racer at home (the
+    partner held until its window is over); before any other race it ends
+    (``solve_compact``'s ``prober``). Without a MIP start it is not the planned PLAIN's
+    twin: the floor's start halved PLAIN's time on fresh-113 and took it from 0.15 to 0.6 s
+    on fresh-108 (issue 22, round 43). On small instances
     (``EARLY_PROBE_CELLS``) with a core idle now (``plan.core_idle``) and twice the window
     left, else None.
 
@@ -293,10 +316,10 @@ def early_prober(instance: Instance, clock: Clock, mip_gap: float) -> race.Probe
     from .plan import GUARD_MIN_NONZEROS, core_idle
     left = clock.remaining()
     if not (PLAIN_PROBE and EARLY_PROBE) or allocation_cells(instance) > EARLY_PROBE_CELLS \
-            or left is not None and left < 2 * backends.window_for(PROBE_SECONDS) \
+            or left is not None and left < 2 * backends.window_for(EARLY_PROBE_SECONDS) \
             or not core_idle():
         return None
-    return race.Prober(partial(prepare, instance, PLAIN), PROBE_SECONDS, left, mip_gap,
+    return race.Prober(partial(prepare, instance, PLAIN), EARLY_PROBE_SECONDS, left, mip_gap,
                        GUARD_MIN_NONZEROS)
 
 

@@ -164,6 +164,13 @@ class Prober:
         self.proc.start()
         send.close()
         self.conn, self.result, self.ended, self.last = recv, None, False, 0.0
+        # HiGHS's time limit in the child (``_probe``'s clock gives it about ``seconds``)
+        self.ends = time.perf_counter() + (seconds if time_limit is None
+                                           else min(seconds, time_limit))
+
+    def left(self) -> float:
+        """Seconds until the child's HiGHS has had its time (0 once it has ended)."""
+        return 0.0 if self.ended else max(0.0, self.ends - time.perf_counter())
 
     def proof(self) -> SolveResult | None:
         """The probe's result where it proved the optimum (read from the child if it has
@@ -324,8 +331,8 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
                     mip_gap: float, start: Schedule | None,
                     delays: list[float] | None = None, share: bool = False,
                     stop: Callable[[], bool] | None = None,
-                    home: bool = False, probe: tuple[Any, float] | None = None
-                    ) -> SolveResult:
+                    home: bool = False, probe: tuple[Any, float] | None = None,
+                    prober: Prober | None = None) -> SolveResult:
     """Race the variants in child processes; the first proof wins and the others are
     stopped. Racer k starts ``delays[k]`` seconds after the first (default: all at once),
     and only if no racer has proven the optimum by then: a model that proves before the
@@ -348,6 +355,9 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     solves that model for that many seconds of HiGHS on the core the wait leaves idle
     (``compact.plain_probe``'s PLAIN); its proof wins as a racer's does, with
     ``extras["racer"]`` = ``len(preps)`` (the probe's model is not one of ``preps``).
+    ``prober`` (with ``home`` only, instead of ``probe``): that probe already runs
+    (``Prober``, since the solve's start): the second racer is held until its window is
+    over as well, its proof wins as the probe's does, and the race ends it.
 
     ``share`` (issue 22 round 10): every improving incumbent that beats all racers' so far
     becomes a schedule (``report.extract`` on its racer's model) that the other racers hand
@@ -367,13 +377,13 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
     waits = list(delays) if delays is not None else [0.0] * len(preps)
     if len(waits) != len(preps) or len(seeds) != len(preps):
         raise ValueError("one seed and one delay per racer")
-    if probe is not None and not (home and len(preps) > 1):
-        raise ValueError("a probe runs in the held partner of a racer at home")
+    if (probe is not None or prober is not None) and not (home and len(preps) > 1):
+        raise ValueError("a probe runs beside a racer at home while its partner is held")
     if home:
         if share or stop is not None:
             raise ValueError("a race with a racer at home neither shares nor stops")
         return _race_at_home(ctx, preps, seeds, clock, tracker, mip_gap, start, waits,
-                             budget, probe)
+                             budget, probe, prober)
     procs: list[Any] = []
     conns: dict[Any, int] = {}
     t0 = time.perf_counter()
@@ -434,9 +444,10 @@ HOME_POLL = 0.01
 def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
                   tracker: Tracker, mip_gap: float, start: Schedule | None,
                   waits: list[float], budget: float | None,
-                  probe: tuple[Any, float] | None = None) -> SolveResult:
+                  probe: tuple[Any, float] | None = None, prober: Prober | None = None
+                  ) -> SolveResult:
     """``solve_portfolio(home=True)``: racer 0 here, the others forked now and held (racer
-    1 probing first, ``probe``)."""
+    1 probing first, ``probe``, or held until ``prober``'s window is over as well)."""
     from multiprocessing.connection import wait
 
     procs: list[Any] = []
@@ -453,8 +464,12 @@ def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
             return False
         last[0] = now
         standings.drain(conns)
+        if prober is not None and (proof := prober.proof()) is not None:
+            standings.done[standings.probe] = proof
         return standings.proven()
     try:
+        if prober is not None:  # the partner's core is the prober's until its window ends
+            waits = [waits[0], max(waits[1], prober.left()), *waits[2:]]
         for k in range(1, len(preps)):
             recv, send = ctx.Pipe(duplex=False)
             held, control = ctx.Pipe(duplex=False)
@@ -486,6 +501,8 @@ def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
         for control in controls:
             control.close()  # a held racer ends
         _stop_racers(procs)
+        if prober is not None:
+            prober.close()
     return standings.answer(clock, {"racers": 1 + len(standings.started)})
 
 
