@@ -725,6 +725,9 @@ def test_a_race_at_home_probes_the_plain_model_in_its_waiting_partner(monkeypatc
     with pytest.raises(ValueError, match="partner is held"):
         solve_portfolio([prep, prep], [0, 1], clock, Tracker(clock, None), 0.0, None,
                         probe=(prepare(inst, PLAIN), 1.0))
+    with pytest.raises(ValueError, match="one probe"):  # (refused before the prober is used)
+        solve_portfolio([prep, prep], [0, 1], clock, Tracker(clock, None), 0.0, None,
+                        home=True, probe=(prepare(inst, PLAIN), 1.0), prober=object())
 
 
 def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch):

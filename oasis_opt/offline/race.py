@@ -379,6 +379,8 @@ def solve_portfolio(preps: list[Any], seeds: list[int], clock: Clock, tracker: T
         raise ValueError("one seed and one delay per racer")
     if (probe is not None or prober is not None) and not (home and len(preps) > 1):
         raise ValueError("a probe runs beside a racer at home while its partner is held")
+    if probe is not None and prober is not None:
+        raise ValueError("one probe beside the racer at home: a model or a running prober")
     if home:
         if share or stop is not None:
             raise ValueError("a race with a racer at home neither shares nor stops")
@@ -456,16 +458,20 @@ def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
     standings = _Standings(preps, tracker, None)
     last = [0.0]
 
+    def heard() -> None:
+        """The children's messages so far read, and the prober's proof if it has one."""
+        standings.drain(conns)
+        if prober is not None and (proof := prober.proof()) is not None:
+            standings.done.setdefault(standings.probe, proof)
+
     def halt() -> bool:
-        """Asked by racer 0's HiGHS callbacks: the children's messages so far are read; true
-        once one of them has proven the optimum."""
+        """Asked by racer 0's HiGHS callbacks: true once a child or the prober has proven
+        the optimum (read every ``HOME_POLL`` seconds)."""
         now = time.perf_counter()
         if now - last[0] < HOME_POLL:
             return False
         last[0] = now
-        standings.drain(conns)
-        if prober is not None and (proof := prober.proof()) is not None:
-            standings.done[standings.probe] = proof
+        heard()
         return standings.proven()
     try:
         if prober is not None:  # the partner's core is the prober's until its window ends
@@ -496,7 +502,7 @@ def _race_at_home(ctx: Any, preps: list[Any], seeds: list[int], clock: Clock,
             if not ready:
                 break  # past the deadline: the racers are killed, their incumbents kept
             standings.read(conns, ready)
-        standings.drain(conns)  # what came meanwhile: "started", a last incumbent
+        heard()  # what came meanwhile: "started", a last incumbent, a proof
     finally:
         for control in controls:
             control.close()  # a held racer ends
