@@ -279,7 +279,8 @@ def probe_model(prep: Any, modeler: str, options: Any, medium: str, solver: str,
 #: Whether a solve of the default route starts the plain model at once in a forked child
 #: (``early_prober``), beside the floor and the route's planning.
 EARLY_PROBE = True
-#: ... for this many seconds of HiGHS.
+#: ... for this many seconds of HiGHS (at 0.3 it missed fresh-201, whose plain model needs
+#: 0.3 s without a start, and the race's partner won at 0.86 s instead of 0.35: round 43).
 EARLY_PROBE_SECONDS = 0.4
 #: Whether that prober goes on as the probe beside a race at home (``_held_partner``).
 PROBER_IN_RACE = True
