@@ -18,6 +18,8 @@ trace):
 | ``ps-light`` | ps_ratio 4-8: one PS per many workers |
 | ``trace`` | 12 Philly jobs over 80 slots on one 4-GPU server (long horizon, trace import) |
 | ``hard-mix`` | the 14 instances of ``../shared/bench/hard-mix/`` (two not proven by anyone) |
+| ``fresh-a``, ``fresh-b`` | held out: a generator of their own (``fresh_families.py``, from the |
+| | hard-mix README's description), never used to fit the route rule; ``--seeds 24`` for all |
 
 Each solve is capped at ``--limit`` seconds (60): a capped side counts with the seconds it
 took, so a ratio against a capped comparator is an underestimate (the row says how many were
@@ -53,6 +55,7 @@ from oasis_opt.offline import solve
 
 sys.path.insert(0, str(Path(__file__).parent))
 import direct_highspy  # noqa: E402  (the comparator sits next to this file)
+import fresh_families  # noqa: E402  (the held-out families, also next to it)
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The other generator's instances (read in place, never copied into the project).
@@ -60,7 +63,7 @@ HARD_MIX = ROOT.parent / "shared" / "bench" / "hard-mix"
 PHILLY = ROOT / "instances" / "traces" / "adaptdl" / "philly.csv"
 QUICK = os.environ.get("OASIS_BENCH_QUICK", "") not in ("", "0")
 GENERATED = ("hard", "mixed", "mixed-2r", "uniform-1r", "loose", "ps-heavy", "ps-light")
-FAMILIES = (*GENERATED, "trace", "hard-mix")
+FAMILIES = (*GENERATED, "trace", "hard-mix", *fresh_families.FAMILIES)
 LIMIT = 60.0
 #: Variants of the default route, for fitting the route rule (``--variant``).
 VARIANTS: dict[str, Options | None] = {
@@ -81,6 +84,7 @@ VARIANTS: dict[str, Options | None] = {
     "round16": None,  # the default route as before issue 22 round 17 (ROUTE_PATCHES)
     "round29": None,  # the default route as before issue 22 round 30 (ROUTE_PATCHES)
     "delay0": None,  # the partner held for no time (ROUTE_PATCHES)
+    "round42": None,  # the default route as before issue 22 round 43 (ROUTE_PATCHES)
 }
 
 
@@ -126,7 +130,8 @@ def _round16_mip_options(prep: Any) -> dict[str, Any]:
 #: runs no floor without a time limit (before round 11: ``--unlimited`` shows the difference);
 #: ``round16`` lets HiGHS restart PLAIN's root (before round 17); ``round29`` runs every racer
 #: in a child process (``plan.race_at_home`` false: before round 30); ``delay0`` starts the
-#: partner with the first racer (``RACE_DELAY`` 0, round 30).
+#: partner with the first racer (``RACE_DELAY`` 0, round 30); ``round42`` ends the early
+#: prober where the route races and gives it 0.3 s (before round 43).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
@@ -141,6 +146,8 @@ ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round16": (("oasis_opt.offline.backends", "mip_options", _round16_mip_options),),
     "round29": (("oasis_opt.offline.compact", "race_at_home", lambda prep: False),),
     "delay0": (("oasis_opt.offline.compact", "RACE_DELAY", 0.0),),
+    "round42": (("oasis_opt.offline.compact", "PROBER_IN_RACE", False),
+                ("oasis_opt.offline.compact", "EARLY_PROBE_SECONDS", 0.3)),
 }
 
 
@@ -157,6 +164,8 @@ def instances(family: str, seeds: int = 3) -> Iterator[Instance]:
     elif family == "hard-mix":
         for path in sorted(HARD_MIX.glob("hard-mix-*.json")):
             yield load_instance(path)
+    elif family in fresh_families.FAMILIES:
+        yield from fresh_families.family(family, seeds)
     else:
         raise ValueError(f"unknown family {family!r}; choose from {', '.join(FAMILIES)}")
 
