@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from oasis_opt.formulations.common import Options
+
 from oasis_opt.offline import SolveStatus, solve
 from oasis_opt.validate import validate
 
