@@ -62,8 +62,9 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     portfolio) in a child process, stopped once ``stop()`` is true. ``prober``
     (``early_prober``): the plain model in a child since the solve's start; its proof, as
     soon as it is known, is the answer (planning and solving stop there), and it stands for
-    the route's own probe of that model (``probe_model``); where the route races, it ends
-    as the race starts unless it has proven, and the race goes as without it."""
+    the route's own probe of that model (``probe_model``); where the route races at home
+    with its partner held, it goes on as the probe beside the racer at home, and before
+    any other race it ends unless it has proven."""
     from ..formulations.common import PLAIN, prepare
     from ..limits import check_allocation
     from ..validate import overfilled
@@ -149,7 +150,7 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                 prober=prober if beside else None)
             winner = raw.extras["racer"]
             prep = race.prepared(variants[winner]) if winner < len(variants) else \
-                plain if plain is not None else prepare(instance, PLAIN)  # the probe's
+                plain if plain is not None else prober_model(instance)  # the probe's
         elif guard_wanted(prep, medium, solving.remaining()):
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its
             # interrupt callbacks are not called in every phase of the root), its last
@@ -313,15 +314,21 @@ def early_prober(instance: Instance, clock: Clock, mip_gap: float) -> race.Probe
     on `loose`, measured side by side: docs/offline-journal.md, round 42)."""
     from functools import partial
 
-    from ..formulations.common import PLAIN, prepare
     from .plan import GUARD_MIN_NONZEROS, core_idle
     left = clock.remaining()
     if not (PLAIN_PROBE and EARLY_PROBE) or allocation_cells(instance) > EARLY_PROBE_CELLS \
             or left is not None and left < 2 * backends.window_for(EARLY_PROBE_SECONDS) \
             or not core_idle():
         return None
-    return race.Prober(partial(prepare, instance, PLAIN), EARLY_PROBE_SECONDS, left, mip_gap,
+    return race.Prober(partial(prober_model, instance), EARLY_PROBE_SECONDS, left, mip_gap,
                        GUARD_MIN_NONZEROS)
+
+
+def prober_model(instance: Instance) -> Any:
+    """The prober's model (``early_prober``): PLAIN's prep, in the child and wherever its
+    proof is extracted."""
+    from ..formulations.common import PLAIN, prepare
+    return prepare(instance, PLAIN)
 
 
 def plain_probe(plain: Any, clock: Clock, tracker: Tracker, mip_gap: float,
@@ -342,12 +349,11 @@ def _probed(prober: race.Prober | None, instance: Instance, tracker: Tracker
             ) -> tuple[SolveResult, Any] | None:
     """``(result, PLAIN's prep)`` where ``prober`` (``early_prober``) has proven the
     optimum by now, else None; its incumbent and bound reach ``tracker`` then."""
-    from ..formulations.common import PLAIN, prepare
     raw = None if prober is None else prober.proof()
     if raw is None:
         return None
     tracker.update(incumbent=raw.objective, bound=raw.bound)
-    return raw, prepare(instance, PLAIN)
+    return raw, prober_model(instance)
 
 
 def check_index_sets(instance: Instance) -> int:
