@@ -31,3 +31,32 @@ def test_pattern_search_is_bounded_on_many_classes():
     sched, rep = solve(inst, time_limit=60)
     assert rep.status.value == "optimal"
     assert validate(inst, sched).feasible
+
+
+def test_the_pattern_count_stops_once_asked_to():
+    """``prepare``'s ``stop`` is asked while the patterns are counted (the default route's
+    early prober ends the count with its proof, issue 22 round 44): once it is true,
+    ``Stopped``; while it is false, the same patterns as without it."""
+    from oasis_opt.formulations.common import Options, Stopped, prepare
+    inst = generate("hard", seed=5)
+    plain = prepare(inst, Options())
+    assert plain.packing == "pattern"
+    asked = [0]
+
+    def never() -> bool:
+        asked[0] += 1
+        return False
+    watched = prepare(inst, Options(), stop=never)
+    assert asked[0] > 1 and watched.packing == "pattern"
+    assert watched.worker_patterns == plain.worker_patterns
+    assert watched.ps_patterns == plain.ps_patterns
+    total, asked[0] = asked[0], 0
+
+    def later() -> bool:  # true half-way through the count
+        asked[0] += 1
+        return asked[0] > total // 2
+    with pytest.raises(Stopped):
+        prepare(inst, Options(), stop=later)
+    assert asked[0] == total // 2 + 1
+    with pytest.raises(Stopped):
+        prepare(inst, Options(), stop=lambda: True)
