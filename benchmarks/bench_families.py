@@ -85,6 +85,7 @@ VARIANTS: dict[str, Options | None] = {
     "round29": None,  # the default route as before issue 22 round 30 (ROUTE_PATCHES)
     "delay0": None,  # the partner held for no time (ROUTE_PATCHES)
     "round42": None,  # the default route as before issue 22 round 43 (ROUTE_PATCHES)
+    "round43": None,  # the default route as before issue 22 round 44 (ROUTE_PATCHES)
 }
 
 
@@ -131,7 +132,9 @@ def _round16_mip_options(prep: Any) -> dict[str, Any]:
 #: ``round16`` lets HiGHS restart PLAIN's root (before round 17); ``round29`` runs every racer
 #: in a child process (``plan.race_at_home`` false: before round 30); ``delay0`` starts the
 #: partner with the first racer (``RACE_DELAY`` 0, round 30); ``round42`` ends the early
-#: prober where the route races and gives it 0.3 s (before round 43).
+#: prober where the route races and gives it 0.3 s (before round 43); ``round43`` counts
+#: the patterns to the end after the prober's proof, ends the prober before a plain probe
+#: and at its window where no race follows (before round 44).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
@@ -148,6 +151,9 @@ ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "delay0": (("oasis_opt.offline.compact", "RACE_DELAY", 0.0),),
     "round42": (("oasis_opt.offline.compact", "PROBER_IN_RACE", False),
                 ("oasis_opt.offline.compact", "EARLY_PROBE_SECONDS", 0.3)),
+    "round43": (("oasis_opt.offline.compact", "PREP_STOPS", False),
+                ("oasis_opt.offline.compact", "PROBER_BESIDE_PROBE", False),
+                ("oasis_opt.offline.compact", "PROBER_KEPT", False)),
 }
 
 

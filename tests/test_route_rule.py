@@ -842,6 +842,175 @@ def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch
     assert compact.early_prober(generate("paper", seed=0), Clock(60.0), 0.0) is None
 
 
+def test_the_early_prober_stops_the_patterns_and_goes_on_beside_the_plain_probe(monkeypatch):
+    """Two places where the prober's proof was read late or its work thrown away (issue 22,
+    round 44). A proof that comes in while the planned model's patterns are counted stops
+    the count (``common.prepare``'s ``stop``; 0.03–0.11 s on 15-job instances): the route is
+    never planned. Where the race runs in children after an in-process plain probe
+    (``plan.race_at_home`` false), the prober goes on beside that probe, whose HiGHS its
+    proof stops, and ends before the race: it used to end there and the probe to solve the
+    plain model again from scratch. The optimum of the Pyomo modeller's default model and a
+    valid schedule every time; off (``PROBER_BESIDE_PROBE``), the prober ends first."""
+    from oasis_opt.formulations.result import SolveResult
+
+    from oasis_opt.offline import backends, compact, plan, race
+
+    monkeypatch.setattr(plan, "core_idle", lambda: True)
+    monkeypatch.setattr(compact, "EARLY_PROBE_SECONDS", 20.0)
+    inst = generate("hard", seed=5)  # patterns; PLAIN proves it in about 0.6 s
+    _, ref = solve(inst, modeler="pyomo", options=Options())
+    assert ref.status is SolveStatus.OPTIMAL
+    started: list[race.Prober] = []
+    planning = [False]
+
+    class Late(race.Prober):
+        """A prober whose proof is read only once the patterns are being counted, and
+        then waits for the child's verdict."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+        def proof(self):
+            if not planning[0]:
+                return self.result
+            if not self.ended:
+                self.conn.poll(30.0)
+            return super().proof()
+    route_prep = compact.route_prep
+
+    def counted(instance, options, floor, prepared=None, stop=None):
+        planning[0] = True
+        assert stop is not None
+        return route_prep(instance, options, floor, prepared, stop=stop)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the route was planned after the prober's proof")
+    with monkeypatch.context() as m:
+        m.setattr(race, "Prober", Late)
+        m.setattr(compact, "route_prep", counted)
+        m.setattr(compact, "plan_route", never)
+        schedule, report = solve(inst, time_limit=60)
+    assert report.status is SolveStatus.OPTIMAL and report.route == "compact/highspy/plain"
+    assert report.objective == pytest.approx(ref.objective, rel=1e-6)
+    assert validate(inst, schedule).feasible and started[0].proof() is not None
+
+    class Recorded(race.Prober):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+    monkeypatch.setattr(race, "Prober", Recorded)
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")
+    monkeypatch.setattr(compact, "race_at_home", lambda prep: False)  # the race in children
+    monkeypatch.setattr(compact, "PROBE_SECONDS", 20.0)
+    solve_highspy, solve_portfolio = backends.solve_highspy, race.solve_portfolio
+    raced = []
+
+    def recorded(*args, **kwargs):
+        raced.append(started[-1].proc.is_alive())
+        return solve_portfolio(*args, **kwargs)
+    monkeypatch.setattr(race, "solve_portfolio", recorded)
+
+    def probe_waits(prep, *args, halt=None, **kwargs):
+        # the in-process plain probe (given the floor's start; the prober's has none) waits
+        # for its halt (the prober's proof) and stops without an incumbent: the prober's
+        # proof must be the answer
+        if prep.options == PLAIN and kwargs.get("start") is not None:
+            until = time.monotonic() + 30.0
+            while not halt() and time.monotonic() < until:
+                time.sleep(0.01)
+            return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
+        return solve_highspy(prep, *args, halt=halt, **kwargs)
+    monkeypatch.setattr(backends, "solve_highspy", probe_waits)
+    started.clear()
+    schedule, report = solve(inst, time_limit=60)
+    assert report.status is SolveStatus.OPTIMAL and report.route == "compact/highspy/plain"
+    assert report.objective == pytest.approx(ref.objective, rel=1e-6)
+    assert validate(inst, schedule).feasible and not raced
+    assert len(started) == 1 and started[0].proof() is not None
+
+    halts = []
+
+    def plain_unproven(prep, *args, halt=None, **kwargs):
+        # neither the prober's PLAIN nor the probe proves: the race answers, the prober
+        # ended before it
+        if prep.options == PLAIN:
+            halts.append(halt)  # (the probe's, in this process; the child's stays there)
+            return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
+        return solve_highspy(prep, *args, halt=halt, **kwargs)
+    monkeypatch.setattr(backends, "solve_highspy", plain_unproven)
+    monkeypatch.setattr(compact, "PROBE_SECONDS", 0.3)
+    for beside in (True, False):
+        monkeypatch.setattr(compact, "PROBER_BESIDE_PROBE", beside)
+        started.clear()
+        raced.clear()
+        halts.clear()
+        schedule, report = solve(inst, time_limit=60)
+        assert report.status is SolveStatus.OPTIMAL and "plain" not in report.route
+        assert report.objective == pytest.approx(ref.objective, rel=1e-6)
+        assert validate(inst, schedule).feasible
+        assert raced == [False] and started[0].proof() is None
+        # beside the probe, the prober's proof would have stopped it
+        assert len(halts) == 1 and (halts[0] is not None) is beside
+
+
+def test_the_early_prober_keeps_on_where_the_planned_model_solves_alone(monkeypatch):
+    """Where the planned model solves without a race (in this process here), no racer will
+    want the other core, so the prober goes on past its window (``compact.keep_prober``,
+    issue 22 round 44), where it used to stop at ``EARLY_PROBE_SECONDS``; its proof, past
+    that window, stops the planned model and is the answer. Off (``PROBER_KEPT``), it
+    stops there unproven and the planned model answers. Here the prober's plain model
+    proves only past its window (a stand-in waits for it, or for its halt), and the planned
+    model waits for its halt a few seconds: the optimum of the Pyomo modeller's default
+    model and a valid schedule either way."""
+    from oasis_opt.formulations.result import SolveResult
+
+    from oasis_opt.offline import backends, compact, plan, race
+
+    monkeypatch.setattr(plan, "core_idle", lambda: True)
+    window = 1.5  # (planning takes a fraction of it: "keep" comes before it is over)
+    monkeypatch.setattr(compact, "EARLY_PROBE_SECONDS", window)
+    inst = generate("hard", seed=5)  # patterns; PLAIN proves it in about 0.6 s
+    _, ref = solve(inst, modeler="pyomo", options=Options())
+    assert ref.status is SolveStatus.OPTIMAL
+    started: list[race.Prober] = []
+
+    class Recorded(race.Prober):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+    monkeypatch.setattr(race, "Prober", Recorded)
+    solve_highspy = backends.solve_highspy
+
+    def late(prep, *args, halt=None, start=None, **kwargs):
+        if prep.options == PLAIN and start is None:  # the prober's model, in the child
+            until = time.perf_counter() + window + 0.3  # (past the window's end)
+            while time.perf_counter() < until:
+                if halt():  # its window is over and it was not kept
+                    return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
+                time.sleep(0.01)
+        elif prep.options != PLAIN and halt is not None:  # the planned model, here
+            until = time.monotonic() + 4.0
+            while not halt() and time.monotonic() < until:
+                time.sleep(0.01)
+            if halt():
+                return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
+        return solve_highspy(prep, *args, halt=halt, start=start, **kwargs)
+    monkeypatch.setattr(backends, "solve_highspy", late)
+    monkeypatch.setitem(backends.ROUTES, "highspy", late)  # (the in-process call)
+    monkeypatch.setattr(compact, "portfolio_wanted", lambda *args: False)
+    for kept in (True, False):
+        monkeypatch.setattr(compact, "PROBER_KEPT", kept)
+        started.clear()
+        schedule, report = solve(inst, time_limit=60)
+        assert report.status is SolveStatus.OPTIMAL
+        assert report.route.startswith("compact/highspy/plain") is kept, report.route
+        assert report.objective == pytest.approx(ref.objective, rel=1e-6)
+        assert validate(inst, schedule).feasible
+        assert len(started) == 1 and (started[0].proof() is not None) is kept
+        assert not started[0].proc.is_alive()
+
+
 def test_the_compact_solves_memory_counts_the_solver_and_every_racer(monkeypatch):
     """The compact MILP's size check counts the solver's run, not only the build
     (``plan.solve_bytes``): a limit between the two is refused up front, naming the MILP and

@@ -11,6 +11,7 @@ from functools import partial
 from typing import Any
 
 from ..errors import SolverError
+from ..formulations.common import Stopped
 from ..formulations.highs import SECOND, presolve_off
 from ..formulations.result import SolveResult
 from ..model import REL_TOL, Instance, Schedule
@@ -78,7 +79,14 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         # not even the index sets fit in the time: the floor is the answer
         return _unprepared(instance, clock, tracker, floor, lazy)
     probed = _probed(prober, instance, tracker)
-    prep = probed[1] if probed else route_prep(instance, options, floor, prepared)
+    if not probed:
+        try:  # the prober's proof, once it is in, stops the patterns' count
+            prep = route_prep(instance, options, floor, prepared,
+                              stop=None if prober is None or not PREP_STOPS else prober.proven)
+        except Stopped:
+            probed = _probed(prober, instance, tracker)
+    if probed:
+        prep = probed[1]
     if not prep.active:  # no job can earn anything: the empty schedule is optimal
         raw = SolveResult(SolveStatus.OPTIMAL, 0.0, 0.0,
                           solver="highspy" if modeler == "auto" else modeler)
@@ -96,19 +104,28 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
             medium if medium in BUILD_SECONDS_PER_NNZ else "pyomo"] > 0.5 * left
         # where the route races, the prober (which has had the other core, idle at the
         # start) goes on as the probe beside a racer at home whose partner is held
-        # (``race.solve_portfolio``'s ``prober``); before a race that starts its partner at
-        # once, it ends here unless it has proven. Elsewhere it goes on beside the planned
-        # model, which stops at its proof (``halt``)
-        idle, beside = prober is not None, False
+        # (``race.solve_portfolio``'s ``prober``), and beside the plain probe that comes
+        # before a race in children (``plain_probe``); before a race that starts its
+        # partner at once, it ends here unless it has proven. Elsewhere it goes on beside
+        # the planned model, which stops at its proof (``halt``)
+        idle, beside, first = prober is not None, False, False
         if prober is not None and not skipped and portfolio_wanted(
                 prep, modeler, options, medium, solving.remaining(), idle):
             probed = _probed(prober, instance, tracker)
             beside = not probed and _held_partner(prep)
-            if not beside:
+            # a race in children comes after the plain probe (``plain_probe``): the prober
+            # goes on beside that probe, and ends before the race
+            first = not probed and not beside and PROBER_BESIDE_PROBE and \
+                not race_at_home(prep)
+            if not (beside or first):
                 prober.close()
                 prober = None
-        plain = None if skipped or stop is not None or prober is not None or probed else \
+        plain = None if skipped or stop is not None or probed or (
+            prober is not None and not first) else \
             probe_model(prep, modeler, options, medium, solver, solving)
+        if first and plain is None:  # no probe to go on beside: the race takes both cores
+            prober.close()
+            prober, first = None, False
         halt = None if prober is None else prober.proven
         # racing at home, the probe runs beside the first racer in the partner's wait
         # (``probe_model``), else first
@@ -121,8 +138,9 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         elif probed or (probed := _probed(prober, instance, tracker)):
             raw, prep = probed
         elif plain is not None and not racing and (
-                probed := plain_probe(plain, solving, tracker, mip_gap, floor)):
-            raw, prep = probed  # PLAIN proved the optimum within ``PROBE_SECONDS``
+                probed := plain_probe(plain, solving, tracker, mip_gap, floor, halt)
+                or _probed(prober, instance, tracker)):
+            raw, prep = probed  # PLAIN (or the prober) proved within ``PROBE_SECONDS``
         elif solver != "highs":
             from .. import solvers
             raw = solvers.solve(solver, prep, backends.highs_budget(solving, prep), mip_gap,
@@ -134,6 +152,8 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
                                        stop=stop)
         elif racing or beside or portfolio_wanted(prep, modeler, options, medium,
                                                   solving.remaining(), idle):
+            if first:  # the race takes both cores
+                prober.close()
             pairs = racers(prep)
             # the seed partner is the planned model itself; another is prepared in its
             # racer's process once it starts (and here only if it wins)
@@ -155,9 +175,11 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
             # one racer in a child process: killed at the deadline if HiGHS overshoots (its
             # interrupt callbacks are not called in every phase of the root), its last
             # incumbent kept; small models solve in this process (plan.GUARD_MIN_NONZEROS)
+            keep_prober(prober)
             raw = race.solve_portfolio([prep], [0], solving, tracker, mip_gap, floor,
                                        stop=halt)
         else:
+            keep_prober(prober)
             watch = {} if halt is None or medium != "highspy" else {"halt": halt}
             try:
                 raw = backends.ROUTES[medium](prep, solving, tracker, mip_gap, start=floor,
@@ -242,6 +264,14 @@ PLAIN_PROBE = True
 PROBE_BESIDE = True
 
 
+def keep_prober(prober: race.Prober | None) -> None:
+    """Tell a running prober to go on past its window (``race.Prober.keep``): the planned
+    model solves alone, in this process or its guard, and no racer will want the other
+    core."""
+    if prober is not None and PROBER_KEPT:
+        prober.keep()
+
+
 def _held_partner(prep: Any) -> bool:
     """The race of ``prep`` runs its first racer at home with a partner held for
     ``RACE_DELAY`` (not PLAIN at seed 0 started at once), where a running prober can stand
@@ -285,6 +315,18 @@ EARLY_PROBE = True
 EARLY_PROBE_SECONDS = 0.4
 #: Whether that prober goes on as the probe beside a race at home (``_held_partner``).
 PROBER_IN_RACE = True
+#: Whether it goes on beside the plain probe (``plain_probe``) where the route races in
+#: children after that probe (a model too large to race at home: ``plan.race_at_home``),
+#: where it used to end and the probe to solve the plain model again from scratch.
+PROBER_BESIDE_PROBE = True
+#: Whether it goes on past its window where the planned model solves without a race
+#: (``keep_prober``): a second search on a core no racer wants, where it used to stop at
+#: ``EARLY_PROBE_SECONDS`` (issue 22, round 44).
+PROBER_KEPT = True
+#: Whether its proof stops the planned model's preparation (``common.prepare``'s ``stop``):
+#: counting patterns took 0.03–0.11 s on 15-job instances, and a proof that came in
+#: meanwhile was read only after it (issue 22, round 44).
+PREP_STOPS = True
 #: ... on instances of at most this many allocation cells (``plan.allocation_cells``): the
 #: plain model has at most 13 nonzeros a cell on the benchmark's families (hard-s0 12.5,
 #: the 12-job Philly slices 12.2), so these stay below ``plan.GUARD_MIN_NONZEROS``, the
@@ -332,13 +374,15 @@ def prober_model(instance: Instance) -> Any:
 
 
 def plain_probe(plain: Any, clock: Clock, tracker: Tracker, mip_gap: float,
-                floor: Schedule | None) -> tuple[SolveResult, Any] | None:
+                floor: Schedule | None, halt: Callable[[], bool] | None = None
+                ) -> tuple[SolveResult, Any] | None:
     """``(result, plain)`` where the plain model ``plain`` (``probe_model``), solved first
     for ``PROBE_SECONDS`` in this process, proves the optimum; else None. The probe's
-    incumbents and bound reach ``tracker`` only with its proof."""
+    incumbents and bound reach ``tracker`` only with its proof. ``halt()`` true stops it
+    (the early prober beside it has proven)."""
     window = backends.window_for(PROBE_SECONDS)  # (highs_budget keeps a reserve out of it)
     raw = backends.solve_highspy(plain, clock.within(window), Tracker(clock, None), mip_gap,
-                                 start=floor)
+                                 start=floor, halt=halt)
     if raw.status is not SolveStatus.OPTIMAL:
         return None
     tracker.update(incumbent=raw.objective, bound=raw.bound)
@@ -377,19 +421,20 @@ def _short(raw: SolveResult, schedule: Schedule) -> bool:
 
 
 def route_prep(instance: Instance, options: Any, floor: Schedule | None,
-               prepared: Any = None) -> Any:
+               prepared: Any = None, stop: Callable[[], bool] | None = None) -> Any:
     """The prepared model of the compact route before ``plan_route``: ``options``, or where
     they are None the default route's formulation (``route_options`` from the instance and
     ``floor``'s utility, then ``settle_fallback``). ``prepared``: this function's answer
     without a floor (``solve`` sized the model with it), kept unless the floor turns the
-    loose rule on. ``benchmarks/seed_alone.py`` plans with it too (issue 22)."""
+    loose rule on. ``stop``: ``common.prepare``'s (``Stopped`` once it is true).
+    ``benchmarks/seed_alone.py`` plans with it too (issue 22)."""
     from ..formulations.common import prepare
     if options is not None:
-        return prepare(instance, options)
+        return prepare(instance, options, stop=stop)
     utility = None if floor is None else floor.total_utility
     if prepared is not None and not loose_rule(instance, utility):
         return prepared
-    return settle_fallback(prepare(instance, route_options(instance, utility)))
+    return settle_fallback(prepare(instance, route_options(instance, utility), stop=stop))
 
 
 def sized_route(instance: Instance, clock: Clock) -> tuple[str, Any]:

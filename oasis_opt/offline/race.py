@@ -151,26 +151,36 @@ def _probe(probe: tuple[Any, float], time_limit: float | None, mip_gap: float,
 class Prober:
     """A model solved for a few seconds of HiGHS in a forked child from the start of a solve
     (``compact.early_prober``: the plain model while the floor runs and the route is
-    planned, issue 22 round 42), stopped by ``close()``. ``proof()`` is its result where it
-    has proven the optimum, else None, and never waits."""
+    planned, issue 22 round 42), stopped by ``close()``, or past its window once told to
+    ``keep`` on. ``proof()`` is its result where it has proven the optimum, else None, and
+    never waits."""
 
     def __init__(self, variant: Any, seconds: float, time_limit: float | None,
                  mip_gap: float, max_nonzeros: int) -> None:
         import multiprocessing as mp
         ctx = mp.get_context("fork")  # as the portfolio's racers
         recv, send = ctx.Pipe(duplex=False)
-        self.proc = ctx.Process(target=_prober_worker, daemon=True, args=(
-            variant, seconds, time_limit, mip_gap, max_nonzeros, send))
-        self.proc.start()
-        send.close()
-        self.conn, self.result, self.ended, self.last = recv, None, False, 0.0
-        # HiGHS's time limit in the child (``_probe``'s clock gives it about ``seconds``)
+        told, self.control = ctx.Pipe(duplex=False)
+        # the window's end (``seconds``, within the time limit): the child's HiGHS stops
+        # there unless it is told to keep on by then
         self.ends = time.perf_counter() + (seconds if time_limit is None
                                            else min(seconds, time_limit))
+        self.proc = ctx.Process(target=_prober_worker, daemon=True, args=(
+            variant, self.ends, time_limit, mip_gap, max_nonzeros, send, told))
+        self.proc.start()
+        send.close()
+        told.close()
+        self.conn, self.result, self.ended, self.last = recv, None, False, 0.0
 
     def left(self) -> float:
-        """Seconds until the child's HiGHS has had its time (0 once it has ended)."""
+        """Seconds until the child's window is over (0 once it has ended)."""
         return 0.0 if self.ended else max(0.0, self.ends - time.perf_counter())
+
+    def keep(self) -> None:
+        """Let the child's HiGHS go on past its window, within the solve's time limit,
+        until ``close()``: no racer will want its core."""
+        with contextlib.suppress(OSError):  # it has ended: nothing to tell
+            self.control.send("keep")
 
     def proof(self) -> SolveResult | None:
         """The probe's result where it proved the optimum (read from the child if it has
@@ -195,6 +205,7 @@ class Prober:
         """Stop the child (if it still runs); ``proof()`` stays what it was."""
         self.ended = True
         self.conn.close()
+        self.control.close()
         _stop_racers([self.proc])
 
     def __enter__(self) -> Prober:
@@ -204,16 +215,30 @@ class Prober:
         self.close()
 
 
-def _prober_worker(variant: Any, seconds: float, time_limit: float | None, mip_gap: float,
-                   max_nonzeros: int, conn: Any) -> None:
+def _prober_worker(variant: Any, ends: float, time_limit: float | None, mip_gap: float,
+                   max_nonzeros: int, conn: Any, told: Any) -> None:
     """``Prober``'s child: ``("probed", result)`` where the model (or what the function
-    returns) proves the optimum within ``seconds`` of HiGHS, else ``("unproven",)``, also
-    where it has ``max_nonzeros`` or more."""
+    returns) proves the optimum by ``ends`` (``time.perf_counter``), or within the time
+    limit once ``told`` says ``"keep"`` (``Prober.keep``), else ``("unproven",)``, also where
+    it has ``max_nonzeros`` or more."""
     die_with_parent()
+    kept = [False]
+
+    def over() -> bool:
+        """The window is over and the parent has not said to keep on (asked by HiGHS's
+        callbacks)."""
+        if not kept[0] and told.poll():
+            with contextlib.suppress(EOFError):  # closed: the parent no longer listens
+                kept[0] = told.recv() == "keep"
+        return not kept[0] and time.perf_counter() >= ends
     try:
         model = prepared(variant)
-        proof = None if model.model_size()["nonzeros"] >= max_nonzeros else _probe(
-            (model, seconds), time_limit, mip_gap, None)
+        proof = None
+        if model.model_size()["nonzeros"] < max_nonzeros:
+            clock = Clock(time_limit)
+            result = backends.solve_highspy(model, clock, Tracker(clock, None), mip_gap,
+                                            halt=over)
+            proof = result if result.status is SolveStatus.OPTIMAL else None
         conn.send(("unproven",) if proof is None else ("probed", proof))
     except Exception as exc:  # no proof: the solve goes on without it
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
