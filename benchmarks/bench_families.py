@@ -86,6 +86,7 @@ VARIANTS: dict[str, Options | None] = {
     "delay0": None,  # the partner held for no time (ROUTE_PATCHES)
     "round42": None,  # the default route as before issue 22 round 43 (ROUTE_PATCHES)
     "round43": None,  # the default route as before issue 22 round 44 (ROUTE_PATCHES)
+    "twins-ps": None,  # patterns wherever every PS server has a twin (ROUTE_PATCHES)
 }
 
 
@@ -134,7 +135,8 @@ def _round16_mip_options(prep: Any) -> dict[str, Any]:
 #: partner with the first racer (``RACE_DELAY`` 0, round 30); ``round42`` ends the early
 #: prober where the route races and gives it 0.3 s (before round 43); ``round43`` counts
 #: the patterns to the end after the prober's proof, ends the prober before a plain probe
-#: and at its window where no race follows (before round 44).
+#: and at its window where no race follows, and takes patterns wherever every PS server has
+#: a twin (before round 44); ``twins-ps`` only the last (``PATTERN_MIN_SHARED_WORKERS`` 0).
 ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "round3": (("oasis_opt.offline.plan", "cut_gain", lambda instance: None),
                ("oasis_opt.offline.compact", "settle_fallback", lambda prep: prep),
@@ -153,7 +155,9 @@ ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
                 ("oasis_opt.offline.compact", "EARLY_PROBE_SECONDS", 0.3)),
     "round43": (("oasis_opt.offline.compact", "PREP_STOPS", False),
                 ("oasis_opt.offline.compact", "PROBER_BESIDE_PROBE", False),
-                ("oasis_opt.offline.compact", "PROBER_KEPT", False)),
+                ("oasis_opt.offline.compact", "PROBER_KEPT", False),
+                ("oasis_opt.offline.plan", "PATTERN_MIN_SHARED_WORKERS", 0.0)),
+    "twins-ps": (("oasis_opt.offline.plan", "PATTERN_MIN_SHARED_WORKERS", 0.0),),
 }
 
 

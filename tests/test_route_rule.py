@@ -23,6 +23,7 @@ from oasis_opt.offline import SolveStatus, instance_features, route_options, sol
 from oasis_opt.offline.plan import (
     CUT_GAIN,
     LOOSE_FLOOR_SHARE,
+    PATTERN_MIN_SHARED_WORKERS,
     PLAIN_MIN_FILL,
     POOLED_BELOW_SECONDS,
     POOLED_MIN_JOBS,
@@ -38,6 +39,28 @@ MANIFEST = json.loads((INSTANCES / "manifest.json").read_text())["instances"]
 def test_patterns_stay_on_identical_ps_servers():
     for preset in ("hard", "testbed"):
         assert route_options(generate(preset, seed=1)) is None, preset
+
+
+def test_patterns_need_twins_among_the_worker_servers_too():
+    """Every PS server with an identical twin is not enough: patterns also need
+    ``PATTERN_MIN_SHARED_WORKERS`` of the worker servers to have one (issue 22, round 44).
+    Where the worker servers differ, the server branch decides (``server_or_plain``), and
+    the route proves the brute-force optimum; with twin worker servers, patterns stay."""
+    d = tiny_heterogeneous()
+    d["ps_servers"][1]["capacity"] = list(d["ps_servers"][0]["capacity"])  # twin PSs
+    unlike = instance_from_dict(d)
+    f = instance_features(unlike)
+    assert f["ps_binds"] and f["shared_ps"] == 1.0
+    assert f["shared_workers"] < PATTERN_MIN_SHARED_WORKERS
+    assert route_options(unlike) in (PLAIN, Options(packing="server"))
+    sched, rep = solve(unlike)
+    assert rep.status is SolveStatus.OPTIMAL and validate(unlike, sched).feasible
+    expected = best_utility(unlike)
+    assert abs(rep.objective - expected) <= REL_TOL * max(1.0, expected)
+    d["worker_servers"][1]["capacity"] = list(d["worker_servers"][0]["capacity"])
+    twins = instance_from_dict(d)
+    assert instance_features(twins)["shared_workers"] == 1.0
+    assert route_options(twins) is None
 
 
 def test_integral_servers_take_the_plain_model():

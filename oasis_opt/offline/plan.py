@@ -215,9 +215,12 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
     whatever the worker pool; checked on `mixed-2r`, `loose`, `ps-light` and hard-mix-07…12,
     the rule's route took less CPU on 11 of 15, about as much on 3, more on 1. PS
     integrality is what is hard in this model (docs/offline-journal.md, round 3), and a
-    single PS server's patterns only enlarge it. Where no job demands a PS resource the PS
-    pool cannot bind and patterns stay (they carry the continuous workers of the trace
-    imports, ``Prep.flow_workers``) unless they have nothing to add (below).
+    single PS server's patterns only enlarge it. "Whatever the worker pool" did not hold
+    beyond those families: where fewer than ``PATTERN_MIN_SHARED_WORKERS`` of the worker
+    servers have a twin, the server branch decides (issue 22, round 44; below). Where no
+    job demands a PS resource the PS pool cannot bind and patterns stay (they carry the
+    continuous workers of the trace imports, ``Prep.flow_workers``) unless they have nothing
+    to add (below).
 
     Where the PS pool cannot bind, a server's knapsack already integral
     (``integral_servers``) and two or more demand classes (so the workers cannot be
@@ -257,9 +260,22 @@ def route_options(instance: Instance, floor_utility: float | None = None) -> Any
         return PLAIN if f["integral_servers"] and f["worker_classes"] >= 2 else None
     if loose_rule(instance, floor_utility):
         return PLAIN
-    if f["shared_ps"] < 1.0:
+    if f["shared_ps"] < 1.0 or f["shared_workers"] < PATTERN_MIN_SHARED_WORKERS:
         return server_or_plain(instance, f["fill"])
     return None
+
+
+#: Patterns only where at least this share of the worker servers has an identical twin
+#: (``instance_features``' ``shared_workers``), as well as every PS server; elsewhere the
+#: server branch (``server_or_plain``) decides (issue 22, round 44). HiGHS alone, the
+#: planned model from the floor's start against PLAIN without one, on the 21 instances of
+#: the benchmark the old rule gave patterns: patterns were faster on all seven with a share
+#: of 0.75 or more (`hard` s0, s1; hard-mix-03, -04, -06, -08, -open-01: 1.3–16x), PLAIN on
+#: all ten below it (fresh-a, fresh-b: 0.00–0.67; 1.1–10x) and on three of 1.0 (hard-s2,
+#: fresh-111, fresh-201). Fitted on fresh seeds 100–123 and 200–223; checked, with the
+#: whole route side by side, on held-out fresh seeds 124–147 and 224–247 and `loose` seeds
+#: 3–11, the seven and one it re-routes: 4.6 s against 13.2 s (docs/offline-journal.md).
+PATTERN_MIN_SHARED_WORKERS = 0.7
 
 
 def server_or_plain(instance: Instance, fill: float) -> Any:
