@@ -23,7 +23,8 @@ executors (``tasks.make_executor``: process pool, Dask), one task per instance.
 
 Every field is checked before anything runs (pydantic, unknown fields refused, numbers strict as
 in SPEC §5; instance files read, traces imported, each algorithm's parameters tried on a one-job
-instance): a bad grid is refused with the field named and nothing is written.
+instance): a bad grid is refused with the field named and nothing is written. Before the first
+task, each instance's schedules are sized against the memory limit (``check_schedule_sizes``).
 
 The built-in experiments' configs ``{"experiment", "seeds", "quick", "out"}`` still run
 (``run_experiment``); this module, not ``sweep``, imports ``experiments``, so that
@@ -596,6 +597,30 @@ def execute_grid(task: GridTask) -> list[dict[str, Any]]:
     return rows
 
 
+def check_schedule_sizes(grid: Grid) -> None:
+    """Refuse (SPEC §5, ``io.check_schedule_size``) a grid one of whose instances would hold
+    more schedules than the memory limit allows, before any task runs: ``InputError`` at the
+    instance's label, the message naming ``jobs`` and the sizes. A task (``execute_grid``)
+    runs its combinations one after another and keeps only each one's figures, so it holds
+    one schedule at a time; its reference solve holds the floor's schedules, one per
+    built-in algorithm (``offline.floor``, OASiS's dynamic programme among them). Every
+    instance is checked, those whose rows a rerun skips too: the check comes before the
+    results file is read. The limit is per process: each worker holds the task it runs."""
+    from .io import check_schedule_size
+    names: list[str] = sorted({c.algorithm for c in grid.combos})
+    schedules = 1
+    if grid.reference is not None:
+        from .offline.floor import floor_names
+        floor = floor_names(None)
+        names += floor
+        schedules = max(schedules, len(floor))
+    for label, inst in grid.instances:
+        try:
+            check_schedule_size(inst, schedules, names)
+        except InputError as err:
+            raise InputError(label, str(err)) from None
+
+
 def run_grid(grid: Grid, *, out: str | Path | None = None, workers: int | None = None,
              dask: str | None = None, progress: bool = False,
              opt_cache: str | Path | None = None) -> dict[str, Any]:
@@ -609,6 +634,7 @@ def run_grid(grid: Grid, *, out: str | Path | None = None, workers: int | None =
     folder = Path(out) if out is not None else grid.out
     if folder is None:
         raise InputError("out", "missing field (or give --out)")
+    check_schedule_sizes(grid)  # before the cache folder or the results file is touched
     if opt_cache is not None:  # refused before any task starts, not in each worker
         ensure_folder(opt_cache, "opt_cache")
     store = ResultStore(folder / RESULTS, columns=COLUMNS, key=grid_key, numbers=NUMBERS)
@@ -718,5 +744,5 @@ def _executor_kind(workers: int | None, dask: str | None) -> str:
     return "dask" if dask else ("in-process" if workers == 0 else "processes")
 
 
-__all__ = ["COLUMNS", "GRID_FORMAT", "Grid", "GridTask", "SweepResult", "execute_grid", "load",
-           "run_grid", "run_sweep_cli"]
+__all__ = ["COLUMNS", "GRID_FORMAT", "Grid", "GridTask", "SweepResult", "check_schedule_sizes",
+           "execute_grid", "load", "run_grid", "run_sweep_cli"]
