@@ -516,11 +516,44 @@ def _count(n: int) -> str:
 ROW_BYTES = 2048
 
 
+def largest_instance(space: Space) -> Instance:
+    """An instance of ``space``'s sizes that holds at least what any instance of the space
+    holds by ``io.check_schedule_size``'s count (``io.schedule_counts``, OASiS's
+    ``online.subroutine.largest_tables``), each of which grows with a job's workload and
+    worker bound and the slots after its arrival, and shrinks with its PS ratio and demands:
+    its ``jobs`` jobs all arrive first with the largest workload and worker bound, the
+    smallest PS ratio and, per resource, the least demand listed (no listed demand fits on a
+    server more often). It need not be an instance of the space. Where even so the largest
+    workload cannot be done by the horizon, OASiS builds no table for it: one job more takes
+    the largest listed workload that can be done, whose table is then the largest."""
+    from .io import instance_from_dict
+    from .online.subroutine import fit_table
+    v = space.values
+    one = instance_from_dict(space.instance_dict(0, options=[0]))  # job 0's utility, servers
+    job = replace(one.jobs[0], arrival=min(v["arrival"]), workload=max(v["workload"]),
+                  max_workers=max(v["max_workers"]), requested_workers=max(v["max_workers"]),
+                  ps_ratio=min(v["ps_ratio"]), worker_demand=np.min(v["worker_demand"], axis=0),
+                  ps_demand=np.min(v["ps_demand"], axis=0))
+    jobs = [replace(job, id=f"j{i}") for i in range(space.jobs)]
+    fits = fit_table(one.worker_capacity, job.worker_demand[None, :])
+    workers = job.max_workers if fits is None else min(job.max_workers, fits[0].sum())
+    doable = [w for w in v["workload"] if w <= workers * (space.horizon - job.arrival)]
+    if doable and max(doable) < job.workload:
+        jobs.append(replace(job, id=f"j{space.jobs}", workload=max(doable)))
+    return replace(one, name=f"{space.name}-largest", jobs=tuple(jobs))
+
+
 def check_size(space: Space, max_instances: int) -> None:
-    """Refuse a space above ``max_instances``, or one whose results would not fit in memory
+    """Refuse a space above ``max_instances``, one whose results would not fit in memory
     (``limits.max_memory``; a raised ``--max-instances`` let 10¹² instances grow the list of
-    tasks to gigabytes before anything ran)."""
+    tasks to gigabytes before anything ran), or one whose instances' schedules would not
+    (``io.check_schedule_size`` on ``largest_instance``, at ``jobs``, or at ``workload`` for
+    OASiS's dynamic programme). An instance's exact OPT by the MILP (``milp_optimum``) holds
+    the floor's schedules, one per built-in algorithm (``offline.floor``, OASiS among them);
+    they are let go before the algorithm verified runs and holds its own."""
+    from .io import check_schedule_size
     from .limits import check_allocation
+    from .offline.floor import floor_names
     if max_instances < 1:
         raise InputError("max_instances", f"must be at least 1, got {max_instances}")
     if space.size > max_instances:
@@ -530,6 +563,12 @@ def check_size(space: Space, max_instances: int) -> None:
                          f"{max_instances}; raise the limit or shorten a list")
     check_allocation("max_instances", float(min(space.size, 10**30)) * ROW_BYTES,
                      f"a row of results in memory for each of {_count(space.size)} instances")
+    floor = floor_names(None)
+    try:
+        check_schedule_size(largest_instance(space), len(floor), floor)
+    except InputError as err:
+        place = "workload" if err.place.endswith(".workload") else err.place
+        raise InputError(place, f"the largest instance of this space: {err.message}") from None
 
 
 def verify(space: Space, algorithm: str, *, out: str | Path,

@@ -1,24 +1,28 @@
 """The commands that run many instances size their schedules up front (issue 21, SPEC §5):
-``sweep`` (and ``Grid.run``) refuses, before any algorithm or solve runs and before any file
-or folder is made, a limit below what its instances' schedules would hold
+``sweep`` (and ``Grid.run``) and ``verify`` refuse, before any algorithm or solve runs and
+before any file or folder is made, a limit below what their instances' schedules would hold
 (``io.check_schedule_size``): exit 2, one line naming ``jobs`` and the sizes, no traceback;
-at a limit above it, it runs."""
+at a limit above it, and at the default one, they run."""
 
 from __future__ import annotations
 
 import json
+import random
 import shutil
 
 import pytest
 from conftest import INSTANCES
 
 from oasis_opt import algorithms, api
+from oasis_opt import verifier as verify
 from oasis_opt.cli import main
 from oasis_opt.errors import InputError
 from oasis_opt.io import (
     instance_bytes,
+    instance_from_dict,
     load_instance,
     schedule_bytes,
+    schedule_counts,
 )
 from oasis_opt.limits import human
 from oasis_opt.offline.floor import floor_names
@@ -101,3 +105,73 @@ def test_a_sweep_with_a_reference_counts_the_floor_of_its_solve(tmp_path, capfd,
     with pytest.raises(InputError, match=f"jobs: {FLOOR} schedules of about") as caught:
         api.sweep(grid, out=tmp_path / "api")
     assert caught.value.place == "paper-s1.json" and not (tmp_path / "api").exists()
+
+
+# --- verify ------------------------------------------------------------------------------
+
+#: Two long jobs: four instances whose schedules are large beside the instance; nothing can
+#: earn (OPT = 0 at once), so the default-limit run is quick.
+LONG = {"format": "oasis-space/1", "name": "long", "horizon": 400, "resources": ["gpu"],
+        "worker_servers": [[8], [8]], "ps_servers": [[8]], "jobs": 2, "arrival": [0, 50],
+        "workload": [400], "max_workers": [8], "ps_ratio": [1], "worker_demand": [[1]],
+        "ps_demand": [[1]], "utility": [{"kind": "table", "values": [0]}]}
+
+
+def test_verify_is_refused_before_anything_runs(tmp_path, capfd, monkeypatch, runs):
+    """A space whose instances' schedules (the floor of the exact MILP's solve among them)
+    would pass the limit: exit 2 at ``jobs`` before the probe run, with no output folder;
+    the Python ``verify`` is refused too; at the default limit the space is verified."""
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(LONG))
+    big = verify.largest_instance(verify.space_from_dict(LONG))
+    limit = _limit(big, FLOOR - 1, dp=True)
+    out = tmp_path / "out"
+    monkeypatch.setenv("OASIS_MAX_MEMORY", "8G")
+    assert main(["verify", str(path), "-a", "fifo", "-o", str(out), "--max-memory",
+                 str(limit)]) == 2
+    err = capfd.readouterr().err
+    _refused(err, f"the largest instance of this space: {FLOOR} schedules of about "
+                  f"{human(schedule_bytes(big))} each (2 jobs")
+    assert runs == [] and not out.exists()
+    monkeypatch.setenv("OASIS_MAX_MEMORY", str(limit))
+    with pytest.raises(InputError, match="largest instance of this space") as caught:
+        api.verify(LONG, "fifo", out=out)
+    assert caught.value.place == "jobs" and runs == [] and not out.exists()
+    monkeypatch.delenv("OASIS_MAX_MEMORY")
+    assert main(["verify", str(path), "-a", "fifo", "-o", str(out), "--json"]) == 0
+    summary = json.loads(capfd.readouterr().out)
+    assert summary["size"] == 4 and summary["counts"] == {"opt_zero": 4}
+    assert len(runs) == 5 and (out / "instances.csv").exists()  # the probe and the four
+
+
+def _spaces() -> list[dict]:
+    """The named spaces, and one whose largest workload no job can do by the horizon."""
+    named = [json.loads(p.read_text()) for p in sorted((INSTANCES / "spaces").glob("*.json"))]
+    late = {**LONG, "name": "late", "horizon": 6, "jobs": 2, "arrival": [0, 3],
+            "workload": [4, 30, 90], "max_workers": [1, 3], "worker_demand": [[1], [3]],
+            "utility": [{"kind": "table", "values": [5, 1]}]}
+    return [*named, late]
+
+
+@pytest.mark.parametrize("space", _spaces(), ids=lambda s: s["name"])
+def test_the_largest_instance_bounds_every_instance_of_its_space(space):
+    """What ``check_schedule_size`` counts — a schedule's job-slots and server entries, the
+    jobs, OASiS's largest table — is at least as much on ``largest_instance`` as on any
+    instance of the space (every one of a small space, 400 drawn from a large one), and the
+    table is one that some instance builds."""
+    s = verify.space_from_dict(space)
+    big = verify.largest_instance(s)
+    assert big.num_jobs == s.jobs + (s.name == "late")  # one job more for OASiS's table
+    slots, entries = schedule_counts(big)
+    table = largest_tables(big)[0]
+    indices = range(s.size) if s.size <= 1000 else random.Random(0).sample(range(s.size), 400)
+    largest = 0.0
+    for n in indices:
+        inst = instance_from_dict(s.instance_dict(n))
+        a, e = schedule_counts(inst)
+        assert a <= slots and e <= entries and inst.num_jobs <= big.num_jobs, n
+        assert instance_bytes(inst) <= instance_bytes(big)
+        largest = max(largest, largest_tables(inst)[0])
+    assert largest <= table
+    if s.size <= 1000:
+        assert largest == table  # not a bound that refuses spaces for no reason
