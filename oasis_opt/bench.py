@@ -341,6 +341,14 @@ def run_bench(quick: bool = False, progress: bool = False,
     for name in algorithms:
         registry.check(name)
         registry.check_params(name, params.get(name, {}), place=f"params.{name}")
+    baselines = ("fifo", "drf", "rrh", "tetris")
+    paper = generate("paper", seed=1)
+    # No input sizes the instances measured here, but --max-memory may be below them:
+    # paper-s1's schedules are the largest (about 16 MiB each), and ``bench_oasis`` holds
+    # three at once (its last run's, ``_timed``'s last and the one being made). The other
+    # rows' instances are smaller; ``bench_ratios``' comparison sizes its own.
+    from .io import check_schedule_size
+    check_schedule_size(paper, 3, ["oasis", *baselines, *algorithms])
     if opt_cache is not None:  # refused before minutes of measuring, not after
         from .io import ensure_folder
         ensure_folder(opt_cache, "opt_cache")
@@ -348,9 +356,7 @@ def run_bench(quick: bool = False, progress: bool = False,
     growth_rounds = 7 if quick else 15
     seeds = (4,) if quick else (0, 1, 2, 3, 4)
     solver_limit = 30.0 if quick else 120.0
-    baselines = ("fifo", "drf", "rrh", "tetris")
     steps: list[tuple[str, Callable[[], list[dict[str, Any]]]]] = []
-    paper = generate("paper", seed=1)
     steps.append(("OASiS on paper-s1", lambda: bench_oasis(paper, runs)))
     for b in (*baselines, *(a for a in algorithms if a not in baselines)):
         steps.append((f"{b} on paper-s1",

@@ -1,8 +1,9 @@
 """The commands that run many instances size their schedules up front (issue 21, SPEC §5):
-``sweep`` (and ``Grid.run``) and ``verify`` refuse, before any algorithm or solve runs and
-before any file or folder is made, a limit below what their instances' schedules would hold
-(``io.check_schedule_size``): exit 2, one line naming ``jobs`` and the sizes, no traceback;
-at a limit above it, and at the default one, they run."""
+``sweep`` (and ``Grid.run``), ``verify`` and ``bench`` refuse, before any algorithm or solve
+runs and before any file or folder is made, a limit below what their instances' schedules
+would hold (``io.check_schedule_size``): exit 2, one line naming ``jobs`` and the sizes, no
+traceback; at a limit above it, and at the default one, they run. ``adversary`` searches a
+bounded space of small instances and makes no such check (``SearchSpace.check``)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import shutil
 import pytest
 from conftest import INSTANCES
 
-from oasis_opt import algorithms, api
+from oasis_opt import algorithms, api, bench
 from oasis_opt import verifier as verify
 from oasis_opt.cli import main
 from oasis_opt.errors import InputError
+from oasis_opt.generator import generate
 from oasis_opt.io import (
     instance_bytes,
     instance_from_dict,
@@ -175,3 +177,42 @@ def test_the_largest_instance_bounds_every_instance_of_its_space(space):
     assert largest <= table
     if s.size <= 1000:
         assert largest == table  # not a bound that refuses spaces for no reason
+
+
+# --- bench -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def measured(monkeypatch) -> list[str]:
+    """``bench``'s measurements replaced by rows of their names (a quick run takes 15 s)."""
+    seen: list[str] = []
+
+    def row(name: str) -> dict:
+        seen.append(name)
+        return bench._row(name, "stub", 1.0, "s", 1)
+    monkeypatch.setattr(bench, "bench_oasis", lambda *a, **k: [row("oasis")])
+    for name in ("bench_baseline", "bench_solver", "bench_colgen", "bench_growth"):
+        monkeypatch.setattr(bench, name, lambda *a, _n=name, **k: row(_n))
+    monkeypatch.setattr(bench, "bench_ratios", lambda *a, **k: [row("bench_ratios")])
+    return seen
+
+
+def test_bench_is_refused_before_it_measures(tmp_path, capfd, monkeypatch, measured):
+    """paper-s1, the instance ``bench`` times every algorithm on, holds three schedules at
+    once in OASiS's rows: a limit below them is refused before any measurement and before
+    the cache folder is made; above them, and at the default limit, ``bench`` runs."""
+    monkeypatch.setenv("OASIS_MAX_MEMORY", "8G")
+    paper = generate("paper", seed=1)
+    cache = tmp_path / "cache"
+    argv = ["bench", "--quick", "--json", "--opt-cache", str(cache)]
+    assert main([*argv, "--max-memory", str(_limit(paper, 2.5, dp=True))]) == 2
+    err = capfd.readouterr().err
+    _refused(err, f"3 schedules of about {human(schedule_bytes(paper))} each (200 jobs")
+    assert measured == [] and not cache.exists()
+    assert main([*argv, "--max-memory", str(_limit(paper, 3.01, dp=True))]) == 0
+    assert "oasis" in measured and "bench_ratios" in measured and cache.is_dir()
+    capfd.readouterr()
+    monkeypatch.delenv("OASIS_MAX_MEMORY")
+    measured.clear()
+    assert main(["bench", "--quick", "--json"]) == 0
+    assert json.loads(capfd.readouterr().out)["rows"] and "oasis" in measured
