@@ -102,7 +102,13 @@ class SearchSpace:
 
     def check(self, certified: bool = False) -> None:
         """Sizes the search can score: up to 8 jobs when every OPT is proven, up to
-        ``MAX_CERTIFIED_JOBS`` when candidates are scored by a certified lower bound."""
+        ``MAX_CERTIFIED_JOBS`` when candidates are scored by a certified lower bound.
+
+        These bounds keep every candidate small, so the search makes no schedule-size check
+        (``io.check_schedule_size``, SPEC §5): at the largest sizes allowed here, with the
+        other ranges at their defaults (which neither the command line nor ``api.adversary``
+        changes), a schedule is about 0.5 MiB beside an instance of 0.6 MiB, whose own size
+        is checked when each candidate is built (``io.check_instance_size``)."""
         if self.max_share is not None and not 0.01 <= self.max_share <= 1:
             raise InputError("max_share", f"must be in [0.01, 1], got {self.max_share}")
         why = ("a certified lower bound is found for every candidate" if certified else
