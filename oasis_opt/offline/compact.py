@@ -62,10 +62,12 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     shares the machine with column generation (``route_race``): HiGHS runs alone (no
     portfolio) in a child process, stopped once ``stop()`` is true. ``prober``
     (``early_prober``): the plain model in a child since the solve's start; its proof, as
-    soon as it is known, is the answer (planning and solving stop there), and it stands for
-    the route's own probe of that model (``probe_model``); where the route races at home
-    with its partner held, it goes on as the probe beside the racer at home, and before
-    any other race it ends unless it has proven."""
+    soon as it is known, is the answer (the patterns' count, planning and solving stop
+    there), and it stands for the route's own probe of that model (``probe_model``) but
+    before a race in children, where it goes on beside that probe; where the route races at
+    home with its partner held, it goes on as the probe beside the racer at home; where the
+    planned model solves alone it goes on past its window (``keep_prober``); before any
+    other race it ends unless it has proven."""
     from ..formulations.common import PLAIN, prepare
     from ..limits import check_allocation
     from ..validate import overfilled
@@ -315,7 +317,12 @@ EARLY_PROBE = True
 EARLY_PROBE_SECONDS = 0.4
 #: Whether that prober goes on as the probe beside a race at home (``_held_partner``).
 PROBER_IN_RACE = True
-#: Whether it goes on beside the plain probe (``plain_probe``) where the route races in
+#: ... on instances of at most this many allocation cells (``plan.allocation_cells``): the
+#: plain model has at most 13 nonzeros a cell on the benchmark's families (hard-s0 12.5,
+#: the 12-job Philly slices 12.2), so these stay below ``plan.GUARD_MIN_NONZEROS``, the
+#: probe's bound, which the child checks too.
+EARLY_PROBE_CELLS = 1_500
+#: Whether the prober goes on beside the plain probe (``plain_probe``) where the route races in
 #: children after that probe (a model too large to race at home: ``plan.race_at_home``),
 #: where it used to end and the probe to solve the plain model again from scratch.
 PROBER_BESIDE_PROBE = True
@@ -327,11 +334,6 @@ PROBER_KEPT = True
 #: counting patterns took 0.03–0.11 s on 15-job instances, and a proof that came in
 #: meanwhile was read only after it (issue 22, round 44).
 PREP_STOPS = True
-#: ... on instances of at most this many allocation cells (``plan.allocation_cells``): the
-#: plain model has at most 13 nonzeros a cell on the benchmark's families (hard-s0 12.5,
-#: the 12-job Philly slices 12.2), so these stay below ``plan.GUARD_MIN_NONZEROS``, the
-#: probe's bound, which the child checks too.
-EARLY_PROBE_CELLS = 1_500
 
 
 def early_prober(instance: Instance, clock: Clock, mip_gap: float) -> race.Prober | None:
