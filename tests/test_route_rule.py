@@ -650,6 +650,17 @@ def test_the_follow_on_is_held_to_the_callers_target_not_the_routes(monkeypatch)
     assert validate(instance, schedule).feasible
 
 
+def waited(halt, seconds: float) -> bool:
+    """Sleep until ``halt()`` (a racer's stop: another has proven) is true or ``seconds``
+    have passed; whether it was true. The stand-ins below wait so in place of a solve."""
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        if halt():
+            return True
+        time.sleep(0.01)
+    return bool(halt())
+
+
 def test_the_default_route_tries_the_plain_model_first(monkeypatch):
     """On easy instances the planned model's patterns and cut rows cost more than the whole
     plain solve (a generator the route was never fitted on: fresh-101 took 2.3 s with
@@ -709,9 +720,7 @@ def test_a_race_at_home_probes_the_plain_model_in_its_waiting_partner(monkeypatc
         # the planned model at home starts only once another racer has proven (its HiGHS
         # then stops at once): the probe must win
         if prep.options != PLAIN and halt is not None:
-            until = time.monotonic() + 30.0
-            while not halt() and time.monotonic() < until:
-                time.sleep(0.01)
+            waited(halt, 30.0)
         return solve_highspy(prep, *args, halt=halt, **kwargs)
 
     def probe_ends_unproven(prep, *args, **kwargs):
@@ -815,9 +824,7 @@ def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch
         # stops without an incumbent (HiGHS may prove a small model before it asks): the
         # prober's proof must be the answer
         if prep.options != PLAIN and halt is not None:
-            until = time.monotonic() + 30.0
-            while not halt() and time.monotonic() < until:
-                time.sleep(0.01)
+            waited(halt, 30.0)
             return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
         return solve_highspy(prep, *args, halt=halt, **kwargs)
     monkeypatch.setattr(backends, "solve_highspy", planned_waits)
@@ -939,9 +946,7 @@ def test_the_early_prober_stops_the_patterns_and_goes_on_beside_the_plain_probe(
         # for its halt (the prober's proof) and stops without an incumbent: the prober's
         # proof must be the answer
         if prep.options == PLAIN and kwargs.get("start") is not None:
-            until = time.monotonic() + 30.0
-            while not halt() and time.monotonic() < until:
-                time.sleep(0.01)
+            waited(halt, 30.0)
             return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
         return solve_highspy(prep, *args, halt=halt, **kwargs)
     monkeypatch.setattr(backends, "solve_highspy", probe_waits)
@@ -1006,17 +1011,12 @@ def test_the_early_prober_keeps_on_where_the_planned_model_solves_alone(monkeypa
     solve_highspy = backends.solve_highspy
 
     def late(prep, *args, halt=None, start=None, **kwargs):
-        if prep.options == PLAIN and start is None:  # the prober's model, in the child
-            until = time.perf_counter() + window + 0.3  # (past the window's end)
-            while time.perf_counter() < until:
-                if halt():  # its window is over and it was not kept
-                    return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
-                time.sleep(0.01)
+        if prep.options == PLAIN and start is None:  # the prober's model, in the child:
+            # halted once its window is over unless it was kept (past the window's end)
+            if waited(halt, window + 0.3):
+                return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
         elif prep.options != PLAIN and halt is not None:  # the planned model, here
-            until = time.monotonic() + 4.0
-            while not halt() and time.monotonic() < until:
-                time.sleep(0.01)
-            if halt():
+            if waited(halt, 4.0):
                 return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
         return solve_highspy(prep, *args, halt=halt, start=start, **kwargs)
     monkeypatch.setattr(backends, "solve_highspy", late)
