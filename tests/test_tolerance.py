@@ -28,6 +28,7 @@ from oasis_opt.formulations.common import (
     CAREFUL_TOL,
     PLAIN,
     ROW_SLACK,
+    Options,
     maximal_patterns,
     row_capacity,
 )
@@ -548,8 +549,11 @@ def test_a_pattern_is_maximal_by_the_load_of_its_counts_not_the_order_they_were_
     server, _ = solve(instance, options=PLAIN, floor=())
     assert server.total_utility == pytest.approx(62.541105000060725, rel=1e-12)
     for modeler in ("highspy", "pyomo", "pulp"):
-        schedule, report = solve(instance, modeler=modeler, floor=())
-        assert report.route.startswith(f"compact/{modeler}/full")  # the patterns' route
+        # the patterns asked for: on these unlike worker servers the default route takes
+        # the server branch (``plan.PATTERN_MIN_SHARED_WORKERS``)
+        schedule, report = solve(instance, modeler=modeler, floor=(), options=Options())
+        assert report.route.startswith(f"compact/{modeler}/full")
+        assert schedule.extras["packing"] == "pattern"
         assert report.status is SolveStatus.OPTIMAL and validate(instance, schedule).feasible
         assert report.objective == pytest.approx(server.total_utility, rel=1e-12)
 
