@@ -613,7 +613,7 @@ def check_schedule_sizes(grid: Grid) -> None:
         from .offline.floor import floor_names
         floor = floor_names(None)
         names += floor
-        schedules = max(schedules, len(floor))
+        schedules = len(floor)
     for label, inst in grid.instances:
         try:
             check_schedule_size(inst, schedules, names)

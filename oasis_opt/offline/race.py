@@ -142,9 +142,17 @@ def _probe(probe: tuple[Any, float], time_limit: float | None, mip_gap: float,
     ``time_limit``), its result where it proves the optimum, else None."""
     variant, seconds = probe
     window = backends.window_for(seconds)
-    clock = Clock(window if time_limit is None else min(window, time_limit))
-    result = backends.solve_highspy(prepared(variant), clock, Tracker(clock, None), mip_gap,
-                                    start=start)
+    return _proof(prepared(variant), window if time_limit is None else min(window, time_limit),
+                  mip_gap, start)
+
+
+def _proof(model: Any, time_limit: float | None, mip_gap: float, start: Schedule | None,
+           halt: Callable[[], bool] | None = None) -> SolveResult | None:
+    """``model`` solved alone within ``time_limit`` (until ``halt()``, if given), its result
+    where it proves the optimum, else None (a probe's and the prober's run)."""
+    clock = Clock(time_limit)
+    result = backends.solve_highspy(model, clock, Tracker(clock, None), mip_gap, start=start,
+                                    halt=halt)
     return result if result.status is SolveStatus.OPTIMAL else None
 
 
@@ -233,12 +241,8 @@ def _prober_worker(variant: Any, ends: float, time_limit: float | None, mip_gap:
         return not kept[0] and time.perf_counter() >= ends
     try:
         model = prepared(variant)
-        proof = None
-        if model.model_size()["nonzeros"] < max_nonzeros:
-            clock = Clock(time_limit)
-            result = backends.solve_highspy(model, clock, Tracker(clock, None), mip_gap,
-                                            halt=over)
-            proof = result if result.status is SolveStatus.OPTIMAL else None
+        proof = None if model.model_size()["nonzeros"] >= max_nonzeros else _proof(
+            model, time_limit, mip_gap, None, over)
         conn.send(("unproven",) if proof is None else ("probed", proof))
     except Exception as exc:  # no proof: the solve goes on without it
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
