@@ -207,28 +207,34 @@ def space_from_dict(data: Any, name: str = "space") -> Space:
     # goes through the instance checks (arrival < horizon, non-increasing utilities, ranges),
     # so that every instance of the space is a valid instance file; errors name the value.
     first = {f: values[f][0] for f in JOB_FIELDS}
-    for f in JOB_FIELDS:
-        for k, v in enumerate(values[f]):
-            job = {"id": "j0", **{g: list(x) if g in VECTOR_FIELDS else x
-                                  for g, x in first.items()}}
-            job[f] = list(v) if f in VECTOR_FIELDS else v
-            probe = {"format": INSTANCE_FORMAT, "name": "probe", "horizon": space.horizon,
-                     "resources": list(space.resources),
-                     "worker_servers": [{"name": f"w{h}", "capacity": list(c)}
-                                        for h, c in enumerate(space.worker_servers)],
-                     "ps_servers": [{"name": f"p{q}", "capacity": list(c)}
-                                    for q, c in enumerate(space.ps_servers)],
-                     "jobs": [job]}
-            try:
-                instance_from_dict(probe)
-            except InputError as err:
-                place = err.place
-                for g in JOB_FIELDS:  # jobs[0].workload → workload[k] (k of the probe)
-                    prefix = f"jobs[0].{g}"
-                    if place == prefix or place.startswith((prefix + ".", prefix + "[")):
-                        place = f"{g}[{k if g == f else 0}]" + place[len(prefix):]
-                        break
-                raise InputError(place, err.message) from None
+    # ... and the one pair of fields that meet in a job's checks: the most workers over the
+    # smallest PS ratio makes the most PSs in a slot, which each of them alone may not.
+    most = max(range(len(values["max_workers"])), key=lambda k: values["max_workers"][k])
+    least = min(range(len(values["ps_ratio"])), key=lambda k: values["ps_ratio"][k])
+    probes = [({f: k}, {f: values[f][k]}) for f in JOB_FIELDS for k in range(len(values[f]))]
+    probes.append(({"max_workers": most, "ps_ratio": least},
+                   {"max_workers": values["max_workers"][most],
+                    "ps_ratio": values["ps_ratio"][least]}))
+    for index, chosen in probes:
+        job = {"id": "j0", **{g: list(x) if g in VECTOR_FIELDS else x
+                              for g, x in {**first, **chosen}.items()}}
+        probe = {"format": INSTANCE_FORMAT, "name": "probe", "horizon": space.horizon,
+                 "resources": list(space.resources),
+                 "worker_servers": [{"name": f"w{h}", "capacity": list(c)}
+                                    for h, c in enumerate(space.worker_servers)],
+                 "ps_servers": [{"name": f"p{q}", "capacity": list(c)}
+                                for q, c in enumerate(space.ps_servers)],
+                 "jobs": [job]}
+        try:
+            instance_from_dict(probe)
+        except InputError as err:
+            place = err.place
+            for g in JOB_FIELDS:  # jobs[0].workload → workload[k] (k of the probe)
+                prefix = f"jobs[0].{g}"
+                if place == prefix or place.startswith((prefix + ".", prefix + "[")):
+                    place = f"{g}[{index.get(g, 0)}]" + place[len(prefix):]
+                    break
+            raise InputError(place, err.message) from None
     # the whole first instance too (J jobs: the size checks of a full instance)
     instance_from_dict(space.instance_dict(0))
     digest = hashlib.sha256(json.dumps(raw.model_dump(exclude={"name", "description"}),

@@ -184,6 +184,9 @@ def _bad(**change) -> dict:
     ({"workload": [2, 2]}, "workload[1]", "repeats workload[0]"),
     ({"format": "oasis-instance/1"}, "format", "oasis-space/1"),
     ({"jobs": 10**9}, "jobs", "jobs per instance 1e+09 is too large (limit 10000)"),
+    # each value alone passes; the most workers over the smallest ratio do not
+    ({"max_workers": [1, 100000], "ps_ratio": [1, 0.01]}, "ps_ratio[1]",
+     "1e+07 PSs in a slot for max_workers 100000"),
 ])
 def test_malformed_spaces_are_refused_naming_the_field_with_nothing_run(
         tmp_path, capfd, change, place, text):
