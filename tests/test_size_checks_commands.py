@@ -216,3 +216,34 @@ def test_bench_is_refused_before_it_measures(tmp_path, capfd, monkeypatch, measu
     measured.clear()
     assert main(["bench", "--quick", "--json"]) == 0
     assert json.loads(capfd.readouterr().out)["rows"] and "oasis" in measured
+
+
+# --- solve -------------------------------------------------------------------------------
+
+
+def test_solve_counts_the_schedules_its_floor_keeps(tmp_path, capfd, monkeypatch, runs):
+    """A time-limited solve keeps every floor schedule to the end beside the one it is
+    making: below that, exit 2 at ``jobs`` naming the finished schedules, before any
+    algorithm runs and with no output file; just above it the check lets the solve on (the
+    compact model's own size check, at ``instance``, is the next to speak); the library's
+    ``offline.solve`` refuses the same way."""
+    from oasis_opt.io import held_schedule_bytes
+    from oasis_opt.offline import solve
+    monkeypatch.setenv("OASIS_MAX_MEMORY", "8G")
+    inst = load_instance(INSTANCES / "small-s0.json")
+    need = _limit(inst, 1, dp=True) + FLOOR * held_schedule_bytes(inst)
+    out = tmp_path / "s.json"
+    argv = ["solve", str(INSTANCES / "small-s0.json"), "--time-limit", "5", "-o", str(out),
+            "--max-memory"]
+    assert main([*argv, str(int(need * 0.9))]) == 2
+    _refused(capfd.readouterr().err, f"a schedule of about {human(schedule_bytes(inst))} (7 "
+                                     f"jobs")
+    assert runs == [] and not out.exists()
+    assert main([*argv, str(int(need * 1.01))]) == 2
+    err = capfd.readouterr().err
+    assert "error: instance: the compact MILP" in err and "error: jobs" not in err, err
+    monkeypatch.setenv("OASIS_MAX_MEMORY", str(int(need * 0.9)))
+    with pytest.raises(InputError, match=f"^jobs: .*, {FLOOR} finished schedules"):
+        solve(inst, time_limit=5)
+    monkeypatch.setenv("OASIS_MAX_MEMORY", str(int(need * 10)))
+    assert solve(inst, time_limit=5)[1].status.value == "optimal" and runs

@@ -71,6 +71,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from ..errors import InputError, expect_callable, expect_executor, expect_number
+from ..io import check_schedule_size
 from ..model import REL_TOL, Instance, Schedule, check_instance
 from ..utility import trivial_bound
 from .backends import THREADS
@@ -248,10 +249,6 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
     elif solver != "highs":  # another solver takes the compact model (oasis_opt.solvers)
         from .. import solvers
         modeler, method = solvers.check(solver), "compact"
-    tracker = Tracker(clock, on_progress, on_schedule=on_schedule)
-    # f_i is non-increasing: no job earns more than f_i(1), the bound until a better one
-    # (per job: the dense (J, T) utility table is 1.8 GB on the whole Philly trace)
-    tracker.update(bound=trivial_bound(j.utility for j in instance.jobs))
     prepared = None
     if customize is None:
         chosen = choose_method(instance, method, clock)
@@ -267,9 +264,18 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
     lazy = floor is None and customize is None and method == "compact"
     # without a time limit only the lazy floor runs: its start and the loose rule pay there
     # too (FLOOR_WITHOUT_LIMIT); a named or customized floor is the time limit's promise
+    floored = time_limit is not None or (lazy and FLOOR_WITHOUT_LIMIT)
+    # every schedule the floor makes is kept to the end, beside the route's own answer;
+    # refused before the first line of progress
+    check_schedule_size(instance, 1, names if floored else (),
+                        held=len(set(given) | set(names if floored else ())))
+    tracker = Tracker(clock, on_progress, on_schedule=on_schedule)
+    # f_i is non-increasing: no job earns more than f_i(1), the bound until a better one
+    # (per job: the dense (J, T) utility table is 1.8 GB on the whole Philly trace)
+    tracker.update(bound=trivial_bound(j.utility for j in instance.jobs))
     online = Floor(instance, tracker, names, clock, floor_time_share(instance),
                    report=customize is None, given=given, first=floor_first(instance)) \
-        if time_limit is not None or (lazy and FLOOR_WITHOUT_LIMIT) else None
+        if floored else None
     # the default route's plain model in a child meanwhile (compact.early_prober)
     prober = early_prober(instance, clock, mip_gap) if lazy and modeler == "auto" \
         and options is None and solver == "highs" else None
