@@ -87,6 +87,7 @@ VARIANTS: dict[str, Options | None] = {
     "round42": None,  # the default route as before issue 22 round 43 (ROUTE_PATCHES)
     "round43": None,  # the default route as before issue 22 round 44 (ROUTE_PATCHES)
     "twins-ps": None,  # patterns wherever every PS server has a twin (ROUTE_PATCHES)
+    "round44": None,  # the default route as before issue 22 round 45 (ROUTE_PATCHES)
 }
 
 
@@ -158,6 +159,7 @@ ROUTE_PATCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
                 ("oasis_opt.offline.compact", "PROBER_KEPT", False),
                 ("oasis_opt.offline.plan", "PATTERN_MIN_SHARED_WORKERS", 0.0)),
     "twins-ps": (("oasis_opt.offline.plan", "PATTERN_MIN_SHARED_WORKERS", 0.0),),
+    "round44": (("oasis_opt.offline.compact", "PROBER_AS_PLAIN_PARTNER", False),),
 }
 
 

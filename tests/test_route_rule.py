@@ -1034,6 +1034,75 @@ def test_the_early_prober_keeps_on_where_the_planned_model_solves_alone(monkeypa
         assert not started[0].proc.is_alive()
 
 
+def test_the_early_prober_is_the_partner_the_race_would_start_again(monkeypatch):
+    """Where the route races at home with PLAIN at seed 0 started at once as the partner
+    (``plan.racers``' server pair), the prober, which solves that model since the solve's
+    start, goes on as that partner (``compact.PROBER_AS_PLAIN_PARTNER``, issue 22 round
+    45): no race is forked, the planned model runs here with the prober's proof as its halt, and
+    that proof is the answer. Off, the prober ends unproven at the race and a forked child
+    solves PLAIN at seed 0 again, whose proof stops the racer at home. Here the prober's
+    model proves only after the route is planned (a stand-in waits a second first) and the
+    planned model waits for its halt: the optimum of the Pyomo modeller's default model and
+    a valid schedule either way. fresh-102 (``benchmarks/fresh_families.py``): PLAIN with
+    the PS counts relaxed against PLAIN."""
+    import sys
+    from pathlib import Path
+
+    from oasis_opt.formulations.result import SolveResult
+
+    from oasis_opt.offline import backends, compact, plan, race
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import fresh_families
+    inst = fresh_families.family("fresh-a", 3)[2]
+    assert inst.name == "fresh-102"
+    monkeypatch.setattr(plan, "core_idle", lambda: True)
+    monkeypatch.setenv("OASIS_PORTFOLIO", "1")  # race regardless of the machine's load
+    monkeypatch.setattr(compact, "EARLY_PROBE_SECONDS", 20.0)
+    _, ref = solve(inst, modeler="pyomo", options=Options())
+    assert ref.status is SolveStatus.OPTIMAL
+    started: list[race.Prober] = []
+    races: list[int] = []
+
+    class Recorded(race.Prober):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+    monkeypatch.setattr(race, "Prober", Recorded)
+    solve_portfolio = race.solve_portfolio
+
+    def recorded(preps, *args, **kwargs):
+        races.append(len(preps))
+        return solve_portfolio(preps, *args, **kwargs)
+    monkeypatch.setattr(race, "solve_portfolio", recorded)
+    solve_highspy = backends.solve_highspy
+
+    def late(prep, clock, tracker, mip_gap, random_seed=0, start=None, *, halt=None,
+             **kwargs):
+        if prep.options == PLAIN and start is None:  # the prober's model, in its child
+            time.sleep(1.0)
+        elif prep.options != PLAIN and halt is not None:  # the planned model, at home
+            if waited(halt, 30.0):
+                return SolveResult(SolveStatus.TIME_LIMIT, solver="highspy")
+        return solve_highspy(prep, clock, tracker, mip_gap, random_seed, start, halt=halt,
+                             **kwargs)
+    monkeypatch.setattr(backends, "solve_highspy", late)
+    monkeypatch.setitem(backends.ROUTES, "highspy", late)  # (the in-process call)
+    for partner in (True, False):
+        monkeypatch.setattr(compact, "PROBER_AS_PLAIN_PARTNER", partner)
+        started.clear()
+        races.clear()
+        schedule, report = solve(inst, time_limit=60)
+        assert report.status is SolveStatus.OPTIMAL
+        assert report.route == ("compact/highspy/plain" if partner
+                                else "compact/highspy/plain+race"), report.route
+        assert report.objective == pytest.approx(ref.objective, rel=1e-6)
+        assert validate(inst, schedule).feasible
+        assert races == ([] if partner else [2])
+        assert len(started) == 1 and (started[0].proof() is not None) is partner
+        assert not started[0].proc.is_alive()
+
+
 def test_the_compact_solves_memory_counts_the_solver_and_every_racer(monkeypatch):
     """The compact MILP's size check counts the solver's run, not only the build
     (``plan.solve_bytes``): a limit between the two is refused up front, naming the MILP and

@@ -65,9 +65,10 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
     soon as it is known, is the answer (the patterns' count, planning and solving stop
     there), and it stands for the route's own probe of that model (``probe_model``) but
     before a race in children, where it goes on beside that probe; where the route races at
-    home with its partner held, it goes on as the probe beside the racer at home; where the
-    planned model solves alone it goes on past its window (``keep_prober``); before any
-    other race it ends unless it has proven."""
+    home with its partner held, it goes on as the probe beside the racer at home; where that
+    partner would be its own model started at once, it is that partner and no race is
+    forked (``_prober_partner``); where the planned model solves alone it goes on past its
+    window (``keep_prober``); before any other race it ends unless it has proven."""
     from ..formulations.common import PLAIN, prepare
     from ..limits import check_allocation
     from ..validate import overfilled
@@ -107,10 +108,12 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         # where the route races, the prober (which has had the other core, idle at the
         # start) goes on as the probe beside a racer at home whose partner is held
         # (``race.solve_portfolio``'s ``prober``), and beside the plain probe that comes
-        # before a race in children (``plain_probe``); before a race that starts its
-        # partner at once, it ends here unless it has proven. Elsewhere it goes on beside
-        # the planned model, which stops at its proof (``halt``)
-        idle, beside, first = prober is not None, False, False
+        # before a race in children (``plain_probe``); where a race at home would start
+        # its own model at once as the partner, it is that partner and the planned model
+        # solves alone (``_prober_partner``); before any other race that starts its partner
+        # at once, it ends here unless it has proven. Elsewhere it goes on beside the
+        # planned model, which stops at its proof (``halt``)
+        idle, beside, first, partner = prober is not None, False, False, False
         if prober is not None and not skipped and portfolio_wanted(
                 prep, modeler, options, medium, solving.remaining(), idle):
             probed = _probed(prober, instance, tracker)
@@ -119,7 +122,9 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
             # goes on beside that probe, and ends before the race
             first = not probed and not beside and PROBER_BESIDE_PROBE and \
                 not race_at_home(prep)
-            if not (beside or first):
+            # a race at home whose partner, started at once, is the prober's own model
+            partner = not probed and not beside and not first and _prober_partner(prep)
+            if not (beside or first or partner):
                 prober.close()
                 prober = None
         plain = None if skipped or stop is not None or probed or (
@@ -152,8 +157,8 @@ def solve_compact(instance: Instance, modeler: str, clock: Clock, tracker: Track
         elif stop is not None and medium == "highspy" and race.can_fork():
             raw = race.solve_portfolio([prep], [0], solving, tracker, mip_gap, floor,
                                        stop=stop)
-        elif racing or beside or portfolio_wanted(prep, modeler, options, medium,
-                                                  solving.remaining(), idle):
+        elif not partner and (racing or beside or portfolio_wanted(
+                prep, modeler, options, medium, solving.remaining(), idle)):
             if first:  # the race takes both cores
                 prober.close()
             pairs = racers(prep)
@@ -274,6 +279,16 @@ def keep_prober(prober: race.Prober | None) -> None:
         prober.keep()
 
 
+def _prober_partner(prep: Any) -> bool:
+    """The race of ``prep`` runs its first racer at home and starts PLAIN at seed 0 at once
+    as its partner (``plan.racers``' server pair), the model a running prober solves since
+    the solve's start: the prober goes on as that partner (``PROBER_AS_PLAIN_PARTNER``),
+    where it used to end and a new child to solve its model again from scratch (with the
+    floor's start, which the prober has not: round 45 measured both)."""
+    from ..formulations.common import PLAIN
+    return PROBER_AS_PLAIN_PARTNER and race_at_home(prep) and racers(prep)[1] == (PLAIN, 0)
+
+
 def _held_partner(prep: Any) -> bool:
     """The race of ``prep`` runs its first racer at home with a partner held for
     ``RACE_DELAY`` (not PLAIN at seed 0 started at once), where a running prober can stand
@@ -330,6 +345,9 @@ PROBER_BESIDE_PROBE = True
 #: (``keep_prober``): a second search on a core no racer wants, where it used to stop at
 #: ``EARLY_PROBE_SECONDS`` (issue 22, round 44).
 PROBER_KEPT = True
+#: Whether it goes on as the partner of a race at home whose partner is its own model, PLAIN
+#: at seed 0 (``_prober_partner``), instead of a child started to solve that again.
+PROBER_AS_PLAIN_PARTNER = True
 #: Whether its proof stops the planned model's preparation (``common.prepare``'s ``stop``):
 #: counting patterns took 0.03–0.11 s on 15-job instances, and a proof that came in
 #: meanwhile was read only after it (issue 22, round 44).
