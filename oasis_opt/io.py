@@ -659,9 +659,11 @@ def schedule_counts(inst: Instance) -> tuple[float, float]:
             (np.minimum(np.ceil(m / gamma), k), (v + m) / gamma + n, inst.ps_capacity,
              inst.ps_demand))
     bounds = []
+    worker_most = _most_units(inst.worker_capacity, inst.worker_demand)  # (rows 0 and 1)
     for per_slot, per_job, capacity, demand in rows:
         jobs_sum = float(np.minimum(n * per_slot, per_job).sum())
-        most = _most_units(capacity, demand)
+        most = worker_most if capacity is inst.worker_capacity else \
+            _most_units(capacity, demand)
         if most is None:
             bounds.append(jobs_sum)
             continue
@@ -684,9 +686,17 @@ def schedule_bytes(inst: Instance) -> float:
     """About the most memory one online algorithm's schedule of ``inst`` takes while it is
     made, checked and held (``schedule_counts``, the per-object sizes above, ``HEAP_FACTOR``
     for the heap it leaves)."""
-    allocations, entries = schedule_counts(inst)
-    return HEAP_FACTOR * (RESULT_BYTES * inst.num_jobs + ALLOCATION_BYTES * allocations
-                          + ENTRY_BYTES * entries)
+    return _schedule_bytes(inst.num_jobs, *schedule_counts(inst))
+
+
+def _schedule_bytes(jobs: int, allocations: float, entries: float) -> float:
+    """``schedule_bytes`` of ``schedule_counts``' figures."""
+    return _held_bytes(jobs, allocations) + HEAP_FACTOR * ENTRY_BYTES * entries
+
+
+def _held_bytes(jobs: int, allocations: float) -> float:
+    """``held_schedule_bytes`` of ``schedule_counts``' figures."""
+    return HEAP_FACTOR * (RESULT_BYTES * jobs + ALLOCATION_BYTES * allocations)
 
 
 def held_schedule_bytes(inst: Instance) -> float:
@@ -695,8 +705,7 @@ def held_schedule_bytes(inst: Instance) -> float:
     algorithm and the validator hold only while it is made and checked). Measured on the
     whole Philly trace (82 247 jobs; round 45), FIFO, DRF and RRH kept 66, 317 and 75 MiB
     against 562 MiB estimated."""
-    allocations, _ = schedule_counts(inst)
-    return HEAP_FACTOR * (RESULT_BYTES * inst.num_jobs + ALLOCATION_BYTES * allocations)
+    return _held_bytes(inst.num_jobs, schedule_counts(inst)[0])
 
 
 def check_schedule_size(inst: Instance, schedules: int = 1,
@@ -710,11 +719,11 @@ def check_schedule_size(inst: Instance, schedules: int = 1,
     audit had ``run -a drf`` on 20 000 Philly jobs hold 728 MiB at ``--max-memory 200M``
     (round 41): nothing counted the schedule."""
     from .limits import check_allocation, human
-    allocations, _ = schedule_counts(inst)
-    one = schedule_bytes(inst)
+    allocations, entries = schedule_counts(inst)  # (once: it reads every job)
+    one = _schedule_bytes(inst.num_jobs, allocations, entries)
     what = f"a schedule of about {human(one)}" if schedules == 1 else \
         f"{schedules} schedules of about {human(one)} each"
-    kept, loaded = held * held_schedule_bytes(inst), instance_bytes(inst)
+    kept, loaded = held * _held_bytes(inst.num_jobs, allocations), instance_bytes(inst)
     beside = f"the instance ({human(loaded)})"
     if held:
         beside += f", {held} finished schedule{'s' if held > 1 else ''} ({human(kept)})"
