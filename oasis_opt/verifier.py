@@ -215,18 +215,17 @@ def space_from_dict(data: Any, name: str = "space") -> Space:
     probes.append(({"max_workers": most, "ps_ratio": least},
                    {"max_workers": values["max_workers"][most],
                     "ps_ratio": values["ps_ratio"][least]}))
+    cluster = {"format": INSTANCE_FORMAT, "name": "probe", "horizon": space.horizon,
+               "resources": list(space.resources),
+               "worker_servers": [{"name": f"w{h}", "capacity": list(c)}
+                                  for h, c in enumerate(space.worker_servers)],
+               "ps_servers": [{"name": f"p{q}", "capacity": list(c)}
+                              for q, c in enumerate(space.ps_servers)]}
     for index, chosen in probes:
         job = {"id": "j0", **{g: list(x) if g in VECTOR_FIELDS else x
                               for g, x in {**first, **chosen}.items()}}
-        probe = {"format": INSTANCE_FORMAT, "name": "probe", "horizon": space.horizon,
-                 "resources": list(space.resources),
-                 "worker_servers": [{"name": f"w{h}", "capacity": list(c)}
-                                    for h, c in enumerate(space.worker_servers)],
-                 "ps_servers": [{"name": f"p{q}", "capacity": list(c)}
-                                for q, c in enumerate(space.ps_servers)],
-                 "jobs": [job]}
         try:
-            instance_from_dict(probe)
+            instance_from_dict({**cluster, "jobs": [job]})
         except InputError as err:
             place = err.place
             for g in JOB_FIELDS:  # jobs[0].workload → workload[k] (k of the probe)
