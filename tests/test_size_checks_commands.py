@@ -223,7 +223,9 @@ def test_bench_is_refused_before_it_measures(tmp_path, capfd, monkeypatch, measu
 
 def test_solve_counts_the_schedules_its_floor_keeps(tmp_path, capfd, monkeypatch, runs):
     """A time-limited solve keeps every floor schedule to the end beside the one it is
-    making: below that, exit 2 at ``jobs`` naming the finished schedules, before any
+    making (not OASiS's tables, which OASiS checks as it decides each job, leaving the floor
+    without it where one does not fit): below that, exit 2 at ``jobs`` naming the finished
+    schedules, before any
     algorithm runs and with no output file; just above it the check lets the solve on (the
     compact model's own size check, at ``instance``, is the next to speak); the library's
     ``offline.solve`` refuses the same way."""
@@ -231,7 +233,7 @@ def test_solve_counts_the_schedules_its_floor_keeps(tmp_path, capfd, monkeypatch
     from oasis_opt.offline import solve
     monkeypatch.setenv("OASIS_MAX_MEMORY", "8G")
     inst = load_instance(INSTANCES / "small-s0.json")
-    need = _limit(inst, 1, dp=True) + FLOOR * held_schedule_bytes(inst)
+    need = _limit(inst, 1) + FLOOR * held_schedule_bytes(inst)
     out = tmp_path / "s.json"
     argv = ["solve", str(INSTANCES / "small-s0.json"), "--time-limit", "5", "-o", str(out),
             "--max-memory"]

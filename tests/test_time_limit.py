@@ -248,18 +248,24 @@ def test_racers_killed_at_the_deadline_keep_their_incumbent(monkeypatch):
     assert rep.bound >= rep.objective
 
 
-def test_plain_racing_the_server_model_keeps_the_deadline(monkeypatch):
+@pytest.mark.parametrize("partner", [False, True])
+def test_plain_racing_the_server_model_keeps_the_deadline(monkeypatch, partner):
     """The race where the rule is unsure (``plan.racers``: PLAIN against the server model,
     ps-light-s0 proves in 5–20 CPU s), both told to run far past the deadline: the parent
     kills both at the deadline and answers within 1.1·S + 10 s with a validated schedule, no
-    worse than the floor, and a bound ≥ its utility."""
+    worse than the floor, and a bound ≥ its utility. With the early prober as PLAIN's
+    partner (``compact.PROBER_AS_PLAIN_PARTNER``, round 45) no race is forked: the server
+    model in this process keeps the deadline by HiGHS's callbacks, and the prober ends with
+    the solve."""
     monkeypatch.setenv("OASIS_PORTFOLIO", "1")
     monkeypatch.setattr(offline.backends, "highs_budget", lambda _clock, _prep: 1000.0)
+    monkeypatch.setattr(offline.compact, "PROBER_AS_PLAIN_PARTNER", partner)
+    monkeypatch.setattr(offline.plan, "core_idle", lambda: True)  # the prober runs
     instance = generate("ps-light", seed=0)
     start = time.perf_counter()
     sched, rep = solve(instance, time_limit=2.0)
     assert time.perf_counter() - start <= 1.1 * 2.0 + 10
-    assert rep.route.endswith("+race"), rep.route
+    assert rep.route.endswith("+race") is not partner, rep.route
     # a machine fast enough to prove it in 2 s would answer optimal: as good for the promise
     assert rep.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL)
     assert validate(instance, sched).feasible

@@ -266,9 +266,10 @@ def _solve(instance: Instance, modeler: str, time_limit: float | None, mip_gap: 
     # too (FLOOR_WITHOUT_LIMIT); a named or customized floor is the time limit's promise
     floored = time_limit is not None or (lazy and FLOOR_WITHOUT_LIMIT)
     # every schedule the floor makes is kept to the end, beside the route's own answer;
-    # refused before the first line of progress
+    # refused before the first line of progress. Not OASiS's tables: where one would not
+    # fit, OASiS refuses that job as it decides it and the floor goes on without OASiS
     runs = names if floored else ()
-    check_schedule_size(instance, 1, runs, held=len(set(given) | set(runs)))
+    check_schedule_size(instance, 1, held=len(set(given) | set(runs)))
     tracker = Tracker(clock, on_progress, on_schedule=on_schedule)
     # f_i is non-increasing: no job earns more than f_i(1), the bound until a better one
     # (per job: the dense (J, T) utility table is 1.8 GB on the whole Philly trace)
