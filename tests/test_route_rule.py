@@ -650,6 +650,19 @@ def test_the_follow_on_is_held_to_the_callers_target_not_the_routes(monkeypatch)
     assert validate(instance, schedule).feasible
 
 
+def recording(monkeypatch, started: list) -> type:
+    """``race.Prober`` replaced by a subclass that appends each prober it starts to
+    ``started``; the subclass, for stand-ins to build on."""
+    from oasis_opt.offline import race
+
+    class Recorded(race.Prober):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+    monkeypatch.setattr(race, "Prober", Recorded)
+    return Recorded
+
+
 def waited(halt, seconds: float) -> bool:
     """Sleep until ``halt()`` (a racer's stop: another has proven) is true or ``seconds``
     have passed; whether it was true. The stand-ins below wait so in place of a solve."""
@@ -785,10 +798,7 @@ def test_the_early_prober_answers_where_the_plain_model_proves_first(monkeypatch
     monkeypatch.setattr(compact, "EARLY_PROBE_SECONDS", 20.0)
     started: list[race.Prober] = []
 
-    class Recorded(race.Prober):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            started.append(self)
+    Recorded = recording(monkeypatch, started)
 
     class Patient(Recorded):
         """A prober whose first look waits for the child's verdict."""
@@ -925,11 +935,7 @@ def test_the_early_prober_stops_the_patterns_and_goes_on_beside_the_plain_probe(
     assert report.objective == pytest.approx(ref.objective, rel=1e-6)
     assert validate(inst, schedule).feasible and started[0].proof() is not None
 
-    class Recorded(race.Prober):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            started.append(self)
-    monkeypatch.setattr(race, "Prober", Recorded)
+    recording(monkeypatch, started)
     monkeypatch.setenv("OASIS_PORTFOLIO", "1")
     monkeypatch.setattr(compact, "race_at_home", lambda prep: False)  # the race in children
     monkeypatch.setattr(compact, "PROBE_SECONDS", 20.0)
@@ -1003,11 +1009,7 @@ def test_the_early_prober_keeps_on_where_the_planned_model_solves_alone(monkeypa
     assert ref.status is SolveStatus.OPTIMAL
     started: list[race.Prober] = []
 
-    class Recorded(race.Prober):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            started.append(self)
-    monkeypatch.setattr(race, "Prober", Recorded)
+    recording(monkeypatch, started)
     solve_highspy = backends.solve_highspy
 
     def late(prep, *args, halt=None, start=None, **kwargs):
@@ -1064,11 +1066,7 @@ def test_the_early_prober_is_the_partner_the_race_would_start_again(monkeypatch)
     started: list[race.Prober] = []
     races: list[int] = []
 
-    class Recorded(race.Prober):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            started.append(self)
-    monkeypatch.setattr(race, "Prober", Recorded)
+    recording(monkeypatch, started)
     solve_portfolio = race.solve_portfolio
 
     def recorded(preps, *args, **kwargs):
